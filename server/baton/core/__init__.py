@@ -1,0 +1,1 @@
+"""The pure domain: tasks and their lifecycle, events, diffs and briefs. No I/O here."""

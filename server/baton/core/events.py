@@ -1,0 +1,101 @@
+"""Normalized events: what every adapter turns its CLI's stream into, plus Baton's own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class EventType(StrEnum):
+    # From the agent's stream.
+    SESSION = "session"  # {"id": str}
+    TEXT = "text"  # {"text": str, "delta": bool}
+    TOOL = "tool"  # {"name": str, "input": str, "files": [str]}
+    TOOL_RESULT = "tool_result"  # {"name": str, "ok": bool, "output": str}
+    USAGE = "usage"  # {"input": int, "output": int, "cached": int, "cost": float | None}
+    QUESTION = "question"  # {"text": str}
+    PERMISSION = "permission"  # {"tool": str, "preview": str, "options": [...]}
+    PLAN = "plan"  # {"entries": [{"text": str, "status": str}]}
+    ERROR = "error"  # {"kind": Completion, "message": str, "retry_after": float | None,
+    #                    "resets_at": float | None}
+    FINAL = "final"  # {"text": str}
+    # Baton's own.
+    STATE = "state"  # {"from": TaskState, "to": TaskState, "reason": str}
+    DIFF = "diff"  # {"final": bool, "files": int, "hunks": int, "added": int, "removed": int}
+    VERIFY = "verify"  # {"command": [...], "exit": int, "seconds": float}
+    LOG = "log"  # {"level": str, "message": str}: Baton's notes about the task (stderr, adoption)
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One thing that happened to a task. ``seq`` is contiguous per task, from 1."""
+
+    type: EventType
+    data: dict[str, Any] = field(default_factory=dict)
+    task_id: str = ""
+    seq: int = 0
+    ts: float = 0.0
+    attempt: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "taskId": self.task_id,
+            "seq": self.seq,
+            "ts": self.ts,
+            "attempt": self.attempt,
+            "type": str(self.type),
+            "data": self.data,
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Event:
+        return cls(
+            type=EventType(obj["type"]),
+            data=dict(obj.get("data") or {}),
+            task_id=str(obj.get("taskId", "")),
+            seq=int(obj.get("seq", 0)),
+            ts=float(obj.get("ts", 0.0)),
+            attempt=int(obj.get("attempt", 0)),
+        )
+
+
+def text(value: str, *, delta: bool = False) -> Event:
+    return Event(EventType.TEXT, {"text": value, "delta": delta})
+
+
+def error(kind: str, message: str, **extra: Any) -> Event:
+    return Event(EventType.ERROR, {"kind": kind, "message": message, **extra})
+
+
+def describe(event: Event) -> str:
+    """A short human line for progress displays ("editing foo.py", "running tool")."""
+    d = event.data
+    match event.type:
+        case EventType.TOOL:
+            files = d.get("files") or []
+            name = str(d.get("name", "tool"))
+            if files:
+                verb = "editing" if name.lower() in _EDIT_TOOLS else name
+                return f"{verb} {', '.join(str(f) for f in files[:3])}"
+            return f"running {name}"
+        case EventType.TEXT:
+            line = str(d.get("text", "")).strip().splitlines()
+            return line[-1][:80] if line else "thinking"
+        case EventType.USAGE:
+            return f"{int(d.get('input', 0)) + int(d.get('output', 0))} tokens"
+        case EventType.QUESTION:
+            return f"asks: {str(d.get('text', ''))[:80]}"
+        case EventType.ERROR:
+            return f"error ({d.get('kind')}): {str(d.get('message', ''))[:80]}"
+        case EventType.STATE:
+            return str(d.get("to", ""))
+        case EventType.DIFF:
+            return f"{d.get('files', 0)} files, {d.get('hunks', 0)} hunks"
+        case _:
+            return str(event.type)
+
+
+_EDIT_TOOLS = frozenset(
+    {"edit", "write", "multiedit", "apply_patch", "write_file", "replace", "delete", "rename"}
+)

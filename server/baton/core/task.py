@@ -1,0 +1,128 @@
+"""Task and Attempt: what was delegated, to whom, and how it went."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from baton.core.lifecycle import Completion, TaskState
+
+_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford base32, lower case
+
+
+def new_task_id(now: float | None = None) -> str:
+    """A short id that sorts by creation time: 7 characters of milliseconds, 4 random."""
+    ms = int((time.time() if now is None else now) * 1000)
+    head = ""
+    for _ in range(9):
+        head = _ALPHABET[ms & 31] + head
+        ms >>= 5
+    rnd = int.from_bytes(os.urandom(3), "big")
+    tail = ""
+    for _ in range(4):
+        tail += _ALPHABET[rnd & 31]
+        rnd >>= 5
+    return head[-7:] + tail
+
+
+@dataclass(slots=True)
+class Target:
+    """A file, or lines of it (1-based, inclusive), the task is about."""
+
+    path: str
+    start_line: int | None = None
+    end_line: int | None = None
+
+    def label(self) -> str:
+        if self.start_line is None:
+            return self.path
+        return f"{self.path}:{self.start_line}-{self.end_line or self.start_line}"
+
+
+@dataclass(slots=True)
+class Task:
+    id: str
+    instruction: str
+    root: str
+    title: str = ""
+    action: str = "delegate"  # delegate | fix | explain | tests | run
+    kind: str = (
+        "general"  # routing kind: mechanical, context, build, reasoning, general, question, review
+    )
+    brief: str = ""
+    targets: list[Target] = field(default_factory=list)
+    scope: list[str] = field(default_factory=list)  # write-scope globs; empty = the whole tree
+    isolation: str = "worktree"
+    worker: str = "fake"  # profile name
+    provider: str = "fake"
+    model: str | None = None
+    route_reason: str = ""
+    state: TaskState = TaskState.QUEUED
+    completion: Completion | None = None
+    message: str = ""  # why it settled, for people
+    summary: str = ""  # the worker's final text
+    session_id: str | None = None
+    snapshot: str | None = None  # commit id of the snapshot
+    base_ref: str | None = None  # what the snapshot was built on (HEAD commit, or None)
+    worktree: str | None = None
+    branch: str | None = None
+    attempts: int = 0
+    resets_at: float | None = None
+    group: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    settled_at: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["state"] = str(self.state)
+        d["completion"] = str(self.completion) if self.completion else None
+        return d
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Task:
+        names = {f.name for f in fields(cls)}
+        d = {k: v for k, v in obj.items() if k in names}
+        d["state"] = TaskState(d.get("state", "queued"))
+        d["completion"] = Completion(d["completion"]) if d.get("completion") else None
+        d["targets"] = [t if isinstance(t, Target) else Target(**t) for t in d.get("targets", [])]
+        return cls(**d)
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One run of an agent process for a task."""
+
+    task_id: str
+    n: int
+    reason: str = "first"  # first | reply | steer | retry | repair | handoff
+    worker: str = ""
+    provider: str = ""
+    model: str | None = None
+    transport: str = "native"
+    session_id: str | None = None
+    pid: int | None = None
+    out_path: str = ""
+    err_path: str = ""
+    exit_path: str = ""
+    out_offset: int = 0
+    started_at: float = 0.0
+    ended_at: float | None = None
+    exit_code: int | None = None
+    completion: Completion | None = None
+    owner: str = ""  # which broker (pid@host) supervises it
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["completion"] = str(self.completion) if self.completion else None
+        return d
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Attempt:
+        names = {f.name for f in fields(cls)}
+        d = {k: v for k, v in obj.items() if k in names}
+        d["completion"] = Completion(d["completion"]) if d.get("completion") else None
+        return cls(**d)
