@@ -1,0 +1,154 @@
+"""The database schema, as sqlite-utils migrations applied in order when a Store opens.
+
+Each migration is frozen once released: change the schema by adding a new one, never by
+editing an old one. sqlite-utils records what ran in its ``_sqlite_migrations`` table.
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+MIGRATIONS = Migrations("baton")
+
+#: The task columns full-text search covers.
+FTS_COLUMNS = ("title", "instruction", "brief", "summary")
+
+
+@MIGRATIONS(name="0001_initial")
+def initial(db: Database) -> None:
+    """Tasks, attempts, events, diffs, hunk decisions, project memory and brokers."""
+    db.execute(
+        """
+        CREATE TABLE tasks (
+            id TEXT PRIMARY KEY,
+            instruction TEXT NOT NULL,
+            root TEXT NOT NULL,
+            title TEXT NOT NULL DEFAULT '',
+            action TEXT NOT NULL DEFAULT 'delegate',
+            kind TEXT NOT NULL DEFAULT 'general',
+            brief TEXT NOT NULL DEFAULT '',
+            targets TEXT NOT NULL DEFAULT '[]',
+            scope TEXT NOT NULL DEFAULT '[]',
+            isolation TEXT NOT NULL DEFAULT 'worktree',
+            worker TEXT NOT NULL DEFAULT '',
+            provider TEXT NOT NULL DEFAULT '',
+            model TEXT,
+            route_reason TEXT NOT NULL DEFAULT '',
+            state TEXT NOT NULL,
+            completion TEXT,
+            message TEXT NOT NULL DEFAULT '',
+            summary TEXT NOT NULL DEFAULT '',
+            session_id TEXT,
+            snapshot TEXT,
+            base_ref TEXT,
+            worktree TEXT,
+            branch TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            resets_at REAL,
+            "group" TEXT,
+            options TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            settled_at REAL,
+            owner TEXT
+        )
+        """
+    )
+    for column in ("state", "created_at", "worker", "group", "root", "owner"):
+        db.table("tasks").create_index([column], index_name=f"idx_tasks_{column}")
+    db.table("tasks").create_index(["state", "created_at"], index_name="idx_tasks_state_created")
+    db.execute(
+        """
+        CREATE TABLE attempts (
+            task_id TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+            n INTEGER NOT NULL,
+            reason TEXT NOT NULL DEFAULT 'first',
+            worker TEXT NOT NULL DEFAULT '',
+            provider TEXT NOT NULL DEFAULT '',
+            model TEXT,
+            transport TEXT NOT NULL DEFAULT 'native',
+            session_id TEXT,
+            pid INTEGER,
+            out_path TEXT NOT NULL DEFAULT '',
+            err_path TEXT NOT NULL DEFAULT '',
+            exit_path TEXT NOT NULL DEFAULT '',
+            out_offset INTEGER NOT NULL DEFAULT 0,
+            started_at REAL NOT NULL DEFAULT 0,
+            ended_at REAL,
+            exit_code INTEGER,
+            completion TEXT,
+            owner TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (task_id, n)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE events (
+            task_id TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            ts REAL NOT NULL,
+            attempt INTEGER NOT NULL DEFAULT 0,
+            type TEXT NOT NULL,
+            data TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (task_id, seq)
+        ) WITHOUT ROWID
+        """
+    )
+    # Append-only: the record of what happened is never rewritten.
+    db.execute(
+        """
+        CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+        BEGIN SELECT RAISE(ABORT, 'events are append-only'); END
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE diffs (
+            task_id TEXT PRIMARY KEY REFERENCES tasks(id) ON DELETE CASCADE,
+            final INTEGER NOT NULL DEFAULT 0,
+            files TEXT NOT NULL DEFAULT '[]',
+            updated_at REAL NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE hunk_states (
+            task_id TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+            hunk_id TEXT NOT NULL,
+            state TEXT NOT NULL,
+            at REAL NOT NULL,
+            PRIMARY KEY (task_id, hunk_id)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE memory (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            root TEXT NOT NULL,
+            text TEXT NOT NULL,
+            created_at REAL NOT NULL
+        )
+        """
+    )
+    db.table("memory").create_index(["root"], index_name="idx_memory_root")
+    db.execute(
+        """
+        CREATE TABLE brokers (
+            id TEXT PRIMARY KEY,
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            started_at REAL NOT NULL,
+            heartbeat REAL NOT NULL
+        )
+        """
+    )
+    db.table("tasks").enable_fts(FTS_COLUMNS, create_triggers=True, tokenize="porter")
+
+
+def apply(db: Database) -> None:
+    """Apply every pending migration (each in its own transaction)."""
+    MIGRATIONS.apply(db)

@@ -1,0 +1,613 @@
+"""The Store: Baton's durable record of tasks, attempts, events, diffs and memory in SQLite.
+
+One ``Store`` owns one connection and is used by one thread at a time (the runtime's writer
+thread, or :class:`AsyncStore`'s executor). It opens the database in WAL mode with
+``synchronous=NORMAL`` and applies pending migrations on open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import socket
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from sqlite_utils import Database
+
+from baton.core.diff import FileDiff, HunkState
+from baton.core.events import Event, EventType
+from baton.core.lifecycle import SETTLED, Completion, TaskState
+from baton.core.task import Attempt, Target, Task
+from baton.store import migrations
+
+#: The shortest prefix :meth:`Store.resolve_id` accepts.
+MIN_PREFIX = 4
+
+_TASK_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Task))
+_TASK_JSON = frozenset({"targets", "scope", "options"})
+_TASK_COLS = ", ".join(f'"{name}"' for name in _TASK_FIELDS)
+_TASK_SELECT = ", ".join(f't."{name}"' for name in _TASK_FIELDS)
+_ATTEMPT_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Attempt))
+_ATTEMPT_COLS = ", ".join(_ATTEMPT_FIELDS)
+
+
+class StoreError(Exception):
+    """The database refused an operation (disk full, corrupt file, locked, …)."""
+
+
+class UnknownTask(KeyError):
+    """No stored task has this id (or id prefix)."""
+
+    def __init__(self, task_id: str, detail: str = "") -> None:
+        super().__init__(task_id)
+        self.task_id = task_id
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return f"no task {self.task_id!r}" + (f" ({self.detail})" if self.detail else "")
+
+
+class AmbiguousTask(KeyError):
+    """An id prefix matches more than one task."""
+
+    def __init__(self, prefix: str, candidates: Sequence[str]) -> None:
+        super().__init__(prefix)
+        self.prefix = prefix
+        self.candidates = list(candidates)
+
+    def __str__(self) -> str:
+        shown = ", ".join(self.candidates[:5]) + (", …" if len(self.candidates) > 5 else "")
+        return f"task id prefix {self.prefix!r} matches several tasks: {shown}"
+
+
+@dataclass(frozen=True, slots=True)
+class Broker:
+    """A running broker process, as last reported by its heartbeat."""
+
+    id: str
+    pid: int
+    host: str
+    started_at: float
+    heartbeat: float
+
+
+def fts_query(text: str) -> str:
+    """User text as a safe FTS5 query: every whitespace-separated term quoted, all required.
+
+    ``foo-bar "x`` becomes ``"foo-bar" \"""x\"`` (a quote inside a term is doubled); FTS5
+    operators in the text (AND, NEAR, ``*``, ``:``) are taken as plain words.
+    Returns ``""`` when the text has no searchable characters.
+    """
+    terms = []
+    for raw in text.replace("\0", " ").split():
+        term = raw.encode("utf-8", "replace").decode("utf-8")
+        if any(ch.isalnum() for ch in term):
+            terms.append('"' + term.replace('"', '""') + '"')
+    return " ".join(terms)
+
+
+def _store_error(path: Path, action: str, exc: sqlite3.Error) -> StoreError:
+    message = str(exc)
+    if isinstance(exc, sqlite3.OperationalError) and "full" in message:
+        hint = "the disk (or the database's size limit) is full; free some space and retry"
+    elif "locked" in message or "busy" in message:
+        hint = "another process holds the database; retry in a moment"
+    elif isinstance(exc, sqlite3.DatabaseError) and "malformed" in message:
+        hint = "the database file is damaged"
+    else:
+        hint = "the database refused the operation"
+    return StoreError(f"could not {action} in {path}: {hint} (sqlite: {message})")
+
+
+class Store:
+    """Synchronous access to the database at ``path``; created and migrated on open."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(str(self.path), check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise _store_error(self.path, "open the database", exc) from exc
+        self._conn = conn
+        try:
+            self.db = Database(conn)
+            conn.execute("PRAGMA busy_timeout = 5000")
+            conn.execute("PRAGMA foreign_keys = ON")
+            self.db.enable_wal()
+            conn.execute("PRAGMA synchronous = NORMAL")
+            migrations.apply(self.db)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise _store_error(self.path, "open the database", exc) from exc
+        self._last_seq: dict[str, int] = {}
+
+    # ----------------------------------------------------------------- plumbing
+
+    @contextmanager
+    def _guard(self, action: str) -> Iterator[None]:
+        """Turn sqlite errors into :class:`StoreError` naming what was being done."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise _store_error(self.path, action, exc) from exc
+
+    @contextmanager
+    def _write(self, action: str) -> Iterator[sqlite3.Connection]:
+        """One transaction, rolled back on any error."""
+        with self._guard(action), self.db.atomic():
+            yield self._conn
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._guard("read"):
+            return self._conn.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        """Close the connection (checkpointing the WAL if nothing else has it open)."""
+        self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -------------------------------------------------------------------- tasks
+
+    def insert_task(self, task: Task) -> None:
+        """Store a new task. Stamps ``created_at``/``updated_at`` on ``task`` when they are 0."""
+        now = time.time()
+        if not task.created_at:
+            task.created_at = now
+        if not task.updated_at:
+            task.updated_at = task.created_at
+        placeholders = ", ".join("?" for _ in _TASK_FIELDS)
+        try:
+            with self._write(f"insert task {task.id}") as conn:
+                conn.execute(
+                    f"INSERT INTO tasks ({_TASK_COLS}) VALUES ({placeholders})",
+                    _task_row(task),
+                )
+        except StoreError as exc:
+            if isinstance(exc.__cause__, sqlite3.IntegrityError):
+                raise StoreError(f"task {task.id} already exists") from exc.__cause__
+            raise
+
+    def save_task(self, task: Task) -> None:
+        """Insert or fully replace a task's fields (its owner is kept)."""
+        placeholders = ", ".join("?" for _ in _TASK_FIELDS)
+        updates = ", ".join(f'"{n}" = excluded."{n}"' for n in _TASK_FIELDS if n != "id")
+        with self._write(f"save task {task.id}") as conn:
+            conn.execute(
+                f"INSERT INTO tasks ({_TASK_COLS}) VALUES ({placeholders}) "
+                f"ON CONFLICT(id) DO UPDATE SET {updates}",
+                _task_row(task),
+            )
+
+    def find_task(self, task_id: str) -> Task | None:
+        """The task with exactly this id, or None."""
+        rows = self._rows(f"SELECT {_TASK_SELECT} FROM tasks t WHERE t.id = ?", (task_id,))
+        return _row_task(rows[0]) if rows else None
+
+    def get_task(self, task_id: str) -> Task:
+        """The task with exactly this id; raises :class:`UnknownTask`."""
+        task = self.find_task(task_id)
+        if task is None:
+            raise UnknownTask(task_id)
+        return task
+
+    def resolve_id(self, prefix: str) -> str:
+        """The full id of the task named by ``prefix``: a full id or a unique prefix ≥ 4 chars."""
+        if self._rows("SELECT 1 FROM tasks WHERE id = ?", (prefix,)):
+            return prefix
+        if len(prefix) < MIN_PREFIX:
+            raise UnknownTask(prefix, f"give at least {MIN_PREFIX} characters of the id")
+        rows = self._rows(
+            "SELECT id FROM tasks WHERE id >= ? AND id < ? ORDER BY id LIMIT 20",
+            (prefix, prefix + "\U0010ffff"),
+        )
+        if not rows:
+            raise UnknownTask(prefix)
+        if len(rows) > 1:
+            raise AmbiguousTask(prefix, [r[0] for r in rows])
+        return str(rows[0][0])
+
+    def list_tasks(
+        self,
+        *,
+        states: Iterable[TaskState | str] | None = None,
+        query: str | None = None,
+        since: float | None = None,
+        worker: str | None = None,
+        group: str | None = None,
+        root: str | None = None,
+        limit: int | None = 100,
+    ) -> list[Task]:
+        """Tasks matching every given filter, newest first.
+
+        ``query`` is full-text search over title, instruction, brief and summary (every word
+        must appear; any text is safe). ``since`` keeps tasks created at or after that time.
+        """
+        where: list[str] = []
+        params: list[Any] = []
+        source = "tasks t"
+        if query is not None:
+            match = fts_query(query)
+            if not match:
+                return []
+            source = "tasks_fts JOIN tasks t ON t.rowid = tasks_fts.rowid"
+            where.append("tasks_fts MATCH ?")
+            params.append(match)
+        if states is not None:
+            wanted = [str(s) for s in states]
+            if not wanted:
+                return []
+            where.append(f"t.state IN ({', '.join('?' for _ in wanted)})")
+            params.extend(wanted)
+        for column, value in (("worker", worker), ("group", group), ("root", root)):
+            if value is not None:
+                where.append(f't."{column}" = ?')
+                params.append(value)
+        if since is not None:
+            where.append("t.created_at >= ?")
+            params.append(since)
+        sql = f"SELECT {_TASK_SELECT} FROM {source}"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY t.created_at DESC, t.id DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return [_row_task(r) for r in self._rows(sql, params)]
+
+    def count_by_state(self, root: str | None = None) -> dict[str, int]:
+        """How many tasks are in each state (states with none are left out)."""
+        if root is None:
+            rows = self._rows("SELECT state, count(*) FROM tasks GROUP BY state")
+        else:
+            rows = self._rows(
+                "SELECT state, count(*) FROM tasks WHERE root = ? GROUP BY state", (root,)
+            )
+        return {str(state): int(n) for state, n in rows}
+
+    def set_owner(self, task_id: str, owner: str | None) -> None:
+        """Record which broker supervises the task (None: nobody)."""
+        with self._write(f"set the owner of task {task_id}") as conn:
+            cur = conn.execute("UPDATE tasks SET owner = ? WHERE id = ?", (owner, task_id))
+            if cur.rowcount == 0:
+                raise UnknownTask(task_id)
+
+    def owner_of(self, task_id: str) -> str | None:
+        """The broker that supervises the task, if any; raises :class:`UnknownTask`."""
+        rows = self._rows("SELECT owner FROM tasks WHERE id = ?", (task_id,))
+        if not rows:
+            raise UnknownTask(task_id)
+        return None if rows[0][0] is None else str(rows[0][0])
+
+    def orphaned_tasks(self, max_age: float) -> list[Task]:
+        """Unsettled tasks whose owner is no broker with a heartbeat in the last ``max_age`` s."""
+        settled = [str(s) for s in SETTLED]
+        rows = self._rows(
+            f"SELECT {_TASK_SELECT} FROM tasks t WHERE t.state NOT IN "
+            f"({', '.join('?' for _ in settled)}) AND (t.owner IS NULL OR t.owner NOT IN "
+            "(SELECT id FROM brokers WHERE heartbeat >= ?)) ORDER BY t.created_at",
+            [*settled, time.time() - max_age],
+        )
+        return [_row_task(r) for r in rows]
+
+    # ----------------------------------------------------------------- attempts
+
+    def save_attempt(self, attempt: Attempt) -> None:
+        """Insert or replace an attempt (keyed by task id and number)."""
+        row = attempt.to_json()
+        placeholders = ", ".join("?" for _ in _ATTEMPT_FIELDS)
+        updates = ", ".join(f"{n} = excluded.{n}" for n in _ATTEMPT_FIELDS[2:])
+        try:
+            with self._write(f"save attempt {attempt.n} of task {attempt.task_id}") as conn:
+                conn.execute(
+                    f"INSERT INTO attempts ({_ATTEMPT_COLS}) VALUES ({placeholders}) "
+                    f"ON CONFLICT(task_id, n) DO UPDATE SET {updates}",
+                    [row[n] for n in _ATTEMPT_FIELDS],
+                )
+        except StoreError as exc:
+            if isinstance(exc.__cause__, sqlite3.IntegrityError):
+                raise UnknownTask(attempt.task_id) from exc.__cause__
+            raise
+
+    def attempts(self, task_id: str) -> list[Attempt]:
+        """The task's attempts, first to last."""
+        rows = self._rows(
+            f"SELECT {_ATTEMPT_COLS} FROM attempts WHERE task_id = ? ORDER BY n", (task_id,)
+        )
+        return [Attempt.from_json(dict(zip(_ATTEMPT_FIELDS, r, strict=True))) for r in rows]
+
+    # ------------------------------------------------------------------- events
+
+    def last_seq(self, task_id: str) -> int:
+        """The seq of the task's last stored event (0 when it has none)."""
+        cached = self._last_seq.get(task_id)
+        if cached is not None:
+            return cached
+        rows = self._rows("SELECT max(seq) FROM events WHERE task_id = ?", (task_id,))
+        return int(rows[0][0] or 0)
+
+    def _load_seq(self, task_id: str) -> int:
+        """Fill the seq cache for a task about to get events; raises UnknownTask."""
+        cached = self._last_seq.get(task_id)
+        if cached is not None:
+            return cached
+        if not self._rows("SELECT 1 FROM tasks WHERE id = ?", (task_id,)):
+            raise UnknownTask(task_id)
+        seq = self.last_seq(task_id)
+        self._last_seq[task_id] = seq
+        return seq
+
+    def append_events(self, events: Sequence[Event]) -> list[Event]:
+        """Persist a batch in one transaction and return it stamped.
+
+        Each event gets the next ``seq`` of its task (contiguous, continuing from the last
+        stored one) and ``ts = time.time()`` when its ``ts`` is 0. Nothing of the batch is
+        stored if any part fails.
+        """
+        if not events:
+            return []
+        now = time.time()
+        next_seq: dict[str, int] = {}
+        stamped: list[Event] = []
+        rows: list[tuple[Any, ...]] = []
+        for ev in events:
+            seq = next_seq.get(ev.task_id)
+            if seq is None:
+                seq = self._load_seq(ev.task_id)
+            seq += 1
+            next_seq[ev.task_id] = seq
+            out = replace(ev, seq=seq, ts=ev.ts or now)
+            stamped.append(out)
+            rows.append(
+                (
+                    out.task_id,
+                    seq,
+                    out.ts,
+                    out.attempt,
+                    str(out.type),
+                    json.dumps(out.data, separators=(",", ":"), default=str),
+                )
+            )
+        with self._write(f"append {len(rows)} events") as conn:
+            conn.executemany(
+                "INSERT INTO events (task_id, seq, ts, attempt, type, data) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        self._last_seq.update(next_seq)
+        return stamped
+
+    def events(self, task_id: str, after_seq: int = 0, limit: int | None = None) -> list[Event]:
+        """The task's events with ``seq > after_seq``, in order."""
+        sql = (
+            "SELECT seq, ts, attempt, type, data FROM events "
+            "WHERE task_id = ? AND seq > ? ORDER BY seq"
+        )
+        params: list[Any] = [task_id, after_seq]
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return [
+            Event(
+                type=EventType(type_),
+                data=json.loads(data),
+                task_id=task_id,
+                seq=seq,
+                ts=ts,
+                attempt=attempt,
+            )
+            for seq, ts, attempt, type_, data in self._rows(sql, params)
+        ]
+
+    # ------------------------------------------------------------ diffs, hunks
+
+    def save_diff(self, task_id: str, files: Sequence[FileDiff], final: bool) -> None:
+        """Replace the task's stored diff (``final``: the worker has finished)."""
+        payload = json.dumps([f.to_json() for f in files], separators=(",", ":"))
+        try:
+            with self._write(f"save the diff of task {task_id}") as conn:
+                conn.execute(
+                    "INSERT INTO diffs (task_id, final, files, updated_at) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT(task_id) DO UPDATE SET final = excluded.final, "
+                    "files = excluded.files, updated_at = excluded.updated_at",
+                    (task_id, int(final), payload, time.time()),
+                )
+        except StoreError as exc:
+            if isinstance(exc.__cause__, sqlite3.IntegrityError):
+                raise UnknownTask(task_id) from exc.__cause__
+            raise
+
+    def load_diff(self, task_id: str) -> tuple[list[FileDiff], bool] | None:
+        """The task's stored diff and whether it is final, or None if none was saved.
+
+        Hunk states are as saved; apply :meth:`hunk_states` with ``core.diff.with_states``.
+        """
+        rows = self._rows("SELECT files, final FROM diffs WHERE task_id = ?", (task_id,))
+        if not rows:
+            return None
+        files, final = rows[0]
+        return [FileDiff.from_json(f) for f in json.loads(files)], bool(final)
+
+    def set_hunk_states(self, task_id: str, states: Mapping[str, HunkState]) -> None:
+        """Record decisions on hunks (hunk id → state), replacing earlier ones."""
+        now = time.time()
+        try:
+            with self._write(f"save hunk decisions of task {task_id}") as conn:
+                conn.executemany(
+                    "INSERT INTO hunk_states (task_id, hunk_id, state, at) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT(task_id, hunk_id) DO UPDATE SET "
+                    "state = excluded.state, at = excluded.at",
+                    [(task_id, h, str(HunkState(s)), now) for h, s in states.items()],
+                )
+        except StoreError as exc:
+            if isinstance(exc.__cause__, sqlite3.IntegrityError):
+                raise UnknownTask(task_id) from exc.__cause__
+            raise
+
+    def hunk_states(self, task_id: str) -> dict[str, HunkState]:
+        """The recorded decision for each hunk of the task."""
+        rows = self._rows("SELECT hunk_id, state FROM hunk_states WHERE task_id = ?", (task_id,))
+        return {str(h): HunkState(s) for h, s in rows}
+
+    # ------------------------------------------------------------------- memory
+
+    def add_memory(self, root: str, text: str) -> int:
+        """Remember a fact about the project at ``root``; returns its id."""
+        with self._write("add a memory") as conn:
+            cur = conn.execute(
+                "INSERT INTO memory (root, text, created_at) VALUES (?, ?, ?)",
+                (root, text, time.time()),
+            )
+        assert cur.lastrowid is not None
+        return cur.lastrowid
+
+    def list_memory(self, root: str) -> list[tuple[int, str]]:
+        """The project's remembered facts (id, text), oldest first."""
+        rows = self._rows("SELECT id, text FROM memory WHERE root = ? ORDER BY id", (root,))
+        return [(int(i), str(t)) for i, t in rows]
+
+    def remove_memory(self, memory_id: int) -> bool:
+        """Forget a fact; False if there was none with this id."""
+        with self._write(f"remove memory {memory_id}") as conn:
+            cur = conn.execute("DELETE FROM memory WHERE id = ?", (memory_id,))
+        return cur.rowcount > 0
+
+    # ------------------------------------------------------------------ brokers
+
+    def register_broker(self, broker_id: str, pid: int, host: str | None = None) -> None:
+        """Announce a broker (or re-announce one that restarted under the same id)."""
+        now = time.time()
+        with self._write(f"register broker {broker_id}") as conn:
+            conn.execute(
+                "INSERT INTO brokers (id, pid, host, started_at, heartbeat) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET pid = excluded.pid, "
+                "host = excluded.host, started_at = excluded.started_at, "
+                "heartbeat = excluded.heartbeat",
+                (broker_id, pid, host or socket.gethostname(), now, now),
+            )
+
+    def heartbeat(self, broker_id: str) -> None:
+        """Say the broker is still alive."""
+        with self._write(f"heartbeat broker {broker_id}") as conn:
+            conn.execute("UPDATE brokers SET heartbeat = ? WHERE id = ?", (time.time(), broker_id))
+
+    def unregister_broker(self, broker_id: str) -> None:
+        """Forget a broker that is shutting down."""
+        with self._write(f"unregister broker {broker_id}") as conn:
+            conn.execute("DELETE FROM brokers WHERE id = ?", (broker_id,))
+
+    def live_brokers(self, max_age: float) -> list[Broker]:
+        """Brokers whose last heartbeat is at most ``max_age`` seconds old."""
+        rows = self._rows(
+            "SELECT id, pid, host, started_at, heartbeat FROM brokers "
+            "WHERE heartbeat >= ? ORDER BY started_at",
+            (time.time() - max_age,),
+        )
+        return [Broker(*r) for r in rows]
+
+
+def _task_row(task: Task) -> list[Any]:
+    row: list[Any] = []
+    for name in _TASK_FIELDS:
+        value = getattr(task, name)
+        if name == "targets":
+            value = json.dumps([asdict(t) for t in value], separators=(",", ":"))
+        elif name in _TASK_JSON:
+            value = json.dumps(value, separators=(",", ":"), default=str)
+        elif name in ("state", "completion") and value is not None:
+            value = str(value)
+        row.append(value)
+    return row
+
+
+def _row_task(row: Sequence[Any]) -> Task:
+    d = dict(zip(_TASK_FIELDS, row, strict=True))
+    for name in _TASK_JSON:
+        d[name] = json.loads(d[name])
+    d["targets"] = [Target(**t) for t in d["targets"]]
+    d["state"] = TaskState(d["state"])
+    d["completion"] = Completion(d["completion"]) if d["completion"] else None
+    return Task(**d)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class AsyncStore:
+    """A :class:`Store` used from asyncio: every call runs on one worker thread, in order."""
+
+    def __init__(self, store: Store, executor: ThreadPoolExecutor | None = None) -> None:
+        self.store = store
+        self._executor = executor or ThreadPoolExecutor(1, thread_name_prefix="baton-store")
+
+    @classmethod
+    async def open(cls, path: Path | str) -> AsyncStore:
+        """Open (and migrate) the database on the worker thread."""
+        executor = ThreadPoolExecutor(1, thread_name_prefix="baton-store")
+        try:
+            store = await asyncio.get_running_loop().run_in_executor(executor, Store, path)
+        except BaseException:
+            executor.shutdown(wait=False)
+            raise
+        return cls(store, executor)
+
+    async def call(
+        self, func: Callable[Concatenate[Store, P], R], *args: P.args, **kwargs: P.kwargs
+    ) -> R:
+        """Run ``func(store, *args, **kwargs)`` on the store's thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._executor, functools.partial(func, self.store, *args, **kwargs)
+        )
+
+    async def run(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Run the Store method called ``name`` on the store's thread (untyped; prefer twins)."""
+        method = getattr(Store, name)
+        return await self.call(method, *args, **kwargs)
+
+    async def append_events(self, events: Sequence[Event]) -> list[Event]:
+        return await self.call(Store.append_events, events)
+
+    async def events(
+        self, task_id: str, after_seq: int = 0, limit: int | None = None
+    ) -> list[Event]:
+        return await self.call(Store.events, task_id, after_seq, limit)
+
+    async def insert_task(self, task: Task) -> None:
+        await self.call(Store.insert_task, task)
+
+    async def save_task(self, task: Task) -> None:
+        await self.call(Store.save_task, task)
+
+    async def get_task(self, task_id: str) -> Task:
+        return await self.call(Store.get_task, task_id)
+
+    async def find_task(self, task_id: str) -> Task | None:
+        return await self.call(Store.find_task, task_id)
+
+    async def save_attempt(self, attempt: Attempt) -> None:
+        await self.call(Store.save_attempt, attempt)
+
+    async def save_diff(self, task_id: str, files: Sequence[FileDiff], final: bool) -> None:
+        await self.call(Store.save_diff, task_id, files, final)
+
+    async def close(self) -> None:
+        """Finish the pending work, close the database and stop the worker thread."""
+        try:
+            await self.call(Store.close)
+        finally:
+            self._executor.shutdown(wait=True)
