@@ -1,0 +1,37 @@
+"""Which adapter speaks for which provider: a plain dict, one entry per agent module."""
+
+from __future__ import annotations
+
+from baton.agents.base import Adapter
+from baton.agents.command import CommandAdapter
+from baton.agents.fake import FakeAdapter
+
+#: provider name → its adapter (adapters are stateless; parsers carry the per-attempt state).
+ADAPTERS: dict[str, Adapter] = {
+    "fake": FakeAdapter(),
+    "command": CommandAdapter(),
+}
+
+
+class UnknownProvider(KeyError):
+    """No adapter is registered for a provider."""
+
+    def __init__(self, provider: str) -> None:
+        known = ", ".join(sorted(ADAPTERS))
+        super().__init__(f"no adapter for provider {provider!r}; known providers: {known}")
+        self.provider = provider
+
+    def __str__(self) -> str:  # KeyError would show the message in quotes
+        return str(self.args[0])
+
+
+def adapter_for(provider: str) -> Adapter:
+    """The adapter of ``provider``, or :class:`UnknownProvider` naming the known ones."""
+    try:
+        return ADAPTERS[provider]
+    except KeyError:
+        raise UnknownProvider(provider) from None
+
+
+def providers() -> list[str]:
+    return sorted(ADAPTERS)
