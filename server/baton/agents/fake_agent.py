@@ -3,7 +3,9 @@
 Run as ``python -m baton.agents.fake_agent --prompt-file F [--resume ID] [--model M]``.
 The script comes from a fenced block in the prompt (```` ```baton-fake ````), else from the
 file named by ``BATON_FAKE_SCRIPT``, else a default that just answers. A script is
-``{"steps": [...], "summary": "..."}``; the steps are listed in :data:`STEP_FIELDS`.
+``{"steps": [...], "summary": "..."}``; the steps are listed in :data:`STEP_FIELDS`. File
+paths are relative to the working folder and must stay inside it (the one exception:
+``spawn_sleeper``'s pid file, test plumbing, may be an absolute path anywhere).
 
 Output is one JSON object per line on stdout, flushed per line, in the fake agent's own wire
 format (``session``, ``delta``, ``tool``, ``tool_result``, ``usage``, ``question``,
@@ -281,7 +283,8 @@ class Runner:
         return f"renamed to {new}"
 
     def spawn_sleeper(self, rel: str) -> str:
-        path = self.inside(rel)
+        # The pid file is test plumbing, not a worker's edit: an absolute path may be anywhere.
+        path = Path(rel) if os.path.isabs(rel) else self.inside(rel)
         sleep = shutil.which("sleep")
         argv = [sleep, "600"] if sleep else [sys.executable, "-c", "import time; time.sleep(600)"]
         child = subprocess.Popen(

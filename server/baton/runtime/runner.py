@@ -72,7 +72,7 @@ class ProcessRecord:
 class ExitRecord:
     """How an agent process ended, as its wrapper wrote it down."""
 
-    exit: int  # the exit code; 128 + n when signal n killed it; 127 when it never started
+    code: int  # the exit code; 128 + n when signal n killed it; 127 when it never started
     signal: str | None = None  # the signal that killed the agent ("SIGTERM")
     received: str | None = None  # the signal the wrapper was sent (a cancel), if any
     error: str | None = None  # why the agent could not be started
@@ -166,7 +166,7 @@ def read_exit(exit_path: Path) -> ExitRecord | None:
     if not isinstance(obj, dict) or not isinstance(obj.get("exit"), int):
         return None
     return ExitRecord(
-        exit=obj["exit"],
+        code=obj["exit"],
         signal=obj.get("signal"),
         received=obj.get("received"),
         error=obj.get("error"),
@@ -326,6 +326,6 @@ async def run_attempt(
     finally:
         waiter.cancel()
         tailer.close()
-    code = ended.exit if ended is not None else None
+    code = ended.code if ended is not None else None
     events.extend(parser.finish(code, stderr_tail(record.err_path)))
     return AttemptResult(record, events, ended)

@@ -152,13 +152,21 @@ class Tailer:
     (after yielding what could still be read).
     """
 
-    def __init__(self, path: Path | str, offset: int = 0, *, poll_interval: float = POLL_INTERVAL):
+    def __init__(
+        self,
+        path: Path | str,
+        offset: int = 0,
+        *,
+        poll_interval: float = POLL_INTERVAL,
+        inotify: bool = True,
+    ) -> None:
         self.path = Path(path)
         self._offset = offset  # just past the last line yielded
         self._read_pos = offset  # just past the bytes read into the buffers
         self._partial = b""
         self._lines: deque[tuple[str, int]] = deque()  # (line, offset just past it)
         self._poll_interval = poll_interval
+        self._want_inotify = inotify  # False: always poll (where inotify is missing, or tests)
         self._finishing = False
         self._closed = False
         self._done = asyncio.Event()
@@ -232,7 +240,7 @@ class Tailer:
             self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         except OSError as exc:
             self._fail(f"cannot read {self.path}: {exc.strerror or exc}")
-        hub = _Inotify.for_loop(asyncio.get_running_loop())
+        hub = _Inotify.for_loop(asyncio.get_running_loop()) if self._want_inotify else None
         if hub is not None:
             self._wd = hub.add(self.path, self._wake.set)
             self._hub = hub if self._wd is not None else None
