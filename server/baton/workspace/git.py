@@ -1,0 +1,197 @@
+"""The one place Baton runs git: argv lists, safe settings, a fixed identity, clear errors.
+
+Every call disables hooks (``core.hooksPath=/dev/null``) and line-ending conversion
+(``core.autocrlf=false``, ``core.eol=lf``), never prompts for credentials, ignores the
+caller's ``GIT_DIR``-style variables, and commits as ``Baton <baton@localhost>`` so a
+machine with no git identity configured works.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Literal, overload
+
+IDENTITY = ("Baton", "baton@localhost")
+
+# Settings for Baton's own git calls: no hooks, no line-ending or split-index games, no
+# background maintenance in the user's repository.
+SAFE_CONFIG: tuple[str, ...] = (
+    "core.hooksPath=/dev/null",
+    "core.autocrlf=false",
+    "core.eol=lf",
+    "core.safecrlf=false",
+    "core.splitIndex=false",
+    "core.fsmonitor=false",
+    "core.quotePath=false",
+    "gc.auto=0",
+    "maintenance.auto=false",
+    "advice.detachedHead=false",
+    "init.defaultBranch=main",
+)
+
+# Variables that would point git at another repository, index or work tree than ours.
+_LOCATION_VARS = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+    "GIT_QUARANTINE_PATH",
+)
+
+
+class GitError(RuntimeError):
+    """A git command failed; carries the argv, exit code and stderr."""
+
+    def __init__(self, args: Sequence[str], returncode: int, stderr: str) -> None:
+        self.args_list = list(args)
+        self.returncode = returncode
+        self.stderr = stderr.strip()
+        super().__init__(f"git {' '.join(args)} failed ({returncode}): {self.stderr}")
+
+
+def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for a Baton git call: the caller's, minus location overrides."""
+    env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARS}
+    env.update(
+        {
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_ASKPASS": "",
+            "SSH_ASKPASS": "",
+            "GIT_AUTHOR_NAME": IDENTITY[0],
+            "GIT_AUTHOR_EMAIL": IDENTITY[1],
+            "GIT_COMMITTER_NAME": IDENTITY[0],
+            "GIT_COMMITTER_EMAIL": IDENTITY[1],
+            "GIT_OPTIONAL_LOCKS": "0",
+            "LC_ALL": "C",
+        }
+    )
+    if extra:
+        env.update(extra)
+    return env
+
+
+def git_argv(
+    args: Sequence[str], *, git_dir: Path | None = None, work_tree: Path | None = None
+) -> list[str]:
+    """The full argv for ``git <args>`` with Baton's safety settings."""
+    argv = ["git"]
+    for setting in SAFE_CONFIG:
+        argv += ["-c", setting]
+    if git_dir is not None:
+        argv.append(f"--git-dir={git_dir}")
+    if work_tree is not None:
+        argv.append(f"--work-tree={work_tree}")
+    argv += list(args)
+    return argv
+
+
+def git_process(
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    git_dir: Path | None = None,
+    work_tree: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    input: bytes | str | None = None,
+    ok_codes: Collection[int] = (0,),
+) -> subprocess.CompletedProcess[bytes]:
+    """Run git and return the completed process; raise GitError unless the code is in ok_codes."""
+    data = input.encode("utf-8", "surrogateescape") if isinstance(input, str) else input
+    try:
+        proc = subprocess.run(
+            git_argv(args, git_dir=git_dir, work_tree=work_tree),
+            cwd=cwd,
+            env=git_env(env),
+            input=data,
+            stdin=subprocess.DEVNULL if data is None else None,
+            capture_output=True,
+            check=False,
+        )
+    except OSError as exc:  # git missing, or cwd gone
+        raise GitError(list(args), -1, str(exc)) from exc
+    if proc.returncode not in ok_codes:
+        raise GitError(list(args), proc.returncode, proc.stderr.decode("utf-8", "replace"))
+    return proc
+
+
+@overload
+def run_git(
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    git_dir: Path | None = ...,
+    work_tree: Path | None = ...,
+    env: Mapping[str, str] | None = ...,
+    input: bytes | str | None = ...,
+    raw: Literal[False] = ...,
+) -> str: ...
+
+
+@overload
+def run_git(
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    git_dir: Path | None = ...,
+    work_tree: Path | None = ...,
+    env: Mapping[str, str] | None = ...,
+    input: bytes | str | None = ...,
+    raw: Literal[True],
+) -> bytes: ...
+
+
+def run_git(
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    git_dir: Path | None = None,
+    work_tree: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    input: bytes | str | None = None,
+    raw: bool = False,
+) -> str | bytes:
+    """Run git and return its stdout: text (UTF-8, surrogate-escaped) or, with raw, bytes."""
+    out = git_process(args, cwd, git_dir=git_dir, work_tree=work_tree, env=env, input=input).stdout
+    return out if raw else out.decode("utf-8", "surrogateescape")
+
+
+def split_z(out: str) -> list[str]:
+    """Fields of NUL-separated output (``-z``), without the empty tail."""
+    parts = out.split("\0")
+    if parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def read_blobs(
+    cwd: Path, objects: Sequence[str], *, git_dir: Path | None = None
+) -> dict[str, bytes]:
+    """Contents of many blobs at once (``cat-file --batch``), keyed by the names asked for.
+
+    Names are shas or ``<tree-ish>:<path>``; missing ones are left out.
+    """
+    wanted = [o for o in dict.fromkeys(objects) if "\n" not in o]
+    if not wanted:
+        return {}
+    out = run_git(
+        ["cat-file", "--batch"], cwd, git_dir=git_dir, input="\n".join(wanted) + "\n", raw=True
+    )
+    blobs: dict[str, bytes] = {}
+    pos = 0
+    for name in wanted:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        pos = end + 1
+        if len(header) != 3 or header[-1] in (b"missing", b"ambiguous"):
+            continue
+        size = int(header[2])
+        blobs[name] = out[pos : pos + size]
+        pos += size + 1
+    return blobs

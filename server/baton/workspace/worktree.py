@@ -1,0 +1,209 @@
+"""Worktrees: each task's isolated checkout of its snapshot, on branch ``baton/<task id>``.
+
+Worktrees live outside the user's tree (``worktrees_dir/<task id>``). Checkout runs with
+hooks disabled and reproduces the snapshot byte for byte, whatever the repository's
+``.gitattributes`` say.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from baton.workspace.git import GitError, read_blobs, run_git, split_z
+from baton.workspace.snapshot import (
+    BRANCH_PREFIX,
+    RESULT_REF,
+    SNAPSHOT_REF,
+    Snapshot,
+    check_task_id,
+)
+
+_CONVERTING = ("text", "eol", "filter", "ident", "working-tree-encoding")
+
+
+def _is_within(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def _restore_exact_bytes(worktree: Path) -> int:
+    """Rewrite files that checkout converted (eol, ident, filters) back to the blob's bytes."""
+    entries: dict[str, tuple[str, str]] = {}
+    for rec in split_z(run_git(["ls-files", "-s", "-z"], worktree)):
+        meta, _, path = rec.partition("\t")
+        mode, sha = meta.split(" ")[:2]
+        if mode in ("100644", "100755"):
+            entries[path] = (mode, sha)
+    if not entries:
+        return 0
+    out = split_z(
+        run_git(
+            ["check-attr", "-z", "--stdin", *_CONVERTING],
+            worktree,
+            input="\0".join(entries) + "\0",
+        )
+    )
+    candidates = sorted(
+        {out[i] for i in range(0, len(out) - 2, 3) if out[i + 2] not in ("unspecified", "unset")}
+    )
+    if not candidates:
+        return 0
+    blobs = read_blobs(worktree, [entries[p][1] for p in candidates])
+    fixed = 0
+    for path in candidates:
+        want = blobs.get(entries[path][1])
+        target = worktree / path
+        try:
+            if want is None or not stat.S_ISREG(os.lstat(target).st_mode):
+                continue
+            if target.read_bytes() == want:
+                continue
+        except OSError:
+            continue
+        target.write_bytes(want)
+        fixed += 1
+    return fixed
+
+
+def create_worktree(snap: Snapshot, task_id: str, worktrees_dir: Path) -> Path:
+    """Check the snapshot out at ``worktrees_dir/<task_id>`` on branch ``baton/<task_id>``.
+
+    Idempotent: an existing worktree for the task is returned as it is.
+    """
+    check_task_id(task_id)
+    path = worktrees_dir / task_id
+    if _is_within(worktrees_dir, snap.root):
+        raise ValueError(f"worktrees must live outside the user's tree: {worktrees_dir}")
+    if (path / ".git").exists():
+        return path
+    worktrees_dir.mkdir(parents=True, exist_ok=True)
+    run_git(
+        [
+            "worktree",
+            "add",
+            "--force",
+            "--quiet",
+            "-B",
+            BRANCH_PREFIX + task_id,
+            str(path),
+            snap.commit,
+        ],
+        snap.git_dir,
+        git_dir=snap.git_dir,
+    )
+    _restore_exact_bytes(path)
+    return path
+
+
+def _delete_refs(git_dir: Path, task_id: str) -> None:
+    for ref in (
+        f"refs/heads/{BRANCH_PREFIX}{task_id}",
+        SNAPSHOT_REF + task_id,
+        RESULT_REF + task_id,
+    ):
+        with contextlib.suppress(GitError):
+            run_git(["update-ref", "-d", ref], git_dir, git_dir=git_dir)
+
+
+def _remove_folder(git_dir: Path | None, path: Path) -> None:
+    if git_dir is not None and path.exists():
+        with contextlib.suppress(GitError):
+            run_git(
+                ["worktree", "remove", "--force", "--force", str(path)], git_dir, git_dir=git_dir
+            )
+    if path.exists() or path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def remove_worktree(snap: Snapshot, task_id: str, path: Path) -> None:
+    """Remove the task's worktree, its branch and its snapshot ref. Idempotent."""
+    check_task_id(task_id)
+    _remove_folder(snap.git_dir, path)
+    with contextlib.suppress(GitError):
+        run_git(["worktree", "prune"], snap.git_dir, git_dir=snap.git_dir)
+    _delete_refs(snap.git_dir, task_id)
+
+
+def _common_dir_of(worktree: Path) -> Path | None:
+    """The repository's common git dir, read from a linked worktree's ``.git`` file."""
+    try:
+        text = (worktree / ".git").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    wt_git_dir = Path(text.removeprefix("gitdir:").strip())
+    try:
+        common = (wt_git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return wt_git_dir.parent.parent if wt_git_dir.parent.name == "worktrees" else None
+    common_path = Path(common)
+    return common_path if common_path.is_absolute() else (wt_git_dir / common_path).resolve()
+
+
+def _known_repos(state_home: Path) -> set[Path]:
+    repos: set[Path] = set()
+    known = state_home / "known-repos"
+    if known.is_dir():
+        for entry in known.iterdir():
+            with contextlib.suppress(OSError):
+                repo = Path(entry.read_text(encoding="utf-8").strip())
+                if (repo / "HEAD").exists():
+                    repos.add(repo)
+                else:
+                    entry.unlink()
+    private = state_home / "repos"
+    if private.is_dir():
+        repos.update(p for p in private.iterdir() if (p / "HEAD").exists())
+    return repos
+
+
+def sweep_orphans(state_home: Path, worktrees_dir: Path, keep: set[str]) -> list[str]:
+    """Remove worktrees, branches and refs of tasks not in ``keep``; return their task ids.
+
+    Looks at every folder in ``worktrees_dir`` and at every repository Baton made a
+    snapshot in (remembered under ``state_home``), then prunes those repositories.
+    """
+    removed: set[str] = set()
+    repos = _known_repos(state_home)
+    if worktrees_dir.is_dir():
+        for folder in sorted(worktrees_dir.iterdir()):
+            if folder.name in keep:
+                continue
+            common = _common_dir_of(folder)
+            if common is not None:
+                repos.add(common)
+            _remove_folder(common, folder)
+            removed.add(folder.name)
+    for repo in sorted(repos):
+        with contextlib.suppress(GitError):
+            run_git(["worktree", "prune"], repo, git_dir=repo)
+        try:
+            refs = run_git(
+                [
+                    "for-each-ref",
+                    "--format=%(refname)",
+                    f"refs/heads/{BRANCH_PREFIX}",
+                    SNAPSHOT_REF,
+                    RESULT_REF,
+                ],
+                repo,
+                git_dir=repo,
+            ).splitlines()
+        except GitError:
+            continue
+        for ref in refs:
+            task_id = ref.rsplit("/", 1)[-1]
+            if task_id in keep:
+                continue
+            with contextlib.suppress(GitError):
+                run_git(["update-ref", "-d", ref], repo, git_dir=repo)
+            removed.add(task_id)
+    return sorted(removed)
