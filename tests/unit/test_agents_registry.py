@@ -1,0 +1,26 @@
+"""The provider registry."""
+
+from __future__ import annotations
+
+import pytest
+
+from baton.agents.command import CommandAdapter
+from baton.agents.fake import FakeAdapter
+from baton.agents.registry import UnknownProvider, adapter_for, providers
+
+
+def test_known_providers_have_their_adapters() -> None:
+    assert isinstance(adapter_for("fake"), FakeAdapter)
+    assert isinstance(adapter_for("command"), CommandAdapter)
+    assert {"fake", "command"} <= set(providers())
+    for name in providers():
+        assert adapter_for(name).provider == name
+
+
+def test_unknown_provider_names_the_known_ones() -> None:
+    with pytest.raises(KeyError) as info:
+        adapter_for("clippy")
+    assert isinstance(info.value, UnknownProvider)
+    message = str(info.value)
+    assert "'clippy'" in message and "command" in message and "fake" in message
+    assert not message.startswith('"')
