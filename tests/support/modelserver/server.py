@@ -379,6 +379,7 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(turn, Dead):
             rec.outcome = "dead"
             self.model._record(rec)
+            self.model.dead_connections += 1
             self.close_connection = True
             _reset(self.connection)
             return
