@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from baton.core.diff import FileStatus
+from baton.core.diff import FileDiff, FileStatus
 from baton.workspace import (
     accept,
     compute_diff,
@@ -169,6 +169,14 @@ def test_symlinks(tmp_path: Path) -> None:
     assert result.links == {"new-link": "link.txt"}
     assert os.readlink(root / "new-link") == "link.txt"
     assert (root / "link.txt").read_text() == "changed\n"
+
+    # Retargeting a link, accepted from FileDiffs that went through JSON.
+    (wt / "link.txt").unlink()
+    os.symlink("new-link", wt / "link.txt")
+    (f,) = [f for f in compute_diff(snap, wt) if f.path == "link.txt"]
+    result = accept(snap, [FileDiff.from_json(f.to_json())])
+    assert result.applied == [f.hunks[0].id]
+    assert os.readlink(root / "link.txt") == "new-link"
 
 
 def test_root_inside_a_repository_uses_the_top(tmp_path: Path) -> None:

@@ -108,15 +108,9 @@ def _new_content(snap: Snapshot, f: FileDiff, hunk: Hunk) -> _Content | None:
     blob = f.extra.get("newBlob")
     if mode is None or (blob is None and (f.binary or mode == SYMLINK)):
         # A FileDiff that went through JSON: look the file up in the result tree.
-        out = git_process(
-            ["ls-tree", "-z", snap.result_ref, "--", f.path],
-            snap.git_dir,
-            git_dir=snap.git_dir,
-            ok_codes=(0, 128),
-        ).stdout.decode("utf-8", "surrogateescape")
-        if out:
-            meta = out.split("\t", 1)[0].split(" ")
-            mode, blob = meta[0], meta[2]
+        entry = _tree_entry(snap, snap.result_ref, f.path)
+        if entry is not None:
+            mode, blob = entry
     link = mode == SYMLINK
     if f.binary or link:
         if not blob:
@@ -128,11 +122,29 @@ def _new_content(snap: Snapshot, f: FileDiff, hunk: Hunk) -> _Content | None:
     return _Content(hunk.new_text.encode("utf-8", "surrogateescape"), executable=mode == "100755")
 
 
+def _tree_entry(snap: Snapshot, tree: str, path: str) -> tuple[str, str] | None:
+    """(mode, sha) of ``path`` in ``tree``, or None."""
+    out = git_process(
+        ["ls-tree", "-z", tree, "--", path],
+        snap.git_dir,
+        git_dir=snap.git_dir,
+        ok_codes=(0, 128),
+    ).stdout.decode("utf-8", "surrogateescape")
+    if not out:
+        return None
+    meta = out.split("\t", 1)[0].split(" ")
+    return meta[0], meta[2]
+
+
 def _old_content(snap: Snapshot, f: FileDiff, path: str) -> _Content | None:
     data = snapshot_bytes(snap, path)
     if data is None:
         return None
-    return _Content(data, link=f.extra.get("oldMode") == SYMLINK)
+    mode = f.extra.get("oldMode")
+    if mode is None:  # a FileDiff that went through JSON
+        entry = _tree_entry(snap, snap.commit, path)
+        mode = entry[0] if entry else None
+    return _Content(data, link=mode == SYMLINK)
 
 
 def _plan_text(

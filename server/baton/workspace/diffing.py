@@ -23,7 +23,7 @@ from baton.core.diff import (
     whole_file_hunk,
 )
 from baton.workspace.git import GitError, git_process, read_blobs, run_git, split_z
-from baton.workspace.snapshot import Snapshot, stage_work_tree
+from baton.workspace.snapshot import Snapshot, common_dir_of, stage_work_tree
 
 NULL_SHA = "0" * 40
 SYMLINK = "120000"
@@ -109,10 +109,16 @@ def _parse_raw(out: str) -> list[_Change]:
 
 def stage_result(snap: Snapshot, worktree: Path) -> str:
     """Record everything in ``worktree`` as a tree, point the result ref at it; its sha."""
-    seed = worktree_git_dir(worktree) / "index"
+    own = worktree_git_dir(worktree)
     with tempfile.TemporaryDirectory(prefix="baton-diff-") as tmp:
         index = Path(tmp) / "index"
-        stage_work_tree(worktree, index, seed_index=seed, seed_tree=snap.commit)
+        stage_work_tree(
+            worktree,
+            index,
+            seed_index=own / "index",
+            seed_tree=snap.commit,
+            common_dir=common_dir_of(own),
+        )
         tree = run_git(["write-tree"], worktree, env={"GIT_INDEX_FILE": str(index)}).strip()
     commit = run_git(
         ["commit-tree", tree, "-p", snap.commit, "-m", f"Baton result of task {snap.task_id}"],

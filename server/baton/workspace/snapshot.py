@@ -18,7 +18,7 @@ import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -178,8 +178,78 @@ def head_commit(cwd: Path, git_dir: Path) -> str | None:
         return None
 
 
+def common_dir_of(git_dir: Path) -> Path:
+    """The common git dir of a (possibly per-worktree) git dir."""
+    try:
+        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return git_dir
+    path = Path(common)
+    return path if path.is_absolute() else (git_dir / path).resolve()
+
+
+def index_entries(cwd: Path, **kw: Any) -> dict[str, tuple[str, str]]:
+    """Every stage-0 entry of the index git uses at ``cwd``: path → (mode, sha)."""
+    entries: dict[str, tuple[str, str]] = {}
+    for rec in split_z(run_git(["ls-files", "-s", "-z"], cwd, **kw)):
+        meta, _, path = rec.partition("\t")
+        mode, sha = meta.split(" ")[:2]
+        entries[path] = (mode, sha)
+    return entries
+
+
+def _may_have_attributes(cwd: Path, paths: Iterable[str], common_dir: Path | None) -> bool:
+    """False only when no attributes file can apply (no check-attr run is needed)."""
+    if any(p == ".gitattributes" or p.endswith("/.gitattributes") for p in paths):
+        return True
+    if common_dir is None or (common_dir / "info" / "attributes").exists():
+        return True
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    if (Path(xdg) / "git" / "attributes").exists() or Path("/etc/gitattributes").exists():
+        return True
+    configured = git_process(
+        ["config", "--get", "core.attributesFile"], cwd, ok_codes=(0, 1)
+    ).stdout.strip()
+    return bool(configured)
+
+
+def converted_paths(
+    cwd: Path,
+    entries: Mapping[str, tuple[str, str]],
+    *,
+    common_dir: Path | None,
+    **kw: Any,
+) -> list[str]:
+    """Regular files among ``entries`` whose attributes let git change their bytes."""
+    regular = [p for p, (mode, _) in entries.items() if mode in ("100644", "100755")]
+    if not regular or not _may_have_attributes(cwd, entries, common_dir):
+        return []
+    out = split_z(
+        run_git(
+            ["check-attr", "-z", "--stdin", *_CONVERTING],
+            cwd,
+            input="\0".join(regular) + "\0",
+            **kw,
+        )
+    )
+    found: dict[str, None] = {}
+    for i in range(0, len(out) - 2, 3):
+        path, value = out[i], out[i + 2]
+        if value in ("unspecified", "unset") or "\n" in path:
+            continue
+        with contextlib.suppress(OSError):
+            if stat.S_ISREG(os.lstat(cwd / path).st_mode):
+                found[path] = None
+    return list(found)
+
+
 def exact_fixup(
-    cwd: Path, env: Mapping[str, str], *, git_dir: Path | None = None, work_tree: Path | None = None
+    cwd: Path,
+    env: Mapping[str, str],
+    *,
+    git_dir: Path | None = None,
+    work_tree: Path | None = None,
+    common_dir: Path | None = None,
 ) -> int:
     """Re-store, byte for byte, the index entries git converted on the way in.
 
@@ -188,32 +258,8 @@ def exact_fixup(
     again with ``--no-filters`` and the index entry replaced. Returns how many were redone.
     """
     kw: dict[str, Any] = {"git_dir": git_dir, "work_tree": work_tree, "env": env}
-    modes: dict[str, str] = {}
-    for rec in split_z(run_git(["ls-files", "-s", "-z"], cwd, **kw)):
-        meta, _, path = rec.partition("\t")
-        mode = meta.split(" ", 1)[0]
-        if mode in ("100644", "100755"):
-            modes[path] = mode
-    if not modes:
-        return 0
-    out = split_z(
-        run_git(
-            ["check-attr", "-z", "--stdin", *_CONVERTING],
-            cwd,
-            input="\0".join(modes) + "\0",
-            **kw,
-        )
-    )
-    touched: list[str] = []
-    seen: set[str] = set()
-    for i in range(0, len(out) - 2, 3):
-        path, value = out[i], out[i + 2]
-        if value in ("unspecified", "unset") or path in seen or "\n" in path:
-            continue
-        with contextlib.suppress(OSError):
-            if stat.S_ISREG(os.lstat(cwd / path).st_mode):
-                seen.add(path)
-                touched.append(path)
+    entries = index_entries(cwd, **kw)
+    touched = converted_paths(cwd, entries, common_dir=common_dir, **kw)
     if not touched:
         return 0
     shas = run_git(
@@ -222,7 +268,7 @@ def exact_fixup(
         input="\n".join(touched) + "\n",
         **kw,
     ).split()
-    info = "".join(f"{modes[p]} {sha}\t{p}\0" for p, sha in zip(touched, shas, strict=True))
+    info = "".join(f"{entries[p][0]} {sha}\t{p}\0" for p, sha in zip(touched, shas, strict=True))
     run_git(["update-index", "-z", "--index-info"], cwd, input=info, **kw)
     return len(touched)
 
@@ -235,6 +281,7 @@ def stage_work_tree(
     seed_tree: str | None,
     git_dir: Path | None = None,
     work_tree: Path | None = None,
+    common_dir: Path | None = None,
 ) -> None:
     """Fill ``index_file`` with the whole work tree at ``cwd`` (tracked, changed, untracked).
 
@@ -259,7 +306,7 @@ def stage_work_tree(
             raise
         seed_from_tree()  # an index git cannot use as a seed (odd extension): start over
         run_git(["add", "-A"], cwd, **kw)
-    exact_fixup(cwd, env, git_dir=git_dir, work_tree=work_tree)
+    exact_fixup(cwd, env, git_dir=git_dir, work_tree=work_tree, common_dir=common_dir)
 
 
 def _add_overlays(
@@ -328,7 +375,13 @@ def take_snapshot(
     with tempfile.TemporaryDirectory(prefix="snapshot-", dir=tmp_root) as tmp:
         index = Path(tmp) / "index"
         stage_work_tree(
-            top, index, seed_index=seed_index, seed_tree=base, git_dir=git_dir, work_tree=work_tree
+            top,
+            index,
+            seed_index=seed_index,
+            seed_tree=base,
+            git_dir=git_dir,
+            work_tree=work_tree,
+            common_dir=common,
         )
         env = {"GIT_INDEX_FILE": str(index)}
         if private:

@@ -8,21 +8,20 @@ hooks disabled and reproduces the snapshot byte for byte, whatever the repositor
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
-import stat
 from pathlib import Path
 
-from baton.workspace.git import GitError, read_blobs, run_git, split_z
+from baton.workspace.git import GitError, read_blobs, run_git
 from baton.workspace.snapshot import (
     BRANCH_PREFIX,
     RESULT_REF,
     SNAPSHOT_REF,
     Snapshot,
     check_task_id,
+    common_dir_of,
+    converted_paths,
+    index_entries,
 )
-
-_CONVERTING = ("text", "eol", "filter", "ident", "working-tree-encoding")
 
 
 def _is_within(path: Path, folder: Path) -> bool:
@@ -33,26 +32,10 @@ def _is_within(path: Path, folder: Path) -> bool:
     return True
 
 
-def _restore_exact_bytes(worktree: Path) -> int:
+def _restore_exact_bytes(worktree: Path, common_dir: Path) -> int:
     """Rewrite files that checkout converted (eol, ident, filters) back to the blob's bytes."""
-    entries: dict[str, tuple[str, str]] = {}
-    for rec in split_z(run_git(["ls-files", "-s", "-z"], worktree)):
-        meta, _, path = rec.partition("\t")
-        mode, sha = meta.split(" ")[:2]
-        if mode in ("100644", "100755"):
-            entries[path] = (mode, sha)
-    if not entries:
-        return 0
-    out = split_z(
-        run_git(
-            ["check-attr", "-z", "--stdin", *_CONVERTING],
-            worktree,
-            input="\0".join(entries) + "\0",
-        )
-    )
-    candidates = sorted(
-        {out[i] for i in range(0, len(out) - 2, 3) if out[i + 2] not in ("unspecified", "unset")}
-    )
+    entries = index_entries(worktree)
+    candidates = converted_paths(worktree, entries, common_dir=common_dir)
     if not candidates:
         return 0
     blobs = read_blobs(worktree, [entries[p][1] for p in candidates])
@@ -61,9 +44,7 @@ def _restore_exact_bytes(worktree: Path) -> int:
         want = blobs.get(entries[path][1])
         target = worktree / path
         try:
-            if want is None or not stat.S_ISREG(os.lstat(target).st_mode):
-                continue
-            if target.read_bytes() == want:
+            if want is None or target.read_bytes() == want:
                 continue
         except OSError:
             continue
@@ -98,7 +79,7 @@ def create_worktree(snap: Snapshot, task_id: str, worktrees_dir: Path) -> Path:
         snap.git_dir,
         git_dir=snap.git_dir,
     )
-    _restore_exact_bytes(path)
+    _restore_exact_bytes(path, common_dir_of(snap.git_dir))
     return path
 
 
