@@ -22,42 +22,47 @@ def initial(db: Database) -> None:
         """
         CREATE TABLE tasks (
             id TEXT PRIMARY KEY,
-            instruction TEXT NOT NULL,
+            state TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            settled_at REAL,
             root TEXT NOT NULL,
-            title TEXT NOT NULL DEFAULT '',
+            worker TEXT NOT NULL DEFAULT '',
+            "group" TEXT,
+            owner TEXT,
+            completion TEXT,
             action TEXT NOT NULL DEFAULT 'delegate',
             kind TEXT NOT NULL DEFAULT 'general',
-            brief TEXT NOT NULL DEFAULT '',
-            targets TEXT NOT NULL DEFAULT '[]',
-            scope TEXT NOT NULL DEFAULT '[]',
             isolation TEXT NOT NULL DEFAULT 'worktree',
-            worker TEXT NOT NULL DEFAULT '',
             provider TEXT NOT NULL DEFAULT '',
             model TEXT,
-            route_reason TEXT NOT NULL DEFAULT '',
-            state TEXT NOT NULL,
-            completion TEXT,
-            message TEXT NOT NULL DEFAULT '',
-            summary TEXT NOT NULL DEFAULT '',
+            attempts INTEGER NOT NULL DEFAULT 0,
+            resets_at REAL,
             session_id TEXT,
             snapshot TEXT,
             base_ref TEXT,
             worktree TEXT,
             branch TEXT,
-            attempts INTEGER NOT NULL DEFAULT 0,
-            resets_at REAL,
-            "group" TEXT,
+            title TEXT NOT NULL DEFAULT '',
+            route_reason TEXT NOT NULL DEFAULT '',
+            message TEXT NOT NULL DEFAULT '',
+            targets TEXT NOT NULL DEFAULT '[]',
+            scope TEXT NOT NULL DEFAULT '[]',
             options TEXT NOT NULL DEFAULT '{}',
-            created_at REAL NOT NULL,
-            updated_at REAL NOT NULL,
-            settled_at REAL,
-            owner TEXT
+            instruction TEXT NOT NULL,
+            summary TEXT NOT NULL DEFAULT '',
+            brief TEXT NOT NULL DEFAULT ''
         )
         """
     )
-    for column in ("state", "created_at", "worker", "group", "root", "owner"):
-        db.table("tasks").create_index([column], index_name=f"idx_tasks_{column}")
-    db.table("tasks").create_index(["state", "created_at"], index_name="idx_tasks_state_created")
+    # Small columns first, long texts last: filters and sort keys never read overflow pages.
+    # Every listing is newest first, so each filter index ends in (created_at, id): SQLite
+    # then reads rows in order and stops at the LIMIT instead of sorting every match.
+    tasks = db.table("tasks")
+    tasks.create_index(["created_at", "id"], index_name="idx_tasks_created")
+    for column in ("state", "worker", "group", "root"):
+        tasks.create_index([column, "created_at", "id"], index_name=f"idx_tasks_{column}")
+    tasks.create_index(["owner"], index_name="idx_tasks_owner")
     db.execute(
         """
         CREATE TABLE attempts (
@@ -146,7 +151,7 @@ def initial(db: Database) -> None:
         )
         """
     )
-    db.table("tasks").enable_fts(FTS_COLUMNS, create_triggers=True, tokenize="porter")
+    tasks.enable_fts(FTS_COLUMNS, create_triggers=True, tokenize="porter")
 
 
 def apply(db: Database) -> None:

@@ -151,7 +151,12 @@ class Store:
             return self._conn.execute(sql, params).fetchall()
 
     def close(self) -> None:
-        """Close the connection (checkpointing the WAL if nothing else has it open)."""
+        """Close the connection, refreshing the planner's statistics first if they are stale."""
+        try:
+            self._conn.execute("PRAGMA analysis_limit = 400")
+            self._conn.execute("PRAGMA optimize")
+        except sqlite3.Error:
+            pass  # only an optimisation; a full disk must not stop us closing
         self._conn.close()
 
     def __enter__(self) -> Store:
@@ -164,22 +169,29 @@ class Store:
 
     def insert_task(self, task: Task) -> None:
         """Store a new task. Stamps ``created_at``/``updated_at`` on ``task`` when they are 0."""
+        self.insert_tasks([task])
+
+    def insert_tasks(self, tasks: Iterable[Task]) -> int:
+        """Store new tasks in one transaction (stamping times as :meth:`insert_task`)."""
         now = time.time()
-        if not task.created_at:
-            task.created_at = now
-        if not task.updated_at:
-            task.updated_at = task.created_at
+        rows = []
+        for task in tasks:
+            if not task.created_at:
+                task.created_at = now
+            if not task.updated_at:
+                task.updated_at = task.created_at
+            rows.append(_task_row(task))
         placeholders = ", ".join("?" for _ in _TASK_FIELDS)
         try:
-            with self._write(f"insert task {task.id}") as conn:
-                conn.execute(
-                    f"INSERT INTO tasks ({_TASK_COLS}) VALUES ({placeholders})",
-                    _task_row(task),
-                )
+            with self._write(f"insert {len(rows)} tasks") as conn:
+                conn.executemany(f"INSERT INTO tasks ({_TASK_COLS}) VALUES ({placeholders})", rows)
         except StoreError as exc:
             if isinstance(exc.__cause__, sqlite3.IntegrityError):
-                raise StoreError(f"task {task.id} already exists") from exc.__cause__
+                ids = ", ".join(str(r[0]) for r in rows[:3]) + (", …" if len(rows) > 3 else "")
+                what = f"task {ids} already exists" if len(rows) == 1 else f"a task of {ids} exists"
+                raise StoreError(what) from exc.__cause__
             raise
+        return len(rows)
 
     def save_task(self, task: Task) -> None:
         """Insert or fully replace a task's fields (its owner is kept)."""
@@ -238,28 +250,34 @@ class Store:
         """
         where: list[str] = []
         params: list[Any] = []
-        source = "tasks t"
-        if query is not None:
-            match = fts_query(query)
-            if not match:
-                return []
-            source = "tasks_fts JOIN tasks t ON t.rowid = tasks_fts.rowid"
-            where.append("tasks_fts MATCH ?")
-            params.append(match)
-        if states is not None:
-            wanted = [str(s) for s in states]
+        wanted = None if states is None else list(dict.fromkeys(str(s) for s in states))
+        if wanted is not None:
             if not wanted:
                 return []
             where.append(f"t.state IN ({', '.join('?' for _ in wanted)})")
             params.extend(wanted)
-        for column, value in (("worker", worker), ("group", group), ("root", root)):
+        filters = {"group": group, "worker": worker, "root": root}
+        for column, value in filters.items():
             if value is not None:
                 where.append(f't."{column}" = ?')
                 params.append(value)
         if since is not None:
             where.append("t.created_at >= ?")
             params.append(since)
-        sql = f"SELECT {_TASK_SELECT} FROM {source}"
+        if query is not None:
+            match = fts_query(query)
+            if not match:
+                return []
+            where.append("t.rowid IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ?)")
+            params.append(match)
+        # Walk one index in (created_at, id) order and stop at the LIMIT: never sort every
+        # match of a common word or a crowded state. The index is the first given filter in
+        # a fixed order of how selective they usually are; with none, creation time.
+        given = [c for c, v in filters.items() if v is not None]
+        if wanted is not None:
+            given.insert(1 if group is not None else 0, "state")
+        index = f"idx_tasks_{given[0]}" if given else "idx_tasks_created"
+        sql = f"SELECT {_TASK_SELECT} FROM tasks t INDEXED BY {index}"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY t.created_at DESC, t.id DESC"
