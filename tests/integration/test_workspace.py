@@ -299,6 +299,13 @@ def test_forged_paths_are_refused(repo: Path, state: Path, wts: Path, tmp_path: 
         assert result.refused and not result.applied, bad
     assert not (tmp_path / "outside.txt").exists()
     assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+    # A folder of the user's that is a symlink out of the tree is not written through.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, repo / "out")
+    result = accept(snap, [replace(f, path="out/x.txt", status=FileStatus.ADDED)])
+    assert result.refused and not result.applied
+    assert not (elsewhere / "x.txt").exists()
 
 
 def test_hunk_ids_are_stable_and_survive_json(repo: Path, state: Path, wts: Path) -> None:

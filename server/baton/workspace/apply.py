@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import stat
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -272,9 +273,7 @@ def _write(root: Path, w: _Write) -> None:
             parent = parent.parent
         return
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.baton-{os.getpid()}.tmp"
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
+    tmp = target.parent / f".{target.name}.baton-{secrets.token_hex(6)}.tmp"
     if w.content.link:
         os.symlink(os.fsdecode(w.content.data), tmp)
     else:
@@ -283,16 +282,15 @@ def _write(root: Path, w: _Write) -> None:
             mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
         except FileNotFoundError:
             mode = None
-        if mode is None:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = (0o777 if w.content.executable else 0o666) & ~umask
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        # A new file gets the usual permissions: the kernel applies the umask to these.
+        fresh = 0o777 if w.content.executable else 0o666
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, fresh if mode is None else 0o600)
         try:
             view = memoryview(w.content.data)
             while view:
                 view = view[os.write(fd, view) :]
-            os.fchmod(fd, mode)
+            if mode is not None:
+                os.fchmod(fd, mode)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -354,4 +352,6 @@ def accept(
                 result.conflicts += [(i, f"could not write: {exc}") for i in sorted(ids)]
                 for w in writes:
                     result.texts.pop(w.path, None)
+                    result.data.pop(w.path, None)
+                    result.links.pop(w.path, None)
     return result
