@@ -461,3 +461,91 @@ def test_full_disk_raises_store_error_and_reads_still_work(store: Store) -> None
     # once there is room again, seq continues without a gap
     store.db.execute("PRAGMA max_page_count = 1073741823")
     assert store.append_events([ev(t.id, 1)])[0].seq == 2
+
+
+def test_two_stores_on_one_file_keep_seq_contiguous(db_file: Path) -> None:
+    first, second = Store(db_file), Store(db_file)
+    try:
+        t = make_task()
+        first.insert_task(t)
+        assert [e.seq for e in first.append_events([ev(t.id, 0), ev(t.id, 1)])] == [1, 2]
+        assert [e.seq for e in second.append_events([ev(t.id, 2)])] == [3]
+        # first's cached last seq (2) is stale: the batch is renumbered, not lost
+        assert [e.seq for e in first.append_events([ev(t.id, 3), ev(t.id, 4)])] == [4, 5]
+        assert [e.data["text"] for e in second.events(t.id)] == [f"chunk {n}" for n in range(5)]
+    finally:
+        first.close()
+        second.close()
+
+
+def test_insert_tasks_is_one_transaction(store: Store) -> None:
+    a, b = make_task(), make_task()
+    assert store.insert_tasks([a, b]) == 2
+    with pytest.raises(StoreError, match="exists"):
+        store.insert_tasks([make_task("fresh-one"), make_task(a.id)])
+    assert store.find_task("fresh-one") is None
+    assert {t.id for t in store.list_tasks()} == {a.id, b.id}
+
+
+WORDS = ["alpha", "beta", "gamma", "delta"]
+task_specs = st.lists(
+    st.tuples(
+        st.sampled_from([TaskState.RUNNING, TaskState.REVIEW, TaskState.APPLIED]),
+        st.sampled_from(["w1", "w2"]),
+        st.sampled_from([None, "g1"]),
+        st.sampled_from(["/one", "/two"]),
+        st.integers(0, 5),  # created_at: ties are ordered by id
+        st.sampled_from(WORDS),
+    ),
+    max_size=25,
+)
+filter_specs = st.fixed_dictionaries(
+    {},
+    optional={
+        "states": st.lists(st.sampled_from(["running", "review", "applied", "failed"])),
+        "worker": st.sampled_from(["w1", "w2", "w3"]),
+        "group": st.sampled_from(["g1", "g2"]),
+        "root": st.sampled_from(["/one", "/two"]),
+        "since": st.integers(0, 6).map(float),
+        "query": st.sampled_from([*WORDS, "alpha beta", "zeta"]),
+        "limit": st.integers(1, 30),
+    },
+)
+
+
+def test_list_tasks_agrees_with_a_plain_python_filter(tmp_path: Path) -> None:
+    """Whatever index list_tasks walks, it returns the right tasks in the right order."""
+    counter = iter(range(10**9))
+
+    @settings(max_examples=60, deadline=None)
+    @given(task_specs, filter_specs)
+    def check(specs: list[tuple[TaskState, str, str | None, str, int, str]], kw: dict) -> None:  # type: ignore[type-arg]
+        with Store(tmp_path / f"{next(counter)}.db") as store:
+            tasks = [
+                make_task(
+                    f"t{i:03d}",
+                    state=s,
+                    worker=w,
+                    group=g,
+                    root=r,
+                    created_at=float(c),
+                    title=f"{word} task",
+                )
+                for i, (s, w, g, r, c, word) in enumerate(specs)
+            ]
+            store.insert_tasks(tasks)
+            expected = [
+                t
+                for t in tasks
+                if ("states" not in kw or str(t.state) in kw["states"])
+                and ("worker" not in kw or t.worker == kw["worker"])
+                and ("group" not in kw or t.group == kw["group"])
+                and ("root" not in kw or t.root == kw["root"])
+                and ("since" not in kw or t.created_at >= kw["since"])
+                and ("query" not in kw or all(w in t.title.split() for w in kw["query"].split()))
+            ]
+            expected.sort(key=lambda t: (t.created_at, t.id), reverse=True)
+            expected = expected[: kw.get("limit", 100)]
+            assert [t.id for t in store.list_tasks(**kw)] == [t.id for t in expected]
+
+    check()

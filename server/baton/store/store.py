@@ -373,11 +373,35 @@ class Store:
 
         Each event gets the next ``seq`` of its task (contiguous, continuing from the last
         stored one) and ``ts = time.time()`` when its ``ts`` is 0. Nothing of the batch is
-        stored if any part fails.
+        stored if any part fails. The last seq of each task is cached: should another
+        process have appended to the same task meanwhile, the batch is renumbered once.
         """
         if not events:
             return []
         now = time.time()
+        for retry in (False, True):
+            stamped, rows, next_seq = self._stamp(events, now)
+            try:
+                with self._write(f"append {len(rows)} events") as conn:
+                    conn.executemany(
+                        "INSERT INTO events (task_id, seq, ts, attempt, type, data) "
+                        "VALUES (?, ?, ?, ?, ?, ?)",
+                        rows,
+                    )
+            except StoreError as exc:
+                if retry or not isinstance(exc.__cause__, sqlite3.IntegrityError):
+                    raise
+                for task_id in next_seq:  # stale cache: reload from the database
+                    self._last_seq.pop(task_id, None)
+                continue
+            self._last_seq.update(next_seq)
+            return stamped
+        raise AssertionError("unreachable")
+
+    def _stamp(
+        self, events: Sequence[Event], now: float
+    ) -> tuple[list[Event], list[tuple[Any, ...]], dict[str, int]]:
+        """Number and time-stamp a batch: the events, their rows, each task's new last seq."""
         next_seq: dict[str, int] = {}
         stamped: list[Event] = []
         rows: list[tuple[Any, ...]] = []
@@ -389,24 +413,9 @@ class Store:
             next_seq[ev.task_id] = seq
             out = replace(ev, seq=seq, ts=ev.ts or now)
             stamped.append(out)
-            rows.append(
-                (
-                    out.task_id,
-                    seq,
-                    out.ts,
-                    out.attempt,
-                    str(out.type),
-                    json.dumps(out.data, separators=(",", ":"), default=str),
-                )
-            )
-        with self._write(f"append {len(rows)} events") as conn:
-            conn.executemany(
-                "INSERT INTO events (task_id, seq, ts, attempt, type, data) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                rows,
-            )
-        self._last_seq.update(next_seq)
-        return stamped
+            data = json.dumps(out.data, separators=(",", ":"), default=str)
+            rows.append((out.task_id, seq, out.ts, out.attempt, str(out.type), data))
+        return stamped, rows, next_seq
 
     def events(self, task_id: str, after_seq: int = 0, limit: int | None = None) -> list[Event]:
         """The task's events with ``seq > after_seq``, in order."""
