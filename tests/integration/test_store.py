@@ -549,3 +549,35 @@ def test_list_tasks_agrees_with_a_plain_python_filter(tmp_path: Path) -> None:
             assert [t.id for t in store.list_tasks(**kw)] == [t.id for t in expected]
 
     check()
+
+
+def test_offsets_are_stored_with_their_events(store: Store) -> None:
+    t = make_task()
+    store.insert_task(t)
+    store.save_attempt(Attempt(task_id=t.id, n=1))
+    store.append_events([ev(t.id, 0)], offsets=[(t.id, 1, 120), (t.id, 9, 5)])
+    assert store.attempts(t.id)[0].out_offset == 120
+    store.append_events([], offsets=[(t.id, 1, 200)])
+    assert store.attempts(t.id)[0].out_offset == 200
+    with pytest.raises(UnknownTask):  # the batch fails: the offset does not move either
+        store.append_events([ev(t.id, 1), ev("missing", 0)], offsets=[(t.id, 1, 999)])
+    assert store.attempts(t.id)[0].out_offset == 200
+    assert store.last_seq(t.id) == 1
+
+
+def test_owner_through_insert_and_save(store: Store) -> None:
+    a = make_task(state=TaskState.RUNNING, created_at=1.0)
+    b = make_task(state=TaskState.REVIEW, created_at=2.0)
+    store.insert_task(a, owner="b1")
+    store.insert_task(b)
+    assert store.task_with_owner(a.id) == (a, "b1")
+    store.save_task(a)  # owner kept
+    assert store.owner_of(a.id) == "b1"
+    store.save_task(a, owner=None)
+    assert store.owner_of(a.id) is None
+    store.save_task(b, owner="b2")
+    assert store.tasks_with_owner() == [(a, None), (b, "b2")]
+    assert store.tasks_with_owner(states=["review"]) == [(b, "b2")]
+    assert store.tasks_with_owner(states=[]) == []
+    with pytest.raises(UnknownTask):
+        store.task_with_owner("missing")

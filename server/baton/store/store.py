@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields, replace
+from enum import Enum
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -37,6 +38,16 @@ _TASK_COLS = ", ".join(f'"{name}"' for name in _TASK_FIELDS)
 _TASK_SELECT = ", ".join(f't."{name}"' for name in _TASK_FIELDS)
 _ATTEMPT_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Attempt))
 _ATTEMPT_COLS = ", ".join(_ATTEMPT_FIELDS)
+
+
+class _Keep(Enum):
+    """Marks an argument left out on purpose: keep what is stored."""
+
+    KEEP = "keep"
+
+
+#: ``save_task(task, owner=KEEP)``: leave the stored owner as it is.
+KEEP = _Keep.KEEP
 
 
 class StoreError(Exception):
@@ -167,11 +178,11 @@ class Store:
 
     # -------------------------------------------------------------------- tasks
 
-    def insert_task(self, task: Task) -> None:
+    def insert_task(self, task: Task, *, owner: str | None = None) -> None:
         """Store a new task. Stamps ``created_at``/``updated_at`` on ``task`` when they are 0."""
-        self.insert_tasks([task])
+        self.insert_tasks([task], owner=owner)
 
-    def insert_tasks(self, tasks: Iterable[Task]) -> int:
+    def insert_tasks(self, tasks: Iterable[Task], *, owner: str | None = None) -> int:
         """Store new tasks in one transaction (stamping times as :meth:`insert_task`)."""
         now = time.time()
         rows = []
@@ -180,11 +191,13 @@ class Store:
                 task.created_at = now
             if not task.updated_at:
                 task.updated_at = task.created_at
-            rows.append(_task_row(task))
-        placeholders = ", ".join("?" for _ in _TASK_FIELDS)
+            rows.append([*_task_row(task), owner])
+        placeholders = ", ".join("?" for _ in range(len(_TASK_FIELDS) + 1))
         try:
             with self._write(f"insert {len(rows)} tasks") as conn:
-                conn.executemany(f"INSERT INTO tasks ({_TASK_COLS}) VALUES ({placeholders})", rows)
+                conn.executemany(
+                    f"INSERT INTO tasks ({_TASK_COLS}, owner) VALUES ({placeholders})", rows
+                )
         except StoreError as exc:
             if isinstance(exc.__cause__, sqlite3.IntegrityError):
                 ids = ", ".join(str(r[0]) for r in rows[:3]) + (", …" if len(rows) > 3 else "")
@@ -193,15 +206,18 @@ class Store:
             raise
         return len(rows)
 
-    def save_task(self, task: Task) -> None:
-        """Insert or fully replace a task's fields (its owner is kept)."""
-        placeholders = ", ".join("?" for _ in _TASK_FIELDS)
-        updates = ", ".join(f'"{n}" = excluded."{n}"' for n in _TASK_FIELDS if n != "id")
+    def save_task(self, task: Task, *, owner: str | _Keep | None = KEEP) -> None:
+        """Insert or fully replace a task's fields; its owner is set if given, else kept."""
+        names = [*_TASK_FIELDS] if isinstance(owner, _Keep) else [*_TASK_FIELDS, "owner"]
+        row = _task_row(task) if isinstance(owner, _Keep) else [*_task_row(task), owner]
+        columns = ", ".join(f'"{n}"' for n in names)
+        placeholders = ", ".join("?" for _ in names)
+        updates = ", ".join(f'"{n}" = excluded."{n}"' for n in names if n != "id")
         with self._write(f"save task {task.id}") as conn:
             conn.execute(
-                f"INSERT INTO tasks ({_TASK_COLS}) VALUES ({placeholders}) "
+                f"INSERT INTO tasks ({columns}) VALUES ({placeholders}) "
                 f"ON CONFLICT(id) DO UPDATE SET {updates}",
-                _task_row(task),
+                row,
             )
 
     def find_task(self, task_id: str) -> Task | None:
@@ -310,6 +326,27 @@ class Store:
             raise UnknownTask(task_id)
         return None if rows[0][0] is None else str(rows[0][0])
 
+    def task_with_owner(self, task_id: str) -> tuple[Task, str | None]:
+        """The task and the broker that supervises it; raises :class:`UnknownTask`."""
+        rows = self._rows(f"SELECT {_TASK_SELECT}, t.owner FROM tasks t WHERE t.id = ?", (task_id,))
+        if not rows:
+            raise UnknownTask(task_id)
+        return _row_task(rows[0][:-1]), rows[0][-1]
+
+    def tasks_with_owner(
+        self, *, states: Iterable[TaskState | str] | None = None
+    ) -> list[tuple[Task, str | None]]:
+        """Tasks (in the given states, if any) with their owners, oldest first."""
+        sql = f"SELECT {_TASK_SELECT}, t.owner FROM tasks t"
+        params: list[str] = []
+        if states is not None:
+            params = list(dict.fromkeys(str(s) for s in states))
+            if not params:
+                return []
+            sql += f" WHERE t.state IN ({', '.join('?' for _ in params)})"
+        rows = self._rows(sql + " ORDER BY t.created_at, t.id", params)
+        return [(_row_task(r[:-1]), r[-1]) for r in rows]
+
     def orphaned_tasks(self, max_age: float) -> list[Task]:
         """Unsettled tasks whose owner is no broker with a heartbeat in the last ``max_age`` s."""
         settled = [str(s) for s in SETTLED]
@@ -368,15 +405,20 @@ class Store:
         self._last_seq[task_id] = seq
         return seq
 
-    def append_events(self, events: Sequence[Event]) -> list[Event]:
+    def append_events(
+        self, events: Sequence[Event], *, offsets: Sequence[tuple[str, int, int]] = ()
+    ) -> list[Event]:
         """Persist a batch in one transaction and return it stamped.
 
         Each event gets the next ``seq`` of its task (contiguous, continuing from the last
-        stored one) and ``ts = time.time()`` when its ``ts`` is 0. Nothing of the batch is
-        stored if any part fails. The last seq of each task is cached: should another
-        process have appended to the same task meanwhile, the batch is renumbered once.
+        stored one) and ``ts = time.time()`` when its ``ts`` is 0. ``offsets`` are
+        ``(task id, attempt n, byte offset)``: how far each attempt's output file has been
+        read, stored with the events it produced (an attempt not yet saved is skipped).
+        Nothing of the batch is stored if any part fails. The last seq of each task is
+        cached: should another process have appended to the same task meanwhile, the batch
+        is renumbered once.
         """
-        if not events:
+        if not events and not offsets:
             return []
         now = time.time()
         for retry in (False, True):
@@ -387,6 +429,10 @@ class Store:
                         "INSERT INTO events (task_id, seq, ts, attempt, type, data) "
                         "VALUES (?, ?, ?, ?, ?, ?)",
                         rows,
+                    )
+                    conn.executemany(
+                        "UPDATE attempts SET out_offset = ? WHERE task_id = ? AND n = ?",
+                        [(offset, task_id, n) for task_id, n, offset in offsets],
                     )
             except StoreError as exc:
                 if retry or not isinstance(exc.__cause__, sqlite3.IntegrityError):
@@ -606,19 +652,21 @@ class AsyncStore:
         method = getattr(Store, name)
         return await self.call(method, *args, **kwargs)
 
-    async def append_events(self, events: Sequence[Event]) -> list[Event]:
-        return await self.call(Store.append_events, events)
+    async def append_events(
+        self, events: Sequence[Event], *, offsets: Sequence[tuple[str, int, int]] = ()
+    ) -> list[Event]:
+        return await self.call(Store.append_events, events, offsets=offsets)
 
     async def events(
         self, task_id: str, after_seq: int = 0, limit: int | None = None
     ) -> list[Event]:
         return await self.call(Store.events, task_id, after_seq, limit)
 
-    async def insert_task(self, task: Task) -> None:
-        await self.call(Store.insert_task, task)
+    async def insert_task(self, task: Task, *, owner: str | None = None) -> None:
+        await self.call(Store.insert_task, task, owner=owner)
 
-    async def save_task(self, task: Task) -> None:
-        await self.call(Store.save_task, task)
+    async def save_task(self, task: Task, *, owner: str | _Keep | None = KEEP) -> None:
+        await self.call(Store.save_task, task, owner=owner)
 
     async def get_task(self, task_id: str) -> Task:
         return await self.call(Store.get_task, task_id)
