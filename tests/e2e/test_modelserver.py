@@ -401,7 +401,7 @@ def test_cut_stream_really_sent_part_of_the_stream_first() -> None:
         conn.request("POST", "/v1/messages", body, {"content-type": "application/json"})
         resp = conn.getresponse()
         assert resp.status == 200
-        first = resp.read1(65536)  # type: ignore[attr-defined]
+        first = resp.read1(65536)
         assert b"event: message_start" in first
         with pytest.raises((http.client.IncompleteRead, ConnectionError)):
             resp.read()
