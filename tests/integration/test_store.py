@@ -77,7 +77,7 @@ def test_connection_settings(store: Store, db_file: Path) -> None:
 def test_open_fails_with_store_error_on_a_file_that_is_not_a_database(tmp_path: Path) -> None:
     bad = tmp_path / "baton.db"
     bad.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(StoreError, match="could not open the database"):
+    with pytest.raises(StoreError, match=r"could not open the database.*not a Baton database"):
         Store(bad)
 
 

@@ -9,6 +9,7 @@ from baton.store.paths import (
     worktrees_dir,
 )
 from baton.store.store import (
+    KEEP,
     AmbiguousTask,
     AsyncStore,
     Broker,
@@ -19,6 +20,7 @@ from baton.store.store import (
 )
 
 __all__ = [
+    "KEEP",
     "AmbiguousTask",
     "AsyncStore",
     "Broker",

@@ -111,8 +111,8 @@ def _store_error(path: Path, action: str, exc: sqlite3.Error) -> StoreError:
         hint = "the disk (or the database's size limit) is full; free some space and retry"
     elif "locked" in message or "busy" in message:
         hint = "another process holds the database; retry in a moment"
-    elif isinstance(exc, sqlite3.DatabaseError) and "malformed" in message:
-        hint = "the database file is damaged"
+    elif "malformed" in message or "not a database" in message:
+        hint = "the file is damaged or is not a Baton database; move it aside to start afresh"
     else:
         hint = "the database refused the operation"
     return StoreError(f"could not {action} in {path}: {hint} (sqlite: {message})")
