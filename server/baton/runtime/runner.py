@@ -278,15 +278,25 @@ def stderr_tail(path: Path, limit: int = 4000) -> str:
     return data.decode("utf-8", errors="replace")[-limit:]
 
 
-async def wait_exit(record: ProcessRecord, poll: float = 0.02) -> ExitRecord | None:
-    """Wait until the process has ended; its exit record, or None if it vanished without one."""
+async def wait_exit(
+    record: ProcessRecord, poll: float = 0.02, alive_every: float = 0.5
+) -> ExitRecord | None:
+    """Wait until the process has ended; its exit record, or None if it vanished without one.
+
+    Looks for the exit record every ``poll`` seconds (a cheap stat) and asks whether the
+    process still lives every ``alive_every`` seconds (the wrapper was SIGKILLed: no record).
+    """
+    next_alive_check = time.monotonic() + alive_every
     while True:
-        found = read_exit(record.exit_path)
-        if found is not None:
-            return found
-        if not is_alive(record.pid, record.create_time):
-            # The wrapper writes the record before exiting: look once more, then give up.
-            return read_exit(record.exit_path)
+        if record.exit_path.exists():
+            found = read_exit(record.exit_path)
+            if found is not None:
+                return found
+        if time.monotonic() >= next_alive_check:
+            next_alive_check = time.monotonic() + alive_every
+            if not is_alive(record.pid, record.create_time):
+                # The wrapper writes the record before exiting: look once more, then give up.
+                return read_exit(record.exit_path)
         await asyncio.sleep(poll)
 
 

@@ -170,7 +170,8 @@ class Tailer:
         self._finishing = False
         self._closed = False
         self._done = asyncio.Event()
-        self._wake = asyncio.Event()
+        self._woken = False  # a wake-up came since the last read
+        self._waiter: asyncio.Future[None] | None = None
         self._fd: int | None = None
         self._hub: _Inotify | None = None
         self._wd: int | None = None
@@ -192,12 +193,12 @@ class Tailer:
     def finish(self) -> None:
         """The writer has exited: drain what is left, yield a last unterminated line, stop."""
         self._finishing = True
-        self._wake.set()
+        self._wakeup()
 
     def close(self) -> None:
         """Stop now, without draining; release the file and the inotify watch."""
         if self._hub is not None and self._wd is not None:
-            self._hub.remove(self._wd, self._wake.set)
+            self._hub.remove(self._wd, self._wakeup)
         self._hub = self._wd = None
         if self._fd is not None:
             with contextlib.suppress(OSError):
@@ -205,7 +206,7 @@ class Tailer:
             self._fd = None
         self._closed = True
         self._done.set()
-        self._wake.set()
+        self._wakeup()
 
     async def wait_closed(self) -> None:
         """Return once iteration has stopped (finished, closed or failed)."""
@@ -223,15 +224,33 @@ class Tailer:
             if self._closed:
                 raise StopAsyncIteration
             self._open()
-            self._wake.clear()  # before reading: a write after the read sets it again
+            self._woken = False  # before reading: a write after the read wakes us again
             if self._read_available():
                 continue
             if self._finishing:
                 return self._end()
             self._check_still_there()
             timeout = _SAFETY_INTERVAL if self._wd is not None else self._poll_interval
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
+            await self._sleep(timeout)
+
+    def _wakeup(self) -> None:
+        self._woken = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _sleep(self, seconds: float) -> None:
+        """Wait for a wake-up or ``seconds`` (a bare future: no task per wait, as wait_for has)."""
+        if self._woken:
+            return
+        loop = asyncio.get_running_loop()
+        self._waiter = waiter = loop.create_future()
+        handle = loop.call_later(seconds, _resolve, waiter)
+        try:
+            await waiter
+        finally:
+            handle.cancel()
+            self._waiter = None
 
     def _open(self) -> None:
         if self._fd is not None:
@@ -242,7 +261,7 @@ class Tailer:
             self._fail(f"cannot read {self.path}: {exc.strerror or exc}")
         hub = _Inotify.for_loop(asyncio.get_running_loop()) if self._want_inotify else None
         if hub is not None:
-            self._wd = hub.add(self.path, self._wake.set)
+            self._wd = hub.add(self.path, self._wakeup)
             self._hub = hub if self._wd is not None else None
 
     def _read_available(self) -> bool:
@@ -294,6 +313,11 @@ class Tailer:
         self.error = TailError(message)
         self.close()
         raise self.error
+
+
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def _decode(raw: bytes) -> str:

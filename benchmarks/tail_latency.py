@@ -1,0 +1,148 @@
+"""Write→read latency of agent output: how soon a line an agent writes reaches the parser.
+
+Two measurements, each with 20 processes streaming ~100 lines/s for a few seconds:
+
+* ``tail``: 20 plain writer processes append timestamped lines to their own files; 20
+  :class:`~baton.runtime.tail.Tailer` s in one event loop read them.
+* ``agents``: 20 fake agents (``stream`` step) started detached through
+  :func:`~baton.runtime.runner.spawn`, read through Tailers and the fake adapter's parser
+  — the broker's real path.
+
+Prints median, p99 and max latency in ms per measurement. Target: p99 ≤ 5 ms.
+Run: .venv/bin/python benchmarks/tail_latency.py [--seconds 5] [--agents 20] [--rate 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from baton.agents.base import Turn
+from baton.agents.fake import FakeAdapter
+from baton.config.profiles import Profile
+from baton.core.events import EventType
+from baton.runtime.runner import kill_tree, spawn, wait_exit
+from baton.runtime.tail import Tailer
+
+WRITER = """
+import os, sys, time
+path, count, rate, start = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+for i in range(count):
+    due = start + i / rate
+    now = time.time()
+    if due > now:
+        time.sleep(due - now)
+    os.write(fd, f"{time.time_ns()} {'x' * 80}\\n".encode())
+os.close(fd)
+"""
+
+
+def report(name: str, samples: list[float]) -> float:
+    samples.sort()
+    p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
+    print(
+        f"{name:>7}: {len(samples)} lines  median {statistics.median(samples):.2f} ms  "
+        f"p99 {p99:.2f} ms  max {samples[-1]:.2f} ms"
+    )
+    return p99
+
+
+async def bench_tail(folder: Path, n: int, rate: float, seconds: float) -> list[float]:
+    count = int(rate * seconds)
+    paths = [folder / f"w{i}.out" for i in range(n)]
+    for p in paths:
+        p.write_bytes(b"")
+    latencies: list[float] = []
+
+    async def read(path: Path) -> None:
+        tailer = Tailer(path)
+        got = 0
+        async for line in tailer:
+            latencies.append((time.time_ns() - int(line.split(" ", 1)[0])) / 1e6)
+            got += 1
+            if got == count:
+                tailer.close()
+
+    readers = [asyncio.create_task(read(p)) for p in paths]
+    await asyncio.sleep(0.05)
+    # All writers begin once all have started, each at its own phase (agents are not in step).
+    start = time.time() + 1.5
+    writers = [
+        await asyncio.create_subprocess_exec(
+            sys.executable, "-c", WRITER, str(p), str(count), str(rate), str(start + i / rate / n)
+        )
+        for i, p in enumerate(paths)
+    ]
+    await asyncio.gather(*(w.wait() for w in writers))
+    await asyncio.wait_for(asyncio.gather(*readers), 10)
+    return latencies
+
+
+async def bench_agents(folder: Path, n: int, rate: float, seconds: float) -> list[float]:
+    adapter = FakeAdapter()
+    count = int(rate * seconds)
+    # Streaming starts after a pause, once all agents (two Python startups each) are up.
+    steps = [{"sleep": 3.0}, {"stream": count, "rate": rate, "size": 80}]
+    prompt = "```baton-fake\n" + json.dumps({"steps": steps})
+    latencies: list[float] = []
+
+    async def run(i: int) -> None:
+        work = folder / f"a{i}"
+        work.mkdir()
+        turn = Turn(task_id=f"t{i}", prompt=prompt + "\n```", cwd=str(work), task_dir=str(work))
+        rec = spawn(adapter.launch(turn, Profile("fake", "fake")), work, 1)
+        tailer, parser = Tailer(rec.out_path), adapter.parser()
+
+        async def finish() -> None:
+            await wait_exit(rec)
+            tailer.finish()
+
+        waiter = asyncio.create_task(finish())
+        try:
+            async for line in tailer:
+                now = time.time()
+                for event in parser.feed(line):
+                    if event.type == EventType.TEXT:
+                        latencies.append((now - float(event.data["text"].split()[0])) * 1e3)
+        finally:
+            waiter.cancel()
+            await kill_tree(rec.pid, grace=0.5)
+
+    await asyncio.gather(*(run(i) for i in range(n)))
+    return latencies
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--agents", type=int, default=20)
+    ap.add_argument("--rate", type=float, default=100.0, help="lines per second per process")
+    ap.add_argument("--rounds", type=int, default=3, help="the median round's p99 is the result")
+    args = ap.parse_args()
+    print(
+        f"{args.agents} processes x {args.rate:g} lines/s for {args.seconds:g} s,"
+        f" {args.rounds} rounds"
+    )
+    p99s: dict[str, list[float]] = {"tail": [], "agents": []}
+    for _ in range(args.rounds):
+        with tempfile.TemporaryDirectory(prefix="baton-tail-") as tmp:
+            tail = await bench_tail(Path(tmp), args.agents, args.rate, args.seconds)
+            agents = await bench_agents(Path(tmp), args.agents, args.rate, args.seconds)
+        p99s["tail"].append(report("tail", tail))
+        p99s["agents"].append(report("agents", agents))
+    for name, values in p99s.items():
+        print(f"{name:>7}: p99 of the median round {statistics.median(values):.2f} ms")
+    worst = max(statistics.median(v) for v in p99s.values())
+    print(f"target p99 <= 5 ms: {'met' if worst <= 5 else 'NOT met'} (load: {os.getloadavg()})")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
