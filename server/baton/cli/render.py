@@ -1,0 +1,289 @@
+"""What the CLI prints: rich on a terminal, plain lines when piped, one JSON document (--json)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from baton.core.diff import FileDiff, HunkState, split_lines
+from baton.core.events import Event, EventType, describe
+from baton.core.lifecycle import NEXT_MOVES, SETTLED, TaskState
+from baton.core.task import Attempt, Task
+
+if TYPE_CHECKING:
+    from baton.runtime.supervisor import Supervisor
+    from baton.workspace import AcceptResult
+
+_STATE_STYLE = {
+    "running": "cyan",
+    "preparing": "cyan",
+    "queued": "dim",
+    "needs_input": "yellow",
+    "review": "green",
+    "applied": "green",
+    "answered": "green",
+    "failed": "red",
+    "cancelled": "dim",
+    "interrupted": "yellow",
+    "rate_limited": "yellow",
+    "rejected": "dim",
+}
+
+
+def task_json(task: Task) -> dict[str, Any]:
+    d = task.to_json()
+    d.pop("options", None)
+    d["next"] = list(NEXT_MOVES[task.state])
+    return d
+
+
+class Output:
+    def __init__(self, json_mode: bool) -> None:
+        self.json_mode = json_mode
+        self.console = Console(highlight=False, soft_wrap=True)
+        self.err = Console(stderr=True, highlight=False)
+
+    def _json(self, obj: Any) -> None:
+        sys.stdout.write(json.dumps(obj, indent=2, default=str, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+    def error(self, message: str) -> None:
+        if self.json_mode:
+            self._json({"error": message})
+        else:
+            self.err.print(f"[red]error:[/red] {escape(message)}")
+
+    def info(self, message: str) -> None:
+        if not self.json_mode:
+            self.console.print(message)
+
+    def result(self, obj: Any, human: str) -> None:
+        if self.json_mode:
+            self._json(obj)
+        else:
+            self.console.print(escape(human))
+
+    def tasks(self, tasks: Sequence[Task]) -> None:
+        if self.json_mode:
+            self._json([task_json(t) for t in tasks])
+            return
+        if not tasks:
+            self.console.print("no tasks")
+            return
+        table = Table(box=None, pad_edge=False)
+        for col in ("id", "state", "worker", "created", "title"):
+            table.add_column(col)
+        for t in tasks:
+            table.add_row(
+                t.id,
+                Text(str(t.state), style=_STATE_STYLE.get(str(t.state), "")),
+                t.worker,
+                datetime.fromtimestamp(t.created_at).strftime("%m-%d %H:%M"),
+                t.title,
+            )
+        self.console.print(table)
+
+    def inspect(
+        self,
+        task: Task,
+        attempts: Sequence[Attempt],
+        events: Sequence[Event],
+        files: Sequence[FileDiff],
+        final: bool,
+    ) -> None:
+        if self.json_mode:
+            self._json(
+                {
+                    "task": task_json(task),
+                    "attempts": [a.to_json() for a in attempts],
+                    "events": [e.to_json() for e in events],
+                    "diff": {"final": final, "files": [f.to_json() for f in files]},
+                }
+            )
+            return
+        c = self.console
+        style = _STATE_STYLE.get(str(task.state), "")
+        c.print(f"[bold]{task.id}[/bold]  [{style}]{task.state}[/{style}]  {escape(task.title)}")
+        rows = [
+            ("worker", f"{task.worker} ({task.provider}{', ' + task.model if task.model else ''})"),
+            ("why this worker", task.route_reason),
+            ("folder", task.root),
+            ("targets", ", ".join(t.label() for t in task.targets) or "-"),
+            ("scope", ", ".join(task.scope) or "whole tree"),
+            ("completion", f"{task.completion or '-'} {task.message}".strip()),
+            ("session", task.session_id or "-"),
+            ("worktree", task.worktree or "-"),
+            ("next", ", ".join(NEXT_MOVES[task.state])),
+        ]
+        for k, v in rows:
+            c.print(f"  [dim]{k:>15}[/dim]  {escape(str(v))}")
+        if task.summary:
+            c.print("\n[bold]summary[/bold]\n" + escape(task.summary))
+        if attempts:
+            c.print("\n[bold]attempts[/bold]")
+            for a in attempts:
+                took = f"{(a.ended_at or time.time()) - a.started_at:.1f} s" if a.started_at else ""
+                c.print(
+                    f"  #{a.n} {a.reason:<6} {a.worker} pid {a.pid} exit {a.exit_code} "
+                    f"{a.completion or 'running'} {took}"
+                )
+        c.print(f"\n[bold]events[/bold] ({len(events)})")
+        for e in events[-40:]:
+            c.print(f"  [dim]{e.seq:>4}[/dim] {e.type:<11} {escape(describe(e))}")
+        if files:
+            n = sum(len(f.hunks) for f in files)
+            c.print(
+                f"\n[bold]diff[/bold] ({'final' if final else 'draft'}): "
+                f"{len(files)} file(s), {n} hunk(s) — baton diff {task.id}"
+            )
+
+    def diff(self, task: Task, files: Sequence[FileDiff], final: bool) -> None:
+        if self.json_mode:
+            self._json(
+                {
+                    "task": task_json(task),
+                    "final": final,
+                    "files": [f.to_json() for f in files],
+                }
+            )
+            return
+        c = self.console
+        if not files:
+            c.print(f"task {task.id} ({task.state}) has no changes")
+            return
+        for f in files:
+            head = f.path if not f.old_path or f.old_path == f.path else f"{f.old_path} → {f.path}"
+            kind = f"{f.status}, binary" if f.binary else str(f.status)
+            c.print(f"[bold]{escape(head)}[/bold] [dim]({kind})[/dim]")
+            for h in f.hunks:
+                mark = {"pending": "yellow", "accepted": "green", "rejected": "dim"}[str(h.state)]
+                c.print(
+                    f"  [{mark}]● {h.id}[/{mark}] [dim]{h.state} "
+                    f"@@ -{h.old_start},{h.old_count} +{h.new_start},{h.new_count} @@[/dim]"
+                )
+                if f.binary:
+                    c.print("    [dim](binary content)[/dim]")
+                    continue
+                dim = h.state == HunkState.REJECTED
+                for line in split_lines(h.old_text):
+                    c.print(Text("    -" + line.rstrip("\r\n"), style="dim" if dim else "red"))
+                for line in split_lines(h.new_text):
+                    c.print(Text("    +" + line.rstrip("\r\n"), style="dim" if dim else "green"))
+        c.print(f"[dim]{'final' if final else 'draft'} diff of task {task.id} ({task.state})[/dim]")
+
+    def accepted(self, task: Task, result: AcceptResult) -> None:
+        if self.json_mode:
+            self._json(
+                {
+                    "task": task_json(task),
+                    "applied": result.applied,
+                    "conflicts": [{"hunk": h, "reason": r} for h, r in result.conflicts],
+                    "refused": [{"hunk": h, "reason": r} for h, r in result.refused],
+                }
+            )
+            return
+        c = self.console
+        c.print(f"applied {len(result.applied)} hunk(s): {' '.join(result.applied) or '-'}")
+        for h, r in result.conflicts:
+            c.print(f"[yellow]conflict[/yellow] {h}: {escape(r)} (left pending; your text kept)")
+        for h, r in result.refused:
+            c.print(f"[red]refused[/red] {h}: {escape(r)}")
+        c.print(f"task {task.id} is {task.state}")
+
+
+async def wait_settled(sup: Supervisor, task_id: str, timeout: float) -> Task:
+    deadline = time.monotonic() + timeout
+    while True:
+        task = await sup.get(task_id)
+        if task.state in SETTLED or task.state == TaskState.REVIEW:
+            return task
+        if time.monotonic() > deadline:
+            return task
+        await asyncio.sleep(0.05)
+
+
+_STOP = SETTLED | {TaskState.REVIEW, TaskState.NEEDS_INPUT}
+
+
+async def follow(sup: Supervisor, task_id: str, out: Output) -> Task:
+    """Print the task's progress until it stops needing the agent; return the task."""
+    sub = sup.subscribe({task_id})
+    try:
+        for e in await sup.events(task_id):
+            _print_event(out, e)
+        task = await sup.get(task_id)
+        status = None
+        if not out.json_mode and out.console.is_terminal:
+            status = out.console.status(f"{task.id} {task.state}")
+            status.start()
+        try:
+            while task.state not in _STOP:
+                try:
+                    event = await asyncio.wait_for(sub.get(), timeout=0.5)
+                except TimeoutError:
+                    task = await sup.get(task_id)
+                    continue
+                if event is None:
+                    break
+                _print_event(out, event)
+                if status is not None:
+                    status.update(f"{task.id} {escape(describe(event))}")
+                task = await sup.get(task_id)
+        finally:
+            if status is not None:
+                status.stop()
+    finally:
+        sub.close()
+    if out.json_mode:
+        files, final = await sup.diff(task.id)
+        out._json(
+            {
+                "task": task_json(task),
+                "diff": {"final": final, "files": [f.to_json() for f in files]},
+            }
+        )
+    else:
+        _print_outcome(out, task)
+    return task
+
+
+def _print_event(out: Output, e: Event) -> None:
+    if out.json_mode:
+        return
+    if e.type == EventType.TEXT and e.data.get("delta"):
+        return  # deltas are summarised by the final text
+    if e.type in (EventType.USAGE,):
+        return
+    style = {"state": "bold", "error": "red", "question": "yellow", "diff": "green"}.get(
+        str(e.type), "dim"
+    )
+    out.console.print(f"[{style}]{e.type:>9}[/{style}] {escape(describe(e))}")
+
+
+def _print_outcome(out: Output, task: Task) -> None:
+    c = out.console
+    style = _STATE_STYLE.get(str(task.state), "")
+    c.print(
+        f"\ntask [bold]{task.id}[/bold] is [{style}]{task.state}[/{style}]"
+        + (f": {escape(task.message)}" if task.message else "")
+    )
+    if task.summary:
+        c.print(escape(task.summary))
+    hints = {
+        TaskState.REVIEW: f"review: baton diff {task.id}; then baton accept {task.id} [HUNK…] "
+        f"or baton reject {task.id}",
+        TaskState.NEEDS_INPUT: f'reply: baton reply {task.id} "…"',
+        TaskState.FAILED: f"details: baton inspect {task.id}",
+    }
+    if task.state in hints:
+        c.print(f"[dim]{hints[task.state]}[/dim]")

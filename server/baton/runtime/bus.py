@@ -1,0 +1,179 @@
+"""The event bus: persist first, then fan out.
+
+Events are committed to the store in batches by the store's one writer thread (group commit:
+whatever arrives while a batch is being written goes into the next one), and only after the
+commit does any subscriber see them. A subscriber that cannot keep up is cut off with a marker
+rather than slowing everyone else; it can catch up from the store by sequence number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from baton.core.events import Event
+from baton.store import AsyncStore, Store
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[[Event], None]
+
+
+@dataclass(slots=True)
+class _Pending:
+    events: list[Event]
+    offset: tuple[str, int, int] | None  # (task id, attempt, byte offset in its output file)
+    done: asyncio.Future[list[Event]]
+
+
+class Subscription:
+    """Committed events for some tasks (or all), in order, through an asyncio queue."""
+
+    def __init__(self, bus: EventBus, task_ids: set[str] | None, maxsize: int) -> None:
+        self._bus = bus
+        self.task_ids = task_ids
+        self.queue: asyncio.Queue[Event | None] = asyncio.Queue(maxsize)
+        self.overflowed = False
+
+    def wants(self, event: Event) -> bool:
+        return self.task_ids is None or event.task_id in self.task_ids
+
+    def offer(self, event: Event) -> None:
+        if self.overflowed:
+            return
+        try:
+            self.queue.put_nowait(event)
+        except asyncio.QueueFull:
+            self.overflowed = True
+            self._bus.unsubscribe(self)
+            # Make room for the end marker so the reader learns it fell behind.
+            while not self.queue.empty():
+                self.queue.get_nowait()
+            self.queue.put_nowait(None)
+
+    async def get(self) -> Event | None:
+        """The next event, or None once the subscription was closed or overflowed."""
+        return await self.queue.get()
+
+    def close(self) -> None:
+        self._bus.unsubscribe(self)
+        try:
+            self.queue.put_nowait(None)
+        except asyncio.QueueFull:
+            pass
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> Event:
+        event = await self.get()
+        if event is None:
+            raise StopAsyncIteration
+        return event
+
+
+@dataclass
+class EventBus:
+    store: AsyncStore
+    _pending: list[_Pending] = field(default_factory=list)
+    _wake: asyncio.Event = field(default_factory=asyncio.Event)
+    _subs: list[Subscription] = field(default_factory=list)
+    _listeners: list[Listener] = field(default_factory=list)
+    _writer: asyncio.Task[None] | None = None
+    _closing: bool = False
+    committed: int = 0
+
+    def start(self) -> None:
+        if self._writer is None:
+            self._writer = asyncio.get_running_loop().create_task(self._write_loop())
+
+    def emit_nowait(
+        self, events: Sequence[Event], offset: tuple[str, int, int] | None = None
+    ) -> asyncio.Future[list[Event]]:
+        """Queue events for commit; the future resolves with them stamped (seq, ts)."""
+        fut: asyncio.Future[list[Event]] = asyncio.get_running_loop().create_future()
+        if self._closing:
+            fut.set_exception(RuntimeError("event bus is closed"))
+            return fut
+        self._pending.append(_Pending(list(events), offset, fut))
+        self._wake.set()
+        return fut
+
+    async def emit(
+        self, events: Sequence[Event], offset: tuple[str, int, int] | None = None
+    ) -> list[Event]:
+        """Commit events and wait until subscribers have been given them."""
+        return await self.emit_nowait(events, offset)
+
+    def subscribe(self, task_ids: set[str] | None = None, maxsize: int = 10_000) -> Subscription:
+        sub = Subscription(self, task_ids, maxsize)
+        self._subs.append(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        if sub in self._subs:
+            self._subs.remove(sub)
+
+    def add_listener(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: Listener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    async def _write_loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            if not self._pending:
+                if self._closing:
+                    return
+                continue
+            batch, self._pending = self._pending, []
+            events = [e for p in batch for e in p.events]
+            offsets = [p.offset for p in batch if p.offset is not None]
+            try:
+                stamped = await self.store.call(_commit, events, offsets)
+            except Exception as exc:  # the store failed: nobody sees uncommitted events
+                log.error("could not record %d events: %s", len(events), exc)
+                for p in batch:
+                    if not p.done.done():
+                        p.done.set_exception(exc)
+                continue
+            self.committed += len(stamped)
+            i = 0
+            for p in batch:
+                mine = stamped[i : i + len(p.events)]
+                i += len(p.events)
+                self._fan_out(mine)
+                if not p.done.done():
+                    p.done.set_result(mine)
+            if self._pending:
+                self._wake.set()
+
+    def _fan_out(self, events: list[Event]) -> None:
+        for event in events:
+            for sub in list(self._subs):
+                if sub.wants(event):
+                    sub.offer(event)
+            for listener in list(self._listeners):
+                try:
+                    listener(event)
+                except Exception:
+                    log.exception("event listener failed")
+
+    async def close(self) -> None:
+        """Commit what is pending, then stop the writer and end every subscription."""
+        self._closing = True
+        self._wake.set()
+        if self._writer is not None:
+            await self._writer
+            self._writer = None
+        for sub in list(self._subs):
+            sub.close()
+
+
+def _commit(store: Store, events: list[Event], offsets: list[tuple[str, int, int]]) -> list[Event]:
+    return store.append_events(events, offsets=offsets)

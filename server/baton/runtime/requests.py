@@ -1,0 +1,27 @@
+"""What a surface (CLI, LSP, websocket) asks the supervisor to do."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from baton.core.brief import Diagnostic
+from baton.core.task import Target
+
+
+@dataclass(frozen=True, slots=True)
+class DelegateRequest:
+    instruction: str
+    root: str
+    action: str = "delegate"  # delegate | fix | explain | tests | run
+    kind: str | None = None  # routing kind; None = decided by Baton
+    targets: Sequence[Target] = ()
+    diagnostics: Sequence[Diagnostic] = ()
+    overlays: Mapping[str, str] = field(default_factory=dict)  # path → unsaved buffer text
+    scope: Sequence[str] = ()
+    worker: str | None = None
+    model: str | None = None
+    title: str | None = None
+    group: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)

@@ -1,0 +1,871 @@
+"""The supervisor: owns tasks from delegate to settle.
+
+``delegate`` records the task and returns at once; snapshot, worktree and the agent run in the
+background. Each worker (profile) has a concurrency cap; tasks beyond it wait in ``queued``.
+Agents run detached, so closing the broker never kills work: the next broker adopts it.
+Every state change goes through :func:`baton.core.lifecycle.transition`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import os
+import time
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from baton.agents.base import Adapter, AgentNotFound, Outcome, Parser, Turn
+from baton.agents.registry import adapter_for
+from baton.config.profiles import Profile, default_profiles
+from baton.core.brief import BriefParts, Selection, build_brief, title_of
+from baton.core.diff import FileDiff, HunkState, count_lines, with_states
+from baton.core.events import Event, EventType
+from baton.core.lifecycle import SETTLED, Completion, TaskState, transition
+from baton.core.task import Attempt, Task, new_task_id
+from baton.runtime import runner
+from baton.runtime.bus import EventBus, Subscription
+from baton.runtime.requests import DelegateRequest
+from baton.runtime.tail import Tailer
+from baton.store import AsyncStore, Store, UnknownTask
+from baton.store.paths import task_dir, worktrees_dir
+from baton.workspace import (
+    AcceptResult,
+    Snapshot,
+    accept,
+    compute_diff,
+    create_worktree,
+    remove_worktree,
+    take_snapshot,
+)
+
+log = logging.getLogger(__name__)
+
+S = TaskState
+#: States in which an agent process may be running for the task.
+_LIVE = frozenset({S.PREPARING, S.RUNNING, S.VERIFYING})
+#: States a broker must keep an eye on (timers, queue, processes).
+_OWNED = frozenset({S.QUEUED, S.PREPARING, S.RUNNING, S.VERIFYING, S.RATE_LIMITED})
+
+
+class TaskError(Exception):
+    """A request that cannot be done in the task's current state (the message says what can)."""
+
+
+@dataclasses.dataclass
+class Limits:
+    stall_after: float = 300.0  # no output for this long → stalled
+    wall_clock: float = 3600.0  # an attempt may run this long → timeout
+    kill_grace: float = 3.0
+    draft_debounce: float = 0.2
+    poll: float = 0.05
+
+
+@dataclasses.dataclass
+class _Live:
+    """An attempt this broker is following."""
+
+    task: Task
+    attempt: Attempt
+    adapter: Adapter
+    tailer: Tailer
+    outcome: Outcome
+    started: float
+    last_output: float
+    parser: Parser
+    stop: Completion | None = None
+    stop_message: str = ""
+
+
+def broker_id() -> str:
+    """``pid:create_time`` — unique even when pids are reused."""
+    return f"{os.getpid()}:{psutil.Process().create_time():.3f}"
+
+
+def broker_alive(owner: str | None) -> bool:
+    if not owner:
+        return False
+    try:
+        pid_s, created_s = owner.split(":", 1)
+        proc = psutil.Process(int(pid_s))
+        same = abs(float(proc.create_time()) - float(created_s)) < 0.01
+        return same and proc.status() != psutil.STATUS_ZOMBIE
+    except (ValueError, psutil.Error):
+        return False
+
+
+class Supervisor:
+    def __init__(
+        self,
+        home: Path,
+        *,
+        profiles: Mapping[str, Profile] | None = None,
+        default_worker: str = "fake",
+        limits: Limits | None = None,
+        adopt: bool = True,
+    ) -> None:
+        self.home = home
+        self.profiles: dict[str, Profile] = dict(profiles or default_profiles())
+        self.default_worker = default_worker
+        self.limits = limits or Limits()
+        self.id = broker_id()
+        self._adopt = adopt
+        self.store = AsyncStore(Store(home / "baton.db"))
+        self.bus = EventBus(self.store)
+        self._live: dict[str, _Live] = {}
+        self._tasks: dict[str, Task] = {}  # tasks this broker owns
+        self._slots: dict[str, asyncio.Semaphore] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self._drafts: dict[str, asyncio.TimerHandle] = {}
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._closed = False
+
+    # ------------------------------------------------------------------ lifecycle of the broker
+
+    async def start(self) -> None:
+        self.bus.start()
+        await self.store.call(lambda s: s.register_broker(self.id, os.getpid()))
+        if self._adopt:
+            await self.adopt()
+
+    async def close(self) -> None:
+        """Stop following; running agents keep running and the next broker adopts them."""
+        self._closed = True
+        for handle in [*self._drafts.values(), *self._timers.values()]:
+            handle.cancel()
+        for live in list(self._live.values()):
+            live.tailer.finish()
+        for t in list(self._background):
+            t.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        for task_id in list(self._tasks):
+            await self.store.call(Store.set_owner, task_id, None)
+        await self.bus.close()
+        await self.store.call(lambda s: s.unregister_broker(self.id))
+        await self.store.close()
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        self._background.add(task)
+
+        def done(t: asyncio.Task[Any]) -> None:
+            self._background.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.error("%s failed", name, exc_info=t.exception())
+
+        task.add_done_callback(done)
+        return task
+
+    # ------------------------------------------------------------------ requests
+
+    async def delegate(self, req: DelegateRequest) -> Task:
+        """Record the task and return it at once; the work starts in the background."""
+        worker = req.worker or self.default_worker
+        profile = self._profile(worker)
+        now = time.time()
+        task = Task(
+            id=new_task_id(now),
+            instruction=req.instruction,
+            root=str(Path(req.root).resolve()),
+            title=req.title or title_of(req.instruction),
+            action=req.action,
+            kind=req.kind or ("question" if req.action == "explain" else "general"),
+            targets=list(req.targets),
+            scope=list(req.scope),
+            worker=profile.name,
+            provider=profile.provider,
+            model=req.model or profile.model,
+            route_reason="named by the request" if req.worker else "default worker",
+            group=req.group,
+            options=dict(req.options),
+            created_at=now,
+            updated_at=now,
+        )
+        self._tasks[task.id] = task
+        await self.store.call(lambda s: s.insert_task(_copy(task), owner=self.id))
+        await self.bus.emit([_state_event(task.id, None, S.QUEUED, "delegated")])
+        self._spawn(self._prepare_and_run(task, req), f"task {task.id}")
+        return task
+
+    async def cancel(self, task_id: str) -> Task:
+        task = await self._owned_or_adopt(task_id)
+        async with self._lock(task.id):
+            live = self._live.get(task.id)
+            if live is not None:
+                live.stop, live.stop_message = Completion.CANCELLED, "cancelled by the user"
+                await runner.kill_tree(live.attempt.pid or 0, self.limits.kill_grace)
+                return task
+            if task.state in (S.QUEUED, S.NEEDS_INPUT, S.RATE_LIMITED, S.INTERRUPTED, S.PREPARING):
+                self._cancel_timer(task.id)
+                await self._move(task, S.CANCELLED, "cancelled by the user", Completion.CANCELLED)
+                return task
+            raise TaskError(f"task {task.id} is {task.state}: nothing to cancel")
+
+    async def reply(self, task_id: str, text: str) -> Task:
+        """Answer a question (needs_input) or ask for changes (review): resumes the session."""
+        task = await self._owned_or_adopt(task_id)
+        async with self._lock(task.id):
+            if task.state not in (S.NEEDS_INPUT, S.REVIEW):
+                raise TaskError(
+                    f"task {task.id} is {task.state}; reply is for needs_input or review"
+                    + ("; use steer while it runs" if task.state == S.RUNNING else "")
+                )
+            await self._start_attempt(task, text, "reply")
+            return task
+
+    async def steer(self, task_id: str, text: str) -> Task:
+        """Interrupt the running attempt and continue the same session with new guidance."""
+        task = await self._owned_or_adopt(task_id)
+        async with self._lock(task.id):
+            live = self._live.get(task.id)
+            if task.state != S.RUNNING or live is None:
+                raise TaskError(
+                    f"task {task.id} is {task.state}; steer is for running tasks"
+                    + ("; use reply" if task.state in (S.NEEDS_INPUT, S.REVIEW) else "")
+                )
+            live.stop, live.stop_message = Completion.CANCELLED, f"steer: {text}"
+            await runner.kill_tree(live.attempt.pid or 0, self.limits.kill_grace)
+        return task
+
+    async def retry(self, task_id: str) -> Task:
+        task = await self._owned_or_adopt(task_id)
+        async with self._lock(task.id):
+            if task.state not in (S.FAILED, S.CANCELLED, S.INTERRUPTED, S.ANSWERED):
+                raise TaskError(f"task {task.id} is {task.state}; retry is for settled tasks")
+            await self._move(task, S.QUEUED, "retry")
+            task.completion, task.message = None, ""
+            self._spawn(self._run_queued(task, "retry"), f"retry {task.id}")
+            return task
+
+    async def get(self, task_id: str) -> Task:
+        tid = await self.store.call(lambda s: s.resolve_id(task_id))
+        if tid in self._tasks:
+            return self._tasks[tid]
+        task: Task = await self.store.call(lambda s: s.get_task(tid))
+        return task
+
+    async def list_tasks(self, **filters: Any) -> list[Task]:
+        tasks: list[Task] = await self.store.call(lambda s: s.list_tasks(**filters))
+        return [self._tasks.get(t.id, t) for t in tasks]
+
+    async def events(self, task_id: str, after: int = 0) -> list[Event]:
+        tid = await self.store.call(lambda s: s.resolve_id(task_id))
+        events: list[Event] = await self.store.call(lambda s: s.events(tid, after))
+        return events
+
+    async def attempts(self, task_id: str) -> list[Attempt]:
+        attempts: list[Attempt] = await self.store.call(lambda s: s.attempts(task_id))
+        return attempts
+
+    def subscribe(self, task_ids: set[str] | None = None) -> Subscription:
+        return self.bus.subscribe(task_ids)
+
+    async def diff(self, task_id: str) -> tuple[list[FileDiff], bool]:
+        """The latest diff (draft or final) with each hunk's decision."""
+        task = await self.get(task_id)
+
+        def load(s: Store) -> tuple[list[FileDiff], bool]:
+            found = s.load_diff(task.id)
+            if found is None:
+                return [], False
+            files, final = found
+            return with_states(files, s.hunk_states(task.id)), final
+
+        result: tuple[list[FileDiff], bool] = await self.store.call(load)
+        return result
+
+    async def accept(
+        self,
+        task_id: str,
+        hunk_ids: Sequence[str] | None = None,
+        *,
+        current: Mapping[str, str] | None = None,
+        write: bool = True,
+        applied_by_client: Callable[[AcceptResult], Coroutine[Any, Any, bool]] | None = None,
+    ) -> AcceptResult:
+        """Apply all pending hunks, or the chosen ones, to the user's files.
+
+        With ``write=False`` nothing is written: the caller (the language server) applies
+        ``result.texts`` as editor edits and reports back through ``applied_by_client``.
+        """
+        task = await self.get(task_id)
+        async with self._lock(task.id):
+            task = await self._fresh(task.id)
+            if task.state != S.REVIEW:
+                raise TaskError(f"task {task.id} is {task.state}; accept is for tasks in review")
+            files, _ = await self.diff(task.id)
+            pending = {h.id for f in files for h in f.hunks if h.state == HunkState.PENDING}
+            chosen = _resolve_hunks(files, hunk_ids) if hunk_ids else pending
+            not_pending = chosen - pending
+            if not_pending:
+                raise TaskError(f"hunks already decided: {', '.join(sorted(not_pending))}")
+            snap = _snapshot_of(task)
+            result = await asyncio.to_thread(
+                accept, snap, files, chosen, scope=task.scope, current=current, write=write
+            )
+            if (
+                applied_by_client is not None
+                and result.applied
+                and not await applied_by_client(result)
+            ):
+                return dataclasses.replace(result, applied=[])
+            await self._decide(task, dict.fromkeys(result.applied, HunkState.ACCEPTED))
+            return result
+
+    async def reject(self, task_id: str, hunk_ids: Sequence[str] | None = None) -> list[str]:
+        task = await self.get(task_id)
+        async with self._lock(task.id):
+            task = await self._fresh(task.id)
+            if task.state != S.REVIEW:
+                raise TaskError(f"task {task.id} is {task.state}; reject is for tasks in review")
+            files, _ = await self.diff(task.id)
+            pending = {h.id for f in files for h in f.hunks if h.state == HunkState.PENDING}
+            chosen = _resolve_hunks(files, hunk_ids) if hunk_ids else pending
+            chosen &= pending
+            await self._decide(task, dict.fromkeys(chosen, HunkState.REJECTED))
+            return sorted(chosen)
+
+    # ------------------------------------------------------------------ the work
+
+    async def _prepare_and_run(self, task: Task, req: DelegateRequest) -> None:
+        slot = self._slot(task.worker)
+        async with slot:
+            if task.state != S.QUEUED:
+                return
+            await self._move(task, S.PREPARING, "taking a snapshot")
+            try:
+                await self._prepare(task, req)
+            except Exception as exc:
+                log.warning("task %s: preparing failed: %s", task.id, exc)
+                await self._move(
+                    task, S.FAILED, f"could not prepare: {exc}", Completion.WORKER_ERROR
+                )
+                return
+            await self._begin(task, task.brief, "first")
+        # The slot is held by the attempt itself from here (see _begin).
+
+    async def _prepare(self, task: Task, req: DelegateRequest) -> None:
+        tdir = task_dir(self.home, task.id)
+        tdir.mkdir(parents=True, exist_ok=True)
+        memory = await self.store.call(lambda s: s.list_memory(task.root))
+        snap = await asyncio.to_thread(
+            take_snapshot, Path(task.root), task.id, overlays=req.overlays, state_home=self.home
+        )
+        task.snapshot, task.base_ref = snap.commit, snap.base
+        task.options["snapshot"] = snap.to_json()
+        worktree = await asyncio.to_thread(create_worktree, snap, task.id, worktrees_dir(self.home))
+        task.worktree, task.branch = str(worktree), snap.branch
+        selection = None
+        if req.targets and req.targets[0].start_line is not None:
+            t = req.targets[0]
+            text = await asyncio.to_thread(_read_text, worktree / snap.prefix / t.path)
+            lines = text.splitlines(keepends=True)
+            start, end = t.start_line or 1, t.end_line or t.start_line or 1
+            selection = Selection(t.path, start, end, "".join(lines[start - 1 : end]))
+        task.brief = build_brief(
+            BriefParts(
+                instruction=req.instruction,
+                action=req.action,
+                selection=selection,
+                diagnostics=req.diagnostics,
+                memory=[text for _, text in memory],
+                scope=req.scope,
+            )
+        )
+        for note in snap.notes:
+            await self._log(task, note)
+        await self._save(task)
+
+    def _slot(self, worker: str) -> asyncio.Semaphore:
+        if worker not in self._slots:
+            self._slots[worker] = asyncio.Semaphore(max(1, self._profile(worker).concurrency))
+        return self._slots[worker]
+
+    async def _run_queued(self, task: Task, reason: str, prompt: str | None = None) -> None:
+        async with self._slot(task.worker):
+            if task.state != S.QUEUED:
+                return
+            if not task.worktree or not Path(task.worktree).exists():
+                await self._move(
+                    task, S.FAILED, "its worktree is gone; delegate again", Completion.WORKER_ERROR
+                )
+                return
+            await self._move(task, S.PREPARING, reason)
+            await self._begin(task, prompt if prompt is not None else task.brief, reason)
+
+    async def _start_attempt(self, task: Task, prompt: str, reason: str) -> None:
+        """A follow-up turn (reply) for a task that has no process running."""
+        await self._move(task, S.RUNNING, reason)
+        self._spawn(self._follow_up(task, prompt, reason), f"{reason} {task.id}")
+
+    async def _follow_up(self, task: Task, prompt: str, reason: str) -> None:
+        async with self._slot(task.worker):
+            await self._launch(task, prompt, reason)
+
+    async def _begin(self, task: Task, prompt: str, reason: str) -> None:
+        await self._move(task, S.RUNNING, f"starting {task.worker}")
+        await self._launch(task, prompt, reason)
+
+    async def _launch(self, task: Task, prompt: str, reason: str) -> None:
+        """Start one attempt and follow it to the end (holding the caller's slot)."""
+        profile = self._profile(task.worker)
+        adapter = adapter_for(profile.provider)
+        tdir = task_dir(self.home, task.id)
+        n = task.attempts + 1
+        turn = Turn(
+            task_id=task.id,
+            prompt=prompt,
+            cwd=_agent_cwd(task),
+            reason=reason,
+            session_id=task.session_id if reason != "first" else None,
+            model=task.model,
+            files=tuple(t.path for t in task.targets),
+            scope=tuple(task.scope),
+            task_dir=str(tdir),
+        )
+        try:
+            launch = adapter.launch(turn, profile)
+            proc = await asyncio.to_thread(runner.spawn, launch, tdir, n)
+        except (AgentNotFound, OSError, KeyError) as exc:
+            await self._log(task, f"could not start {profile.name}: {exc}", "error")
+            await self._move(task, S.FAILED, str(exc), Completion.WORKER_ERROR)
+            return
+        task.attempts = n
+        attempt = Attempt(
+            task_id=task.id,
+            n=n,
+            reason=reason,
+            worker=profile.name,
+            provider=profile.provider,
+            model=task.model,
+            session_id=task.session_id,
+            pid=proc.pid,
+            out_path=str(proc.out_path),
+            err_path=str(proc.err_path),
+            exit_path=str(proc.exit_path),
+            started_at=proc.started_at,
+            owner=self.id,
+        )
+        await self.store.call(lambda s: s.save_attempt(dataclasses.replace(attempt)))
+        await self._save(task)
+        await self._follow(task, attempt, adapter, Outcome())
+
+    async def _follow(
+        self, task: Task, attempt: Attempt, adapter: Adapter, outcome: Outcome
+    ) -> None:
+        """Tail the attempt's output, watch it, and settle the task when it ends."""
+        now = time.monotonic()
+        tailer = Tailer(Path(attempt.out_path), attempt.out_offset)
+        live = _Live(task, attempt, adapter, tailer, outcome, now, now, adapter.parser())
+        self._live[task.id] = live
+        pump = asyncio.get_running_loop().create_task(self._pump(live))
+        try:
+            exit_code = await self._watch(live, pump)
+            # Drain what is left, then let the parser judge the end.
+            tailer.finish()
+            with contextlib.suppress(Exception):
+                await pump
+            parser_end = live.parser.finish(exit_code, runner.stderr_tail(Path(attempt.err_path)))
+            await self._emit_agent(live, parser_end)
+            attempt.exit_code = exit_code
+            attempt.ended_at = time.time()
+            await self._settle_attempt(live)
+        finally:
+            pump.cancel()
+            if self._live.get(task.id) is live:
+                del self._live[task.id]
+
+    async def _watch(self, live: _Live, pump: asyncio.Task[None]) -> int | None:
+        """Wait for the process to end, enforcing the idle and wall-clock limits."""
+        attempt = live.attempt
+        exit_path = Path(attempt.exit_path)
+        last_alive_check = 0.0
+        while True:
+            rec = runner.read_exit(exit_path) if exit_path.exists() else None
+            if rec is not None:
+                return rec.code
+            now = time.monotonic()
+            if pump.done() and not self._closed:
+                # The output file went away (task folder deleted) or the parser broke.
+                exc = pump.exception() if not pump.cancelled() else None
+                if live.stop is None:
+                    live.stop = Completion.WORKER_ERROR
+                    live.stop_message = f"lost the agent's output: {exc}"
+                await runner.kill_tree(attempt.pid or 0, self.limits.kill_grace)
+                return None
+            if now - last_alive_check > 1.0:
+                last_alive_check = now
+                if not runner.is_alive(attempt.pid or 0):
+                    await asyncio.sleep(0.1)  # the exit record may be in flight
+                    rec = runner.read_exit(exit_path) if exit_path.exists() else None
+                    return rec.code if rec is not None else None
+            if live.stop is None:
+                if now - live.last_output > self.limits.stall_after:
+                    live.stop = Completion.STALLED
+                    live.stop_message = (
+                        f"no output for {self.limits.stall_after:.0f} s; the agent was stopped"
+                    )
+                elif now - live.started > self.limits.wall_clock:
+                    live.stop = Completion.TIMEOUT
+                    live.stop_message = f"ran longer than {self.limits.wall_clock:.0f} s"
+                if live.stop is not None:
+                    await runner.kill_tree(attempt.pid or 0, self.limits.kill_grace)
+            await asyncio.sleep(self.limits.poll)
+
+    async def _pump(self, live: _Live) -> None:
+        parser = live.parser
+        async for line in live.tailer:
+            live.last_output = time.monotonic()
+            events = parser.feed(line)
+            if events:
+                await self._emit_agent(live, events, wait=False)
+        live.attempt.out_offset = live.tailer.offset
+
+    async def _emit_agent(self, live: _Live, events: Sequence[Event], wait: bool = True) -> None:
+        task, attempt = live.task, live.attempt
+        stamped = [dataclasses.replace(e, task_id=task.id, attempt=attempt.n) for e in events]
+        for e in stamped:
+            live.outcome.observe(e)
+            if e.type == EventType.SESSION and e.data.get("id"):
+                task.session_id = attempt.session_id = str(e.data["id"])
+            elif e.type == EventType.TOOL and e.data.get("files"):
+                self._schedule_draft(task)
+        if not stamped:
+            return
+        fut = self.bus.emit_nowait(stamped, (task.id, attempt.n, live.tailer.offset))
+        if wait:
+            with contextlib.suppress(Exception):
+                await fut
+        else:
+            fut.add_done_callback(lambda f: _stop_on_store_failure(live, f))
+
+    async def _settle_attempt(self, live: _Live) -> None:
+        task, attempt, outcome = live.task, live.attempt, live.outcome
+        stop = live.stop
+        steer = stop == Completion.CANCELLED and live.stop_message.startswith("steer: ")
+        attempt.completion = stop if stop is not None and not steer else outcome.completion
+        attempt.session_id = outcome.session_id or attempt.session_id
+        await self.store.call(lambda s: s.save_attempt(dataclasses.replace(attempt)))
+        if outcome.cost is not None or outcome.input_tokens:
+            task.options["usage"] = {
+                "input": outcome.input_tokens,
+                "output": outcome.output_tokens,
+                "cost": outcome.cost,
+            }
+        if steer:
+            await self._launch(task, live.stop_message.removeprefix("steer: "), "steer")
+            return
+        if stop is not None:
+            target = S.CANCELLED if stop == Completion.CANCELLED else S.FAILED
+            await self._move(task, target, live.stop_message, stop)
+            return
+        if outcome.error == Completion.RATE_LIMIT:
+            task.resets_at = outcome.resets_at or (
+                time.time() + (outcome.retry_after if outcome.retry_after is not None else 60.0)
+            )
+            await self._move(task, S.RATE_LIMITED, outcome.error_message, Completion.RATE_LIMIT)
+            self._hold_until_reset(task)
+            return
+        if outcome.error is not None:
+            await self._move(task, S.FAILED, outcome.error_message, outcome.error)
+            return
+        task.summary = outcome.answer
+        if outcome.question is not None:
+            await self._move(task, S.NEEDS_INPUT, outcome.question)
+            return
+        files = await self._compute_diff(task, final=True)
+        if files:
+            await self._move(task, S.REVIEW, "ready for review", Completion.COMPLETED)
+        else:
+            await self._move(task, S.ANSWERED, "no changes", Completion.COMPLETED)
+            await self._cleanup(task)
+
+    def _hold_until_reset(self, task: Task) -> None:
+        delay = max(0.0, (task.resets_at or time.time()) - time.time())
+
+        def requeue() -> None:
+            self._timers.pop(task.id, None)
+            self._spawn(self._resume_after_reset(task), f"reset {task.id}")
+
+        self._cancel_timer(task.id)
+        self._timers[task.id] = asyncio.get_running_loop().call_later(delay, requeue)
+
+    async def _resume_after_reset(self, task: Task) -> None:
+        async with self._lock(task.id):
+            if task.state != S.RATE_LIMITED:
+                return
+            await self._move(task, S.QUEUED, "rate limit reset")
+        prompt = "Continue." if task.session_id else task.brief
+        await self._run_queued(task, "retry", prompt)
+
+    def _cancel_timer(self, task_id: str) -> None:
+        handle = self._timers.pop(task_id, None)
+        if handle is not None:
+            handle.cancel()
+
+    # ------------------------------------------------------------------ diffs and decisions
+
+    def _schedule_draft(self, task: Task) -> None:
+        if task.id in self._drafts or not task.worktree:
+            return
+        loop = asyncio.get_running_loop()
+
+        def fire() -> None:
+            self._drafts.pop(task.id, None)
+            if task.state == S.RUNNING:
+                self._spawn(self._compute_diff(task, final=False), f"draft {task.id}")
+
+        self._drafts[task.id] = loop.call_later(self.limits.draft_debounce, fire)
+
+    async def _compute_diff(self, task: Task, *, final: bool) -> list[FileDiff]:
+        if not task.worktree or not Path(task.worktree).exists():
+            return []
+        snap = _snapshot_of(task)
+        files = await asyncio.to_thread(compute_diff, snap, Path(task.worktree))
+        await self.store.call(lambda s: s.save_diff(task.id, files, final))
+        added, removed = count_lines(h for f in files for h in f.hunks)
+        await self.bus.emit(
+            [
+                Event(
+                    EventType.DIFF,
+                    {
+                        "final": final,
+                        "files": len(files),
+                        "hunks": sum(len(f.hunks) for f in files),
+                        "added": added,
+                        "removed": removed,
+                    },
+                    task_id=task.id,
+                    attempt=task.attempts,
+                )
+            ]
+        )
+        return files
+
+    async def _decide(self, task: Task, decisions: dict[str, HunkState]) -> None:
+        if decisions:
+            await self.store.call(lambda s: s.set_hunk_states(task.id, decisions))
+        files, _ = await self.diff(task.id)
+        states = [h.state for f in files for h in f.hunks]
+        if HunkState.PENDING in states:
+            return
+        if HunkState.ACCEPTED in states:
+            await self._move(task, S.APPLIED, "accepted", task.completion)
+        else:
+            await self._move(task, S.REJECTED, "rejected", task.completion)
+        await self._cleanup(task)
+
+    async def _cleanup(self, task: Task) -> None:
+        if not task.worktree:
+            return
+        snap = _snapshot_of(task)
+        try:
+            await asyncio.to_thread(remove_worktree, snap, task.id, Path(task.worktree))
+        except Exception as exc:
+            await self._log(task, f"could not remove the worktree: {exc}", "warning")
+
+    # ------------------------------------------------------------------ adoption
+
+    async def adopt(self) -> list[str]:
+        """Take over the tasks of brokers that are gone. Returns the adopted task ids."""
+        tasks: list[tuple[Task, str | None]] = await self.store.call(
+            lambda s: s.tasks_with_owner(states=[str(x) for x in _OWNED])
+        )
+        adopted = []
+        for task, owner in tasks:
+            if owner == self.id or broker_alive(owner) or task.id in self._tasks:
+                continue
+            adopted.append(task.id)
+            await self._adopt_one(task)
+        return adopted
+
+    async def _adopt_one(self, task: Task) -> None:
+        self._tasks[task.id] = task
+        await self.store.call(lambda s: s.set_owner(task.id, self.id))
+        await self._log(task, f"adopted by broker {self.id}")
+        if task.state == S.QUEUED:
+            if task.worktree:
+                self._spawn(self._run_queued(task, "retry"), f"queued {task.id}")
+            else:
+                await self._move(task, S.INTERRUPTED, "never started", Completion.INTERRUPTED)
+            return
+        if task.state == S.RATE_LIMITED:
+            self._hold_until_reset(task)
+            return
+        if task.state == S.PREPARING and not task.attempts:
+            await self._move(
+                task, S.INTERRUPTED, "the broker died while preparing", Completion.INTERRUPTED
+            )
+            return
+        attempts: list[Attempt] = await self.store.call(lambda s: s.attempts(task.id))
+        last = attempts[-1] if attempts else None
+        if last is None or last.ended_at is not None:
+            await self._move(
+                task, S.INTERRUPTED, "no agent attempt was running", Completion.INTERRUPTED
+            )
+            return
+        exit_path = Path(last.exit_path)
+        if not exit_path.exists() and not runner.is_alive(last.pid or 0):
+            await self._move(
+                task,
+                S.INTERRUPTED,
+                "the agent process vanished while no broker watched it",
+                Completion.INTERRUPTED,
+            )
+            return
+        if task.state == S.PREPARING:
+            await self._move(task, S.RUNNING, "adopted")
+        outcome = Outcome()
+        for e in await self.events(task.id):
+            if e.attempt == last.n:
+                outcome.observe(e)
+        adapter = adapter_for(self._profile(task.worker).provider)
+        self._spawn(self._follow_adopted(task, last, adapter, outcome), f"adopted {task.id}")
+
+    async def _follow_adopted(
+        self, task: Task, attempt: Attempt, adapter: Adapter, outcome: Outcome
+    ) -> None:
+        async with self._slot(task.worker):
+            await self._follow(task, attempt, adapter, outcome)
+
+    async def _owned_or_adopt(self, task_id: str) -> Task:
+        tid: str = await self.store.call(lambda s: s.resolve_id(task_id))
+        if tid in self._tasks:
+            return self._tasks[tid]
+        task, owner = await self.store.call(lambda s: s.task_with_owner(tid))
+        if task.state in _OWNED and broker_alive(owner) and owner != self.id:
+            raise TaskError(
+                f"task {tid} is {task.state} and supervised by another broker (pid "
+                f"{(owner or '?').split(':')[0]}); ask that broker"
+            )
+        if task.state in _OWNED:
+            await self._adopt_one(task)
+            return self._tasks[tid]
+        return task
+
+    async def _fresh(self, task_id: str) -> Task:
+        if task_id in self._tasks:
+            return self._tasks[task_id]
+        task: Task = await self.store.call(lambda s: s.get_task(task_id))
+        return task
+
+    # ------------------------------------------------------------------ helpers
+
+    def _profile(self, name: str) -> Profile:
+        profile = self.profiles.get(name)
+        if profile is None:
+            known = ", ".join(sorted(self.profiles)) or "none"
+            raise TaskError(f"unknown worker {name!r}; configured workers: {known}")
+        if not profile.enabled:
+            raise TaskError(f"worker {name!r} is disabled")
+        return profile
+
+    def _lock(self, task_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(task_id, asyncio.Lock())
+
+    async def _move(
+        self,
+        task: Task,
+        target: TaskState,
+        reason: str = "",
+        completion: Completion | None = None,
+    ) -> None:
+        before = task.state
+        task.state = transition(before, target)
+        task.updated_at = time.time()
+        if completion is not None:
+            task.completion = completion
+        if reason and target not in (S.RUNNING, S.PREPARING, S.QUEUED):
+            task.message = reason
+        if target in SETTLED or target == S.REVIEW:
+            task.settled_at = task.updated_at
+            self._tasks.pop(task.id, None)
+        else:
+            task.settled_at = None
+        owner = self.id if target in _OWNED or target == S.NEEDS_INPUT else None
+        snapshot = _copy(task)
+        await self.store.call(lambda s: s.save_task(snapshot, owner=owner))
+        if target in _OWNED or target == S.NEEDS_INPUT:
+            self._tasks[task.id] = task
+        data: dict[str, Any] = {"from": str(before), "to": str(target), "reason": reason}
+        if completion is not None:
+            data["completion"] = str(completion)
+        if target == S.RATE_LIMITED:
+            data["resets_at"] = task.resets_at
+        try:
+            await self.bus.emit([Event(EventType.STATE, data, task_id=task.id)])
+        except Exception as exc:
+            log.error("task %s: could not record %s → %s: %s", task.id, before, target, exc)
+
+    async def _save(self, task: Task) -> None:
+        snapshot = _copy(task)
+        await self.store.call(lambda s: s.save_task(snapshot, owner=self.id))
+
+    async def _log(self, task: Task, message: str, level: str = "info") -> None:
+        with contextlib.suppress(Exception):
+            await self.bus.emit(
+                [Event(EventType.LOG, {"level": level, "message": message}, task_id=task.id)]
+            )
+
+
+def _stop_on_store_failure(live: _Live, fut: asyncio.Future[list[Event]]) -> None:
+    if fut.cancelled() or fut.exception() is None or live.stop is not None:
+        return
+    live.stop = Completion.WORKER_ERROR
+    live.stop_message = f"could not record the agent's events: {fut.exception()}"
+    live.tailer.finish()
+
+
+def _state_event(task_id: str, before: TaskState | None, after: TaskState, reason: str) -> Event:
+    return Event(
+        EventType.STATE,
+        {"from": str(before) if before else None, "to": str(after), "reason": reason},
+        task_id=task_id,
+    )
+
+
+def _copy(task: Task) -> Task:
+    return Task.from_json(task.to_json())
+
+
+def _snapshot_of(task: Task) -> Snapshot:
+    data = task.options.get("snapshot")
+    if not isinstance(data, dict):
+        raise TaskError(f"task {task.id} has no snapshot")
+    return Snapshot.from_json(data)
+
+
+def _agent_cwd(task: Task) -> str:
+    """The worktree folder matching the folder the user delegated from."""
+    if not task.worktree:
+        return task.root
+    return str(Path(task.worktree) / _snapshot_of(task).prefix)
+
+
+def _resolve_hunks(files: Sequence[FileDiff], ids: Sequence[str]) -> set[str]:
+    from baton.core.diff import find_hunk
+
+    chosen: set[str] = set()
+    for hid in ids:
+        found = find_hunk(files, hid)
+        if found is None:
+            known = ", ".join(h.id for f in files for h in f.hunks) or "none"
+            raise TaskError(f"unknown hunk {hid!r}; this task's hunks: {known}")
+        chosen.add(found[1].id)
+    return chosen
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+__all__ = ["DelegateRequest", "Limits", "Supervisor", "TaskError", "UnknownTask"]

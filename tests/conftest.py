@@ -1,0 +1,66 @@
+"""Shared fixtures: real git repositories and an isolated Baton state folder per test."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.name=Test", "-c", "user.email=test@localhost", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+@pytest.fixture
+def baton_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path / "state"
+    monkeypatch.setenv("BATON_HOME", str(home))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    yield home
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository with two committed files."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "app.py").write_text("def a():\n    return 1\n\n\ndef b():\n    return 2\n")
+    (root / "notes.txt").write_text("one\ntwo\nthree\nfour\nfive\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "init")
+    return root
+
+
+def fake_script(*steps: dict[str, Any], summary: str | None = None) -> str:
+    """An instruction carrying a script for the fake agent."""
+    body: dict[str, Any] = {"steps": list(steps)}
+    if summary is not None:
+        body["summary"] = summary
+    return "Do the scripted work\n\n```baton-fake\n" + json.dumps(body) + "\n```\n"
+
+
+@pytest.fixture(autouse=True)
+def _no_git_config(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tests must not depend on the machine's git configuration."""
+    cfg = tmp_path_factory.getbasetemp() / "gitconfig"
+    if not cfg.exists():
+        cfg.write_text(
+            "[init]\n\tdefaultBranch = main\n[user]\n\tname = Test\n\temail = test@localhost\n"
+        )
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(cfg))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    os.environ.pop("GIT_DIR", None)
