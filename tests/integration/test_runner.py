@@ -219,3 +219,12 @@ def test_read_exit_and_stderr_tail_tolerate_missing_and_bad_files(tmp_path: Path
 def test_process_record_round_trips_through_json(tmp_path: Path) -> None:
     rec = ProcessRecord(7, tmp_path / "o", tmp_path / "e", tmp_path / "x", 1.5, 2.5)
     assert ProcessRecord.from_json(json.loads(json.dumps(rec.to_json()))) == rec
+
+
+async def test_ended_wrappers_do_not_linger_as_zombies(tmp_path: Path) -> None:
+    records = [spawn(py("pass"), tmp_path / str(i), 1) for i in range(3)]
+    for rec in records:
+        await wait_exit(rec)
+    await until(lambda: runner.reap() == 0)
+    for rec in records:
+        assert not psutil.pid_exists(rec.pid)  # reaped, not a zombie

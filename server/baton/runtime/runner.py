@@ -118,6 +118,7 @@ def spawn(launch: Launch, task_dir: Path, attempt: int) -> ProcessRecord:
     Raises :class:`AgentNotFound` before starting anything when the binary is missing, and
     :class:`FileNotFoundError` when ``launch.cwd`` is not a folder.
     """
+    reap()
     env = agent_env(launch)
     cwd = launch.cwd or str(task_dir)
     resolve_binary(launch.argv[0] if launch.argv else "", cwd, env)
@@ -178,6 +179,15 @@ def _reap(pid: int) -> None:
     proc = _children.get(pid)
     if proc is not None and proc.poll() is not None:
         del _children[pid]
+
+
+def reap() -> int:
+    """Collect the exit status of every wrapper this broker started that has ended (so none
+    lingers as a zombie); returns how many still run. Called by :func:`spawn` and the
+    liveness checks; cheap enough to call from any periodic tick."""
+    for pid in list(_children):
+        _reap(pid)
+    return len(_children)
 
 
 def _process(pid: int, create_time: float | None) -> psutil.Process | None:
@@ -291,6 +301,7 @@ async def wait_exit(
         if record.exit_path.exists():
             found = read_exit(record.exit_path)
             if found is not None:
+                _reap(record.pid)  # usually still exiting; the next reap() collects it
                 return found
         if time.monotonic() >= next_alive_check:
             next_alive_check = time.monotonic() + alive_every
