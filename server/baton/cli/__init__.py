@@ -76,6 +76,22 @@ def _parser() -> argparse.ArgumentParser:
     c = cmd("cancel", "cancel a task (kills its agent process tree)")
     c.add_argument("id")
 
+    c = cmd("reply", "answer a task's question, or ask a task in review for changes")
+    c.add_argument("id")
+    c.add_argument("text", help="the reply ('-' reads it from stdin)")
+    c.add_argument("--detach", action="store_true", help="return without following")
+
+    c = cmd("steer", "interrupt a running task and continue it with new guidance")
+    c.add_argument("id")
+    c.add_argument("text", help="the guidance ('-' reads it from stdin)")
+    c.add_argument("--detach", action="store_true", help="return without following")
+
+    c = cmd("retry", "run a failed, cancelled or interrupted task again")
+    c.add_argument("id")
+    c.add_argument("--detach", action="store_true", help="return without following")
+
+    sub.add_parser("lsp", help="run the language server on stdio (started by the editor)")
+
     c = cmd("demo", "run a delegation end to end in a throwaway repository")
     c.add_argument("--worker", help="profile to use instead of the fake agent")
     c.add_argument("--keep", action="store_true", help="keep the throwaway folder")
@@ -84,6 +100,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "lsp":
+        # pygls owns the event loop of the language server.
+        from baton.surfaces.lsp import run_stdio
+
+        return run_stdio()
     out = render.Output(json_mode=bool(getattr(args, "json", False)))
     try:
         code: int = asyncio.run(_dispatch(args, out))
@@ -204,6 +225,26 @@ async def _cancel(sup: Supervisor, args: argparse.Namespace, out: render.Output)
     return EXIT_OK if task.state == TaskState.CANCELLED else EXIT_FAILED
 
 
+async def _turn(sup: Supervisor, args: argparse.Namespace, out: render.Output) -> int:
+    """reply, steer and retry: start a new turn of the task, then follow it like run."""
+    text = ""
+    if args.command in ("reply", "steer"):
+        text = sys.stdin.read() if args.text == "-" else args.text
+        if not text.strip():
+            raise UsageError(f"the {args.command} text is empty")
+    if args.command == "reply":
+        task = await sup.reply(args.id, text)
+    elif args.command == "steer":
+        task = await sup.steer(args.id, text)
+    else:
+        task = await sup.retry(args.id)
+    if args.detach:
+        out.result({"task": _brief_task(task)}, f"task {task.id} is {task.state}")
+        return EXIT_OK
+    final = await render.follow(sup, task.id, out)
+    return EXIT_OK if final.state in (TaskState.REVIEW, TaskState.ANSWERED) else EXIT_FAILED
+
+
 def _brief_task(task: Any) -> dict[str, Any]:
     return {
         "id": task.id,
@@ -221,6 +262,9 @@ _COMMANDS = {
     "accept": _accept,
     "reject": _reject,
     "cancel": _cancel,
+    "reply": _turn,
+    "steer": _turn,
+    "retry": _turn,
 }
 
 

@@ -1,0 +1,1 @@
+"""Surfaces translate between a protocol (LSP, websocket) and the runtime; nothing more."""
