@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from baton.agents.base import Adapter
+from baton.agents.claude import ClaudeAdapter
+from baton.agents.codex import CodexAdapter
 from baton.agents.command import CommandAdapter
 from baton.agents.fake import FakeAdapter
 
@@ -10,6 +12,8 @@ from baton.agents.fake import FakeAdapter
 ADAPTERS: dict[str, Adapter] = {
     "fake": FakeAdapter(),
     "command": CommandAdapter(),
+    "claude": ClaudeAdapter(),
+    "codex": CodexAdapter(),
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,10 +22,29 @@ class Profile:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-def default_profiles() -> dict[str, Profile]:
-    """Profiles that exist on every machine: the fake agent (Baton's own, for demos and tests)."""
-    return {
+#: Agent CLIs discovered on PATH: (provider, executable name, label). One line per CLI.
+DISCOVERABLE: tuple[tuple[str, str, str], ...] = (
+    ("claude", "claude", "Claude Code"),
+    ("codex", "codex", "Codex CLI"),
+)
+
+
+def discover(path: str | None = None) -> dict[str, Profile]:
+    """A profile per agent CLI installed on ``path`` (default: $PATH), named after its provider."""
+    found: dict[str, Profile] = {}
+    for provider, executable, label in DISCOVERABLE:
+        binary = shutil.which(executable, path=path)
+        if binary:
+            found[provider] = Profile(name=provider, provider=provider, binary=binary, label=label)
+    return found
+
+
+def default_profiles(path: str | None = None) -> dict[str, Profile]:
+    """The fake agent (Baton's own, for demos and tests) plus every agent CLI found on PATH."""
+    profiles = {
         "fake": Profile(
             name="fake", provider="fake", binary=sys.executable, concurrency=64, label="fake agent"
         ),
     }
+    profiles.update(discover(path))
+    return profiles

@@ -536,6 +536,11 @@ class Supervisor:
                 task.session_id = attempt.session_id = str(e.data["id"])
             elif e.type == EventType.TOOL and e.data.get("files"):
                 self._schedule_draft(task)
+            elif e.type == EventType.ERROR and e.data.get("stop") and live.stop is None:
+                # The parser saw the agent stuck for good (e.g. retrying a dead server
+                # forever): end the process; the error event says how the attempt ended.
+                kill = runner.kill_tree(attempt.pid or 0, self.limits.kill_grace)
+                self._spawn(kill, f"stop {task.id}")
         if not stamped:
             return
         fut = self.bus.emit_nowait(stamped, (task.id, attempt.n, live.tailer.offset))
