@@ -1,0 +1,440 @@
+"""``workspace/executeCommand`` handlers: the ``baton.*`` commands.
+
+Each takes one JSON object (see docs/reference/protocol.md) and answers at once: a command
+never waits on an agent. Wrong payloads get ``InvalidParams``; a request the task's state
+does not allow (or an unknown task) gets ``RequestFailed`` with a message saying what to do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from baton.core.diff import FileDiff, FileStatus, HunkState, find_hunk
+from baton.core.lifecycle import NEXT_MOVES, TaskState
+from baton.core.task import Target
+from baton.runtime.requests import DelegateRequest
+from baton.runtime.supervisor import TaskError
+from baton.store import AmbiguousTask, StoreError, UnknownTask
+from baton.surfaces.lsp import review
+from baton.surfaces.lsp.actions import DEFAULT_INSTRUCTIONS, SUGGESTIONS
+from baton.surfaces.lsp.documents import path_to_uri, relative_to, text_edits, uri_to_path
+from baton.surfaces.lsp.notify import summary
+from baton.surfaces.lsp.payloads import Args, invalid, last_line
+from baton.surfaces.lsp.server import BatonServer
+from baton.workspace import AcceptResult
+
+REQUEST_FAILED = -32803
+ACTIONS = ("delegate", "fix", "explain", "tests")
+
+Handler = Callable[[BatonServer, Args], Awaitable[Any]]
+
+
+def failed(exc: Exception) -> JsonRpcException:
+    return JsonRpcException(str(exc).strip("'\""), code=REQUEST_FAILED)
+
+
+# -- delegate ------------------------------------------------------------------------------
+
+
+async def ask_instruction(ls: BatonServer, where: str) -> str | None:
+    """Plain clients: offer ready-made instructions with ``window/showMessageRequest``."""
+    result = await ls.window_show_message_request_async(
+        types.ShowMessageRequestParams(
+            type=types.MessageType.Info,
+            message=f"Baton: what should the agent do with {where}?",
+            actions=[types.MessageActionItem(title=s) for s in SUGGESTIONS],
+        )
+    )
+    return result.title if result is not None else None
+
+
+async def delegate(ls: BatonServer, args: Args) -> Any:
+    uri = args.text("uri")
+    rng = args.range("range")
+    kind = args.choice("kind", ACTIONS, "delegate")
+    instruction = args.optional_text("instruction")
+    diagnostics = args.diagnostics("diagnostics")
+    scope = args.texts("scope") or []
+    worker = args.optional_text("worker")
+    model = args.optional_text("model")
+    path = uri_to_path(uri)
+    if path is None or not path.is_absolute():
+        raise invalid(f"baton.delegate: uri must be a file: URI, got {uri!r}")
+    doc = ls.open_document(uri)
+    if rng is not None and doc is not None and rng.start.line > len(doc[0].splitlines()):
+        raise invalid(f"baton.delegate: line {rng.start.line} is past the end of {path.name}")
+    if kind == "fix" and not diagnostics:
+        raise invalid("baton.delegate: kind fix needs the diagnostics to fix")
+    root = ls.root_for(path)
+    rel = relative_to(path, root)
+    if rel is None:
+        raise invalid(f"baton.delegate: {path} is outside {root}")
+    target = Target(rel)
+    where = rel
+    if rng is not None:
+        target = Target(rel, rng.start.line + 1, last_line(rng) + 1)
+        where = target.label()
+    if instruction is None:
+        instruction = DEFAULT_INSTRUCTIONS.get(kind)
+    if instruction is None:
+        instruction = await ask_instruction(ls, where)
+        if instruction is None:
+            return {"taskId": None, "cancelled": True}
+    if ls.settings.brief_rules:
+        instruction += "\n\nRules:\n" + "\n".join(f"- {r}" for r in ls.settings.brief_rules)
+    sup = await ls.broker()
+    request = DelegateRequest(
+        instruction=instruction,
+        root=str(root),
+        action=kind,
+        targets=[target],
+        diagnostics=diagnostics,
+        overlays=ls.overlays(root),
+        scope=scope,
+        worker=worker or ls.settings.worker,
+        model=model or ls.settings.model,
+        options={"isolation": ls.settings.isolation, "surface": "lsp"},
+    )
+    try:
+        task = await sup.delegate(request)
+    except (TaskError, ValueError) as exc:
+        raise failed(exc) from None
+    ls.roots.add(task.root)
+    ls.task_progress.follow(task.id, task.title, task.state)
+    return {"taskId": task.id, "state": str(task.state), "title": task.title}
+
+
+# -- task moves ----------------------------------------------------------------------------
+
+
+async def _moved(ls: BatonServer, task_id: str, state: TaskState) -> dict[str, Any]:
+    return {"taskId": task_id, "state": str(state), "next": list(NEXT_MOVES[state])}
+
+
+async def cancel(ls: BatonServer, args: Args) -> Any:
+    sup = await ls.broker()
+    task = await sup.cancel(args.task_id())
+    return await _moved(ls, task.id, task.state)
+
+
+async def reply(ls: BatonServer, args: Args) -> Any:
+    sup = await ls.broker()
+    task_id, text = args.task_id(), args.text("text")
+    task = await sup.get(task_id)
+    ls.task_progress.follow(task.id, task.title, TaskState.NEEDS_INPUT)
+    task = await sup.reply(task.id, text)
+    return await _moved(ls, task.id, task.state)
+
+
+async def steer(ls: BatonServer, args: Args) -> Any:
+    sup = await ls.broker()
+    task = await sup.steer(args.task_id(), args.text("text"))
+    return await _moved(ls, task.id, task.state)
+
+
+async def retry(ls: BatonServer, args: Args) -> Any:
+    sup = await ls.broker()
+    task = await sup.get(args.task_id())
+    ls.task_progress.follow(task.id, task.title, task.state)
+    task = await sup.retry(task.id)
+    return await _moved(ls, task.id, task.state)
+
+
+# -- accept and reject ---------------------------------------------------------------------
+
+
+@dataclass
+class _Outcome:
+    applied: list[str] = field(default_factory=list)
+    conflicts: list[dict[str, str]] = field(default_factory=list)
+    refused: list[dict[str, str]] = field(default_factory=list)
+    not_applied: list[dict[str, str]] = field(default_factory=list)
+
+    def add(self, result: AcceptResult) -> None:
+        self.applied += result.applied
+        self.conflicts += [{"hunkId": h, "reason": r} for h, r in result.conflicts]
+        self.refused += [{"hunkId": h, "reason": r} for h, r in result.refused]
+
+
+def _chosen(files: Sequence[FileDiff], hunk_ids: list[str] | None) -> dict[str, list[str]]:
+    """Pending hunk ids to accept, by file path (raises for unknown or decided hunks)."""
+    pending = {h.id for f in files for h in f.hunks if h.state == HunkState.PENDING}
+    if hunk_ids is None:
+        wanted = set(pending)
+    else:
+        wanted = set()
+        for hid in hunk_ids:
+            found = find_hunk(files, hid)
+            if found is None:
+                known = ", ".join(h.id for f in files for h in f.hunks) or "none"
+                raise invalid(f"unknown hunk {hid!r}; this task's hunks: {known}")
+            wanted.add(found[1].id)
+        decided = wanted - pending
+        if decided:
+            raise failed(TaskError(f"hunks already decided: {', '.join(sorted(decided))}"))
+    out: dict[str, list[str]] = {}
+    for f in files:
+        ids = [h.id for h in f.hunks if h.id in wanted]
+        if ids:
+            out[f.path] = ids
+    return out
+
+
+def _in_editor(f: FileDiff) -> bool:
+    return (
+        f.status == FileStatus.MODIFIED and not f.binary and not any(h.whole_file for h in f.hunks)
+    )
+
+
+async def accept(ls: BatonServer, args: Args) -> Any:
+    sup = await ls.broker()
+    task_id = args.task_id()
+    hunk_ids = args.texts("hunkIds")
+    task = await sup.get(task_id)
+    if task.state != TaskState.REVIEW:
+        raise failed(TaskError(f"task {task.id} is {task.state}; accept is for tasks in review"))
+    root = review.snapshot_root(task)
+    if root is None:
+        raise failed(TaskError(f"task {task.id} has no snapshot"))
+    files, _ = await sup.diff(task.id)
+    chosen = _chosen(files, hunk_ids)
+    by_path = {f.path: f for f in files}
+    editor: dict[str, tuple[str, list[str]]] = {}  # path → (uri, hunk ids)
+    disk: list[str] = []
+    for path, ids in chosen.items():
+        uri = _open_uri(ls, root / path)
+        if uri is not None and _in_editor(by_path[path]):
+            editor[path] = (uri, ids)
+        else:
+            disk += ids
+    out = _Outcome()
+    if editor:
+        await _accept_in_editor(ls, task.id, editor, out)
+    if disk:
+        out.add(await sup.accept(task.id, disk, write=True))
+    ls.notifier.touch(task.id, diff=True)
+    _report(ls, task.id, out)
+    state = (await sup.get(task.id)).state
+    return {
+        "taskId": task.id,
+        "state": str(state),
+        "applied": out.applied,
+        "conflicts": out.conflicts,
+        "refused": out.refused,
+        "notApplied": out.not_applied,
+    }
+
+
+def _open_uri(ls: BatonServer, path: Path) -> str | None:
+    uri = path_to_uri(path)
+    return uri if unquote(uri) in ls.workspace.text_documents else None
+
+
+async def _accept_in_editor(
+    ls: BatonServer, task_id: str, editor: dict[str, tuple[str, list[str]]], out: _Outcome
+) -> None:
+    """Merge the hunks into the open documents and apply them with ``workspace/applyEdit``.
+
+    The merge runs against the text the editor has; if the document changes meanwhile the
+    merge is redone (twice at most), and if the client refuses the edit nothing is recorded.
+    """
+    sup = await ls.broker()
+    ids = [h for _, hs in editor.values() for h in hs]
+    for _ in range(3):
+        seen: dict[str, tuple[str, str, int | None]] = {}
+        for path, (uri, _ids) in editor.items():
+            doc = ls.open_document(uri)
+            if doc is not None:
+                seen[path] = (uri, doc[0], doc[1])
+        note: dict[str, str] = {}
+        current = {path: text for path, (_, text, _) in seen.items()}
+        result = await sup.accept(
+            task_id,
+            ids,
+            current=current,
+            write=False,
+            applied_by_client=functools.partial(_apply_edit, ls, task_id, seen, note),
+        )
+        if "moved" in note:
+            continue
+        out.add(result)
+        if "refused" in note:
+            conflicted = {c["hunkId"] for c in out.conflicts}
+            out.not_applied += [
+                {"hunkId": h, "reason": note["refused"]} for h in ids if h not in conflicted
+            ]
+        return
+    out.not_applied += [
+        {"hunkId": h, "reason": "the document kept changing; try again"} for h in ids
+    ]
+
+
+async def _apply_edit(
+    ls: BatonServer,
+    task_id: str,
+    seen: dict[str, tuple[str, str, int | None]],
+    note: dict[str, str],
+    result: AcceptResult,
+) -> bool:
+    """Send the merged texts as edits of the documents they were merged against.
+
+    False (and nothing recorded) when a document moved since, or the client refused.
+    """
+    changes: list[tuple[str, int | None, list[types.TextEdit]]] = []
+    encoding = ls.encoding
+    for path, (uri, text, version) in seen.items():
+        now = ls.open_document(uri)
+        if now is None or now[1] != version or now[0] != text:
+            note["moved"] = path
+            return False
+        new = result.texts.get(path)
+        if new is not None and new != text:
+            edits = await asyncio.to_thread(text_edits, text, new, encoding)
+            changes.append((uri, version, edits))
+    if not changes:
+        return True
+    for uri, version, _ in changes:  # the document may have moved while the edits were made
+        now = ls.open_document(uri)
+        if now is None or now[1] != version:
+            note["moved"] = uri
+            return False
+    ws = ls.client_capabilities.workspace
+    if ws and ws.workspace_edit and ws.workspace_edit.document_changes:
+        edit = types.WorkspaceEdit(
+            document_changes=[
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(
+                        uri=uri, version=version
+                    ),
+                    edits=list(edits),
+                )
+                for uri, version, edits in changes
+            ]
+        )
+    else:
+        edit = types.WorkspaceEdit(changes={uri: edits for uri, _, edits in changes})
+    answer = await ls.workspace_apply_edit_async(
+        types.ApplyWorkspaceEditParams(edit=edit, label=f"Baton: accept {task_id}")
+    )
+    if not answer.applied:
+        note["refused"] = answer.failure_reason or "the editor did not apply the edit"
+        return False
+    return True
+
+
+def _report(ls: BatonServer, task_id: str, out: _Outcome) -> None:
+    problems = []
+    if out.conflicts:
+        problems.append(f"{len(out.conflicts)} hunk(s) conflict with your edits and stay pending")
+    if out.refused:
+        problems.append(f"{len(out.refused)} hunk(s) refused: {out.refused[0]['reason']}")
+    if out.not_applied:
+        problems.append(
+            f"{len(out.not_applied)} hunk(s) not applied: {out.not_applied[0]['reason']}"
+        )
+    if problems:
+        ls.warn(f"task {task_id}: " + "; ".join(problems))
+
+
+async def reject(ls: BatonServer, args: Args) -> Any:
+    sup = await ls.broker()
+    task_id = args.task_id()
+    hunk_ids = args.texts("hunkIds")
+    task = await sup.get(task_id)
+    if hunk_ids:
+        files, _ = await sup.diff(task.id)
+        for hid in hunk_ids:
+            if find_hunk(files, hid) is None:
+                raise invalid(f"unknown hunk {hid!r} in task {task.id}")
+    rejected = await sup.reject(task.id, hunk_ids)
+    ls.notifier.touch(task.id, diff=True)
+    state = (await sup.get(task.id)).state
+    return {"taskId": task.id, "state": str(state), "rejected": rejected}
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+async def tasks(ls: BatonServer, args: Args) -> Any:
+    sup = await ls.broker()
+    states = args.texts("states")
+    if states is not None:
+        known = {str(s) for s in TaskState}
+        bad = [s for s in states if s not in known]
+        if bad:
+            raise invalid(f"baton.tasks: unknown states {bad}; known: {', '.join(sorted(known))}")
+    query = args.optional_text("query")
+    root = args.optional_text("root")
+    limit = args.integer("limit", 1, 1000) or 100
+    found = await sup.list_tasks(states=states, query=query, root=root, limit=limit)
+    return {"tasks": [summary(t) for t in found]}
+
+
+async def inspect(ls: BatonServer, args: Args) -> Any:
+    sup = await ls.broker()
+    task = await sup.get(args.task_id())
+    attempts = await sup.attempts(task.id)
+    events = await sup.events(task.id)
+    limit = args.integer("events", 0, 10_000)
+    limit = 200 if limit is None else limit
+    return {
+        "task": {**task.to_json(), "next": list(NEXT_MOVES[task.state])},
+        "attempts": [a.to_json() for a in attempts],
+        "events": [e.to_json() for e in events[-limit:]] if limit else [],
+    }
+
+
+async def diff(ls: BatonServer, args: Args) -> Any:
+    sup = await ls.broker()
+    td = await review.load(sup, args.task_id())
+    if td is None:
+        raise failed(TaskError("this task has no diff yet"))
+    return await ls.diff_payload(td)
+
+
+async def status(ls: BatonServer, args: Args) -> Any:
+    await ls.broker()
+    return await ls.notifier.send_status()
+
+
+HANDLERS: dict[str, tuple[Handler, bool]] = {
+    "baton.delegate": (delegate, False),
+    "baton.cancel": (cancel, False),
+    "baton.reply": (reply, False),
+    "baton.steer": (steer, False),
+    "baton.retry": (retry, False),
+    "baton.accept": (accept, False),
+    "baton.reject": (reject, False),
+    "baton.tasks": (tasks, True),
+    "baton.inspect": (inspect, False),
+    "baton.diff": (diff, False),
+    "baton.status": (status, True),
+}
+#: Every command the server declares.
+COMMANDS = tuple(HANDLERS)
+
+
+def _command(name: str, handler: Handler, optional: bool) -> Callable[..., Awaitable[Any]]:
+    async def run(ls: BatonServer, *arguments: Any) -> Any:
+        args = Args(name, arguments, optional=optional)
+        try:
+            return await handler(ls, args)
+        except (TaskError, UnknownTask, AmbiguousTask, StoreError) as exc:
+            raise failed(exc) from None
+
+    run.__name__ = name.replace(".", "_")
+    return run
+
+
+def register(server: BatonServer) -> None:
+    for name, (handler, optional) in HANDLERS.items():
+        server.command(name)(_command(name, handler, optional))

@@ -1,0 +1,101 @@
+"""LSP features other than commands: lifecycle, document sync, settings, code actions,
+code lenses and progress cancel. Each handler takes the server as its first parameter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+
+from baton.surfaces.lsp import actions, lenses, settings
+from baton.surfaces.lsp.server import BatonServer
+
+
+def apply_settings(ls: BatonServer, raw: Any) -> None:
+    ls.settings, warnings = settings.merge(ls.settings, raw)
+    for warning in warnings:
+        ls.warn(warning)
+
+
+def initialize(ls: BatonServer, params: types.InitializeParams) -> None:
+    apply_settings(ls, params.initialization_options)
+    for folder in ls.folders():
+        ls.roots.add(str(folder.resolve()))
+
+
+async def initialized(ls: BatonServer, params: types.InitializedParams) -> None:
+    # pygls owns the loop: the broker starts here, inside it.
+    ls.spawn(ls.start_broker(), "start broker")
+
+
+async def shutdown(ls: BatonServer, params: None) -> None:
+    await ls.stop_broker()
+
+
+def did_change_configuration(ls: BatonServer, params: types.DidChangeConfigurationParams) -> None:
+    apply_settings(ls, params.settings)
+
+
+def did_open(ls: BatonServer, params: types.DidOpenTextDocumentParams) -> None:
+    ls.docs.opened(params.text_document.uri)
+
+
+def did_change(ls: BatonServer, params: types.DidChangeTextDocumentParams) -> None:
+    ls.docs.changed(params.text_document.uri)
+
+
+def did_save(ls: BatonServer, params: types.DidSaveTextDocumentParams) -> None:
+    ls.docs.saved(params.text_document.uri)
+
+
+def did_close(ls: BatonServer, params: types.DidCloseTextDocumentParams) -> None:
+    ls.docs.closed(params.text_document.uri)
+
+
+def did_change_folders(ls: BatonServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+    for folder in ls.folders():
+        ls.roots.add(str(folder.resolve()))
+
+
+def code_action(ls: BatonServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    doc = ls.open_document(params.text_document.uri)
+    count = None if doc is None else len(doc[0].splitlines())
+    return actions.code_actions(params, count)
+
+
+async def code_lens(ls: BatonServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    doc = ls.open_document(params.text_document.uri)
+    reviews = list(ls.reviews.values())
+    current = doc[0] if doc is not None else None
+    return await lenses.code_lenses(reviews, params.text_document.uri, current, ls.encoding)
+
+
+def progress_cancel(ls: BatonServer, params: types.WorkDoneProgressCancelParams) -> None:
+    ls.task_progress.cancelled(params.token)
+
+
+def register(server: BatonServer) -> None:
+    server.feature(types.INITIALIZE)(initialize)
+    server.feature(types.INITIALIZED)(initialized)
+    server.feature(types.SHUTDOWN)(shutdown)
+    server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(did_change_configuration)
+    server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(did_change_folders)
+    server.feature(types.TEXT_DOCUMENT_DID_OPEN)(did_open)
+    server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(did_change)
+    server.feature(types.TEXT_DOCUMENT_DID_SAVE)(did_save)
+    server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(did_close)
+    server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[
+                types.CodeActionKind.QuickFix,
+                types.CodeActionKind.Refactor,
+                types.CodeActionKind.RefactorRewrite,
+            ],
+            resolve_provider=False,
+        ),
+    )(code_action)
+    server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))(
+        code_lens
+    )
+    server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)(progress_cancel)

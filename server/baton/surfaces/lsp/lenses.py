@@ -1,0 +1,65 @@
+"""Code lenses on the hunks of tasks in review: "Accept | Reject" per hunk and
+"Accept all | Reject all" per file, so any LSP client can decide hunk by hunk.
+
+Lenses sit where the hunk's lines are now in the document (see :mod:`review`); the server
+asks the client to re-query them with ``workspace/codeLens/refresh`` when reviews change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from urllib.parse import unquote
+
+from lsprotocol import types
+
+from baton.core.diff import HunkState
+from baton.core.lifecycle import TaskState
+from baton.surfaces.lsp import review
+
+
+def _lens(line: int, title: str, command: str, task_id: str, hunks: list[str]) -> types.CodeLens:
+    pos = types.Position(line, 0)
+    return types.CodeLens(
+        range=types.Range(pos, pos),
+        command=types.Command(
+            title=title, command=command, arguments=[{"taskId": task_id, "hunkIds": hunks}]
+        ),
+    )
+
+
+def lenses_for(
+    reviews: Iterable[review.TaskDiff], uri: str, current: str | None, encoding: str
+) -> list[types.CodeLens]:
+    """The lenses of one document (CPU only: call it off the loop)."""
+    out: list[types.CodeLens] = []
+    for td in reviews:
+        if td.task.state != TaskState.REVIEW:
+            continue
+        for f in td.files:
+            if unquote(td.uri(f)) != unquote(uri):
+                continue
+            placed = [p for p in review.place_file(td, f, current, encoding)]
+            pending = [p for p in placed if p.hunk.state == HunkState.PENDING]
+            if not pending:
+                continue
+            ids = [p.hunk.id for p in pending]
+            label = f"Baton ▸ {td.task.title}"
+            if len(pending) > 1:
+                title = f"{label}: Accept all ({len(ids)})"
+                out.append(_lens(0, title, "baton.accept", td.task.id, ids))
+                out.append(_lens(0, "Reject all", "baton.reject", td.task.id, ids))
+            for p in pending:
+                line = p.range.start.line
+                tag = " (edited since)" if not p.intact else ""
+                out.append(_lens(line, f"Accept{tag}", "baton.accept", td.task.id, [p.hunk.id]))
+                out.append(_lens(line, "Reject", "baton.reject", td.task.id, [p.hunk.id]))
+    return out
+
+
+async def code_lenses(
+    reviews: list[review.TaskDiff], uri: str, current: str | None, encoding: str
+) -> list[types.CodeLens]:
+    if not reviews:
+        return []
+    return await asyncio.to_thread(lenses_for, reviews, uri, current, encoding)

@@ -1,0 +1,219 @@
+"""Rich-client notifications: ``baton/tasks``, ``baton/status`` and ``baton/diff``.
+
+The broker's event bus calls :meth:`Notifier.on_event` for each committed event, on the
+event loop. That call only marks what changed; the work (reading tasks and diffs, which
+touches SQLite and git on worker threads) happens in coalesced flushes, so a task that
+streams a hundred events a second costs one cheap call per event and a few messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from baton.core.events import Event, EventType
+from baton.core.lifecycle import NEXT_MOVES, TaskState
+from baton.core.task import Task
+from baton.store import Store, UnknownTask
+from baton.store.paths import task_dir
+from baton.surfaces.lsp import review
+from baton.surfaces.lsp.documents import path_to_uri
+
+if TYPE_CHECKING:
+    from baton.surfaces.lsp.server import BatonServer
+
+log = logging.getLogger(__name__)
+S = TaskState
+
+TASKS = "baton/tasks"
+STATUS = "baton/status"
+DIFF = "baton/diff"
+
+RUNNING_STATES = ("queued", "preparing", "running", "verifying", "rate_limited")
+#: Failed tasks count in the status for this long after they failed.
+FAILED_WINDOW = 24 * 3600.0
+#: States whose diff the editor shows (a draft while working, the final one in review).
+SHOWN = frozenset({S.PREPARING, S.RUNNING, S.VERIFYING, S.NEEDS_INPUT, S.REVIEW})
+
+
+def summary(task: Task) -> dict[str, Any]:
+    """A task as ``baton/tasks`` and ``baton.tasks`` show it."""
+    return {
+        "id": task.id,
+        "title": task.title,
+        "state": str(task.state),
+        "action": task.action,
+        "kind": task.kind,
+        "worker": task.worker,
+        "model": task.model,
+        "root": task.root,
+        "message": task.message,
+        "summary": task.summary[:2000],
+        "completion": str(task.completion) if task.completion else None,
+        "attempts": task.attempts,
+        "createdAt": task.created_at,
+        "updatedAt": task.updated_at,
+        "settledAt": task.settled_at,
+        "next": list(NEXT_MOVES[task.state]),
+    }
+
+
+def count_status(store: Store, roots: list[str], since: float) -> dict[str, int]:
+    """Status-bar counts over the given task roots (all tasks when none): runs on the store."""
+    totals: dict[str, int] = {}
+    targets: list[str | None] = list(roots) if roots else [None]
+    for root in targets:
+        for state, n in store.count_by_state(root).items():
+            totals[state] = totals.get(state, 0) + n
+    failed = 0
+    for root in targets:
+        failed += len(store.list_tasks(states=["failed"], root=root, since=since, limit=None))
+    return {
+        "running": sum(totals.get(s, 0) for s in RUNNING_STATES),
+        "needsInput": totals.get("needs_input", 0),
+        "review": totals.get("review", 0),
+        "failed": failed,
+    }
+
+
+class Notifier:
+    """Turns broker events into notifications, code-lens refreshes and shown answers."""
+
+    def __init__(self, server: BatonServer, delay: float = 0.03) -> None:
+        self.server = server
+        self.delay = delay
+        self._tasks: set[str] = set()
+        self._diffs: set[str] = set()
+        self._flush: asyncio.TimerHandle | None = None
+        self._answered: set[str] = set()
+        self.status: dict[str, int] = {}
+
+    # -- called per committed event, on the loop: must stay cheap ---------------------------
+
+    def on_event(self, event: Event) -> None:
+        self.server.task_progress.on_event(event)
+        if event.type == EventType.STATE:
+            self._tasks.add(event.task_id)
+            to = event.data.get("to")
+            if to in ("review", "applied", "rejected", "needs_input"):
+                self._diffs.add(event.task_id)
+            if to == "answered":
+                self._answered.add(event.task_id)
+        elif event.type == EventType.DIFF:
+            self._diffs.add(event.task_id)
+        else:
+            return
+        self._arm()
+
+    def touch(self, task_id: str, *, diff: bool = False) -> None:
+        """Re-send a task's summary (and diff) soon, e.g. after an accept of some hunks."""
+        self._tasks.add(task_id)
+        if diff:
+            self._diffs.add(task_id)
+        self._arm()
+
+    def _arm(self) -> None:
+        if self._flush is None:
+            loop = asyncio.get_running_loop()
+            self._flush = loop.call_later(self.delay, self._start_flush)
+
+    def _start_flush(self) -> None:
+        self._flush = None
+        tasks, self._tasks = self._tasks, set()
+        diffs, self._diffs = self._diffs, set()
+        answered, self._answered = self._answered, set()
+        self.server.spawn(self.flush(tasks, diffs, answered), "notify")
+
+    # -- the work, off the loop where it touches the store or git --------------------------
+
+    async def flush(self, tasks: set[str], diffs: set[str], answered: set[str]) -> None:
+        sup = self.server.supervisor
+        if sup is None:
+            return
+        changed: list[Task] = []
+        for tid in sorted(tasks):
+            try:
+                changed.append(await sup.get(tid))
+            except UnknownTask:
+                continue
+        if changed:
+            self.server.protocol.notify(TASKS, {"tasks": [summary(t) for t in changed]})
+        await self.send_status()
+        lenses = False
+        for tid in sorted(diffs):
+            lenses = await self.send_diff(tid) or lenses
+        if lenses:
+            self.server.refresh_code_lenses()
+        for task in changed:
+            followed = task.id in self.server.task_progress.followed
+            if task.id in answered and followed and task.state == S.ANSWERED:
+                await self.show_answer(task)
+
+    async def send_status(self) -> dict[str, int]:
+        sup = self.server.supervisor
+        if sup is None:
+            return {}
+        roots = sorted(self.server.roots)
+        since = time.time() - FAILED_WINDOW
+        counts = await sup.store.call(count_status, roots, since)
+        if counts != self.status:
+            self.status = counts
+            self.server.protocol.notify(STATUS, counts)
+        return counts
+
+    async def send_diff(self, task_id: str) -> bool:
+        """Send the task's diff; True when the hunks shown in review changed (lenses)."""
+        sup = self.server.supervisor
+        if sup is None:
+            return False
+        try:
+            td = await review.load(sup, task_id)
+        except UnknownTask:
+            return False
+        if td is None:
+            return False
+        had = task_id in self.server.reviews
+        if td.task.state in SHOWN:
+            self.server.reviews[task_id] = td
+        else:
+            self.server.reviews.pop(task_id, None)
+        data = await self.server.diff_payload(td)
+        self.server.protocol.notify(DIFF, data)
+        return td.task.state == S.REVIEW or had
+
+    async def show_answer(self, task: Task) -> None:
+        """Show an answered task's answer: a markdown document beside the code, no focus."""
+        sup = self.server.supervisor
+        if sup is None:
+            return
+        text = task.summary.strip() or "(the agent gave no answer)"
+        path = task_dir(sup.home, task.id) / "answer.md"
+        body = f"# {task.title}\n\n{text}\n"
+
+        def write() -> None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(body, encoding="utf-8")
+
+        caps = self.server.client_capabilities.window
+        if caps is not None and caps.show_document is not None and caps.show_document.support:
+            try:
+                await asyncio.to_thread(write)
+                result = await self.server.window_show_document_async(
+                    types.ShowDocumentParams(uri=path_to_uri(path), take_focus=False)
+                )
+                if result.success:
+                    return
+            except Exception as exc:
+                log.info("could not show the answer of %s: %s", task.id, exc)
+        self.server.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Info, message=f"Baton: {text}")
+        )
+
+    def close(self) -> None:
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None

@@ -1,0 +1,164 @@
+"""A task's diff as the editor sees it: hunks placed in the current documents.
+
+:class:`TaskDiff` is what the broker says (files and hunks against the snapshot) plus the
+snapshot text of each changed file, loaded off the event loop. :func:`place` maps every
+hunk onto the text the user has now (the open buffer, or the file on disk) and gives the
+``baton/diff`` payload; code lenses and ``baton.diff`` use the same placement.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from lsprotocol import types
+
+from baton.core.diff import FileDiff, FileStatus, Hunk, HunkState, split_lines
+from baton.core.task import Task
+from baton.runtime.supervisor import Supervisor
+from baton.surfaces.lsp.documents import LineMap, hunk_old_span, line_range, path_to_uri
+from baton.workspace import Snapshot, snapshot_text, worktree_text
+
+#: uri (unquoted, as pygls keys them) → (text, version) of the open documents.
+OpenTexts = Mapping[str, tuple[str, int | None]]
+
+
+@dataclass
+class TaskDiff:
+    """One task's latest diff, with what is needed to place its hunks."""
+
+    task: Task
+    root: Path  # the snapshot root: diff paths are relative to it
+    files: list[FileDiff]
+    final: bool
+    base: dict[str, str | None] = field(default_factory=dict)  # path → snapshot text
+
+    def uri(self, f: FileDiff) -> str:
+        return path_to_uri(self.root / f.path)
+
+    def pending(self) -> int:
+        return sum(1 for f in self.files for h in f.hunks if h.state == HunkState.PENDING)
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """A hunk and where it is in the current document."""
+
+    hunk: Hunk
+    range: types.Range
+    intact: bool  # False: the user changed these lines since the snapshot
+
+
+def snapshot_root(task: Task) -> Path | None:
+    data = task.options.get("snapshot")
+    if not isinstance(data, dict):
+        return None
+    return Snapshot.from_json(data).root
+
+
+def _is_text_change(f: FileDiff) -> bool:
+    return f.status == FileStatus.MODIFIED and not f.binary
+
+
+async def load(sup: Supervisor, task_id: str) -> TaskDiff | None:
+    """The task's diff and snapshot texts (git runs on a worker thread); None without one."""
+    task = await sup.get(task_id)
+    data = task.options.get("snapshot")
+    if not isinstance(data, dict):
+        return None
+    files, final = await sup.diff(task.id)
+    snap = Snapshot.from_json(data)
+
+    def base_texts() -> dict[str, str | None]:
+        return {
+            f.path: snapshot_text(snap, f.old_path or f.path)
+            for f in files
+            if _is_text_change(f) and not all(h.whole_file for h in f.hunks)
+        }
+
+    base = await asyncio.to_thread(base_texts)
+    return TaskDiff(task, snap.root, files, final, base)
+
+
+def place_file(td: TaskDiff, f: FileDiff, current: str | None, encoding: str) -> list[Placed]:
+    """Where each hunk of ``f`` is in ``current`` (the snapshot text when None)."""
+    base = td.base.get(f.path)
+    if base is None:
+        origin = types.Range(types.Position(0, 0), types.Position(0, 0))
+        return [Placed(h, origin, True) for h in f.hunks]
+    old_lines = split_lines(base)
+    new_lines = old_lines if current is None else split_lines(current)
+    lmap = LineMap(old_lines, new_lines)
+    out = []
+    for h in f.hunks:
+        start, count = hunk_old_span(h)
+        if h.whole_file:
+            start, count = 0, len(old_lines)
+        nstart, ncount, intact = lmap.span(start, count)
+        out.append(Placed(h, line_range(new_lines, nstart, ncount, encoding), intact))
+    return out
+
+
+def current_texts(td: TaskDiff, open_texts: OpenTexts) -> dict[str, str | None]:
+    """The text the user has now of each changed file not open in the editor (disk I/O)."""
+    out: dict[str, str | None] = {}
+    for f in td.files:
+        if unquote(td.uri(f)) not in open_texts and f.path in td.base:
+            out[f.path] = worktree_text(td.root / f.path)
+    return out
+
+
+def payload(
+    td: TaskDiff,
+    open_texts: OpenTexts,
+    disk: Mapping[str, str | None],
+    encoding: str,
+) -> dict[str, Any]:
+    """The ``baton/diff`` notification for one task (CPU only: call it off the loop)."""
+    files = []
+    for f in td.files:
+        uri = td.uri(f)
+        opened = open_texts.get(unquote(uri))
+        current = opened[0] if opened is not None else disk.get(f.path)
+        hunks = []
+        for p in place_file(td, f, current, encoding):
+            hunks.append(
+                {
+                    "id": p.hunk.id,
+                    "range": _range_json(p.range),
+                    "oldText": p.hunk.old_text,
+                    "newText": p.hunk.new_text,
+                    "state": str(p.hunk.state),
+                    "stale": not p.intact,
+                    "wholeFile": p.hunk.whole_file,
+                }
+            )
+        files.append(
+            {
+                "uri": uri,
+                "path": f.path,
+                "oldPath": f.old_path,
+                "status": str(f.status),
+                "binary": f.binary,
+                "version": opened[1] if opened is not None else None,
+                "hunks": hunks,
+            }
+        )
+    return {
+        "taskId": td.task.id,
+        "title": td.task.title,
+        "state": str(td.task.state),
+        "final": td.final,
+        "files": files,
+    }
+
+
+def _range_json(r: types.Range) -> dict[str, Any]:
+    return {
+        "start": {"line": r.start.line, "character": r.start.character},
+        "end": {"line": r.end.line, "character": r.end.character},
+    }

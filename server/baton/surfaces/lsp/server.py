@@ -1,0 +1,250 @@
+"""The Baton language server: a pygls server on stdio with the broker inside.
+
+pygls owns the event loop (``start_io``); the broker (:class:`Supervisor`) starts on
+``initialized`` and closes on ``shutdown``. Handlers never block the loop: the broker does
+its SQLite and git work on worker threads, and so does everything here that reads files or
+compares texts. Features live in their own modules (actions, commands, lenses, progress,
+notify); this one wires them and keeps the shared state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+
+from baton import __version__
+from baton.runtime.supervisor import Supervisor
+from baton.store import state_home
+from baton.surfaces.lsp import review, settings
+from baton.surfaces.lsp.documents import OpenDocuments, relative_to, uri_to_path
+from baton.surfaces.lsp.notify import Notifier
+from baton.surfaces.lsp.progress import Progress
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class _Malformed:
+    """A request whose params could not be read: answered with InvalidParams."""
+
+    id: int | str
+    method: str
+    message: str
+    jsonrpc: str = "2.0"
+
+
+class BatonProtocol(LanguageServerProtocol):
+    """pygls' protocol, plus an error response for requests with unreadable params.
+
+    (pygls logs such a request and drops it, which leaves the client waiting forever.)
+    """
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if isinstance(data, dict) and "id" in data and isinstance(data.get("method"), str):
+                cause = exc.__cause__ or exc
+                message = f"invalid params for {data['method']}: {cause}".splitlines()[0]
+                return _Malformed(data["id"], data["method"], message[:300])
+            raise
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, _Malformed):
+            self._send_response(
+                message.id, error=JsonRpcInvalidParams(message.message).to_response_error()
+            )
+            return
+        super().handle_message(message)
+
+
+class BatonServer(LanguageServer):
+    """The server and the state its features share."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "baton",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=BatonProtocol,
+        )
+        self.settings = settings.Settings()
+        self.supervisor: Supervisor | None = None
+        self.ready = asyncio.Event()
+        self.start_error: str | None = None
+        self.docs = OpenDocuments()
+        self.roots: set[str] = set()
+        self.reviews: dict[str, review.TaskDiff] = {}
+        self.notifier = Notifier(self)
+        self.task_progress = Progress(
+            self, self._cancel_task, self.spawn, lambda: self.settings.progress_interval
+        )
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        """Run ``coro`` in the background; failures are logged, never lost silently."""
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        self._background.add(task)
+
+        def done(t: asyncio.Task[Any]) -> None:
+            self._background.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.error("%s failed", name, exc_info=t.exception())
+
+        task.add_done_callback(done)
+        return task
+
+    async def broker(self) -> Supervisor:
+        """The running broker (waits for it while the server is starting)."""
+        if self.supervisor is None or not self.ready.is_set():
+            try:
+                await asyncio.wait_for(self.ready.wait(), 30)
+            except TimeoutError:
+                pass
+        if self.supervisor is None:
+            raise JsonRpcException(
+                f"the Baton broker is not running: {self.start_error or 'not started yet'}",
+                code=-32002,
+            )
+        return self.supervisor
+
+    async def start_broker(self) -> None:
+        try:
+            home = await asyncio.to_thread(state_home)
+            sup = Supervisor(home)
+            await sup.start()
+        except Exception as exc:
+            self.start_error = str(exc)
+            log.error("could not start the broker: %s", exc)
+            self.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Error, message=f"Baton: could not start: {exc}"
+                )
+            )
+            self.ready.set()
+            return
+        self.supervisor = sup
+        sup.bus.add_listener(self.notifier.on_event)
+        self.ready.set()
+        await self.notifier.send_status()
+        for root in sorted(self.roots):
+            tasks = await sup.list_tasks(states=["review"], root=root, limit=200)
+            for task in tasks:
+                await self.notifier.send_diff(task.id)
+        if self.reviews:
+            self.refresh_code_lenses()
+
+    async def stop_broker(self) -> None:
+        self.task_progress.close()
+        self.notifier.close()
+        sup, self.supervisor = self.supervisor, None
+        if sup is not None:
+            sup.bus.remove_listener(self.notifier.on_event)
+            await sup.close()
+
+    async def _cancel_task(self, task_id: str) -> None:
+        sup = await self.broker()
+        try:
+            await sup.cancel(task_id)
+        except Exception as exc:
+            self.warn(f"could not cancel {task_id}: {exc}")
+
+    def warn(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+        self.window_show_message(types.ShowMessageParams(type=kind, message=f"Baton: {message}"))
+
+    def refresh_code_lenses(self) -> None:
+        ws = self.client_capabilities.workspace
+        if ws is None or ws.code_lens is None or not ws.code_lens.refresh_support:
+            return
+
+        async def refresh() -> None:
+            try:
+                await asyncio.wait_for(self.workspace_code_lens_refresh_async(None), 10)
+            except Exception as exc:
+                log.info("codeLens refresh failed: %s", exc)
+
+        self.spawn(refresh(), "codeLens refresh")
+
+    # -- documents and roots --------------------------------------------------------------
+
+    @property
+    def encoding(self) -> str:
+        enc = self.workspace.position_encoding
+        return str(enc.value if isinstance(enc, types.PositionEncodingKind) else enc or "utf-16")
+
+    def open_texts(self) -> dict[str, tuple[str, int | None]]:
+        """uri → (text, version) of every open document (captured now, on the loop)."""
+        return {
+            uri: (doc.source, doc.version) for uri, doc in self.workspace.text_documents.items()
+        }
+
+    def open_document(self, uri: str) -> tuple[str, int | None] | None:
+        doc = self.workspace.text_documents.get(unquote(uri))
+        return None if doc is None else (doc.source, doc.version)
+
+    def folders(self) -> list[Path]:
+        out = []
+        for folder in self.workspace.folders.values():
+            path = uri_to_path(folder.uri)
+            if path is not None:
+                out.append(path)
+        root = self.workspace.root_path
+        if root and not out:
+            out.append(Path(root))
+        return out
+
+    def root_for(self, path: Path) -> Path:
+        """The workspace folder holding ``path`` (the innermost), else its own folder."""
+        best: Path | None = None
+        for folder in self.folders():
+            if relative_to(path, folder) is not None and (
+                best is None or len(folder.parts) > len(best.parts)
+            ):
+                best = folder
+        return best if best is not None else path.parent
+
+    def overlays(self, root: Path) -> dict[str, str]:
+        """Unsaved text of open documents under ``root`` (root-relative paths)."""
+        out: dict[str, str] = {}
+        for uri in self.docs.dirty:
+            doc = self.workspace.text_documents.get(uri)
+            path = uri_to_path(uri)
+            if doc is None or path is None:
+                continue
+            rel = relative_to(path, root)
+            if rel is not None and rel != "." and ".git" not in rel.split("/"):
+                out[rel] = doc.source
+        return out
+
+    async def diff_payload(self, td: review.TaskDiff) -> dict[str, Any]:
+        """The ``baton/diff`` payload of a task, placed in the current documents."""
+        opened = self.open_texts()
+        encoding = self.encoding
+
+        def build() -> dict[str, Any]:
+            disk = review.current_texts(td, opened)
+            return review.payload(td, opened, disk, encoding)
+
+        return await asyncio.to_thread(build)
+
+
+def build_server() -> BatonServer:
+    """A server with every Baton feature registered."""
+    from baton.surfaces.lsp import commands, features
+
+    server = BatonServer()
+    features.register(server)
+    commands.register(server)
+    return server
