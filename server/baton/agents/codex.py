@@ -295,7 +295,7 @@ class CodexAdapter:
             argv.append("-")
             stdin = turn.prompt
         else:
-            argv.append(turn.prompt)
+            argv += ["--", turn.prompt]  # "--": a prompt may start with "-"
         env = dict(profile.env)
         if profile.config_dir:
             env["CODEX_HOME"] = os.path.expanduser(profile.config_dir)
