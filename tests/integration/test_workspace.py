@@ -385,3 +385,30 @@ def test_sweep_orphans_removes_tasks_not_kept(repo: Path, state: Path, wts: Path
     ]
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 2
     assert sweep_orphans(state, wts, {"keepme"}) == []
+
+
+def test_concurrent_worktrees_in_one_repository(tmp_path: Path) -> None:
+    """Many tasks start at once: git's worktree admin folders must not trip each other."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from baton.workspace import create_worktree, remove_worktree, take_snapshot
+
+    root = tmp_path / "many"
+    root.mkdir()
+    (root / "a.txt").write_text("a\n")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["git", "add", "."], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "i"], cwd=root, check=True)
+    home = tmp_path / "home"
+    ids = [f"t{i:02d}" for i in range(32)]
+    snaps = {i: take_snapshot(root, i, state_home=home) for i in ids}
+
+    def make(i: str) -> Path:
+        return create_worktree(snaps[i], i, home / "worktrees")
+
+    with ThreadPoolExecutor(16) as pool:
+        paths = list(pool.map(make, ids))
+    assert all((p / "a.txt").read_text() == "a\n" for p in paths)
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(lambda i: remove_worktree(snaps[i], i, home / "worktrees" / i), ids))
+    assert not any(p.exists() for p in paths)

@@ -8,7 +8,9 @@ hooks disabled and reproduces the snapshot byte for byte, whatever the repositor
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 from baton.workspace.git import GitError, read_blobs, run_git
@@ -30,6 +32,22 @@ def _is_within(path: Path, folder: Path) -> bool:
     except ValueError:
         return False
     return True
+
+
+@contextlib.contextmanager
+def admin_lock(git_dir: Path) -> Iterator[None]:
+    """Serialize worktree add/remove on one repository, across threads and processes.
+
+    While git creates a worktree it leaves a half-written admin folder that a concurrent
+    ``git worktree add`` in the same repository trips over ("failed to read …/commondir").
+    """
+    lock = common_dir_of(git_dir) / "baton-worktrees.lock"
+    with open(lock, "a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _restore_exact_bytes(worktree: Path, common_dir: Path) -> int:
@@ -65,20 +83,21 @@ def create_worktree(snap: Snapshot, task_id: str, worktrees_dir: Path) -> Path:
     if (path / ".git").exists():
         return path
     worktrees_dir.mkdir(parents=True, exist_ok=True)
-    run_git(
-        [
-            "worktree",
-            "add",
-            "--force",
-            "--quiet",
-            "-B",
-            BRANCH_PREFIX + task_id,
-            str(path),
-            snap.commit,
-        ],
-        snap.git_dir,
-        git_dir=snap.git_dir,
-    )
+    with admin_lock(snap.git_dir):
+        run_git(
+            [
+                "worktree",
+                "add",
+                "--force",
+                "--quiet",
+                "-B",
+                BRANCH_PREFIX + task_id,
+                str(path),
+                snap.commit,
+            ],
+            snap.git_dir,
+            git_dir=snap.git_dir,
+        )
     _restore_exact_bytes(path, common_dir_of(snap.git_dir))
     return path
 
@@ -95,7 +114,7 @@ def _delete_refs(git_dir: Path, task_id: str) -> None:
 
 def _remove_folder(git_dir: Path | None, path: Path) -> None:
     if git_dir is not None and path.exists():
-        with contextlib.suppress(GitError):
+        with contextlib.suppress(GitError), admin_lock(git_dir):
             run_git(
                 ["worktree", "remove", "--force", "--force", str(path)], git_dir, git_dir=git_dir
             )
@@ -107,7 +126,7 @@ def remove_worktree(snap: Snapshot, task_id: str, path: Path) -> None:
     """Remove the task's worktree, its branch and its snapshot ref. Idempotent."""
     check_task_id(task_id)
     _remove_folder(snap.git_dir, path)
-    with contextlib.suppress(GitError):
+    with contextlib.suppress(GitError), admin_lock(snap.git_dir):
         run_git(["worktree", "prune"], snap.git_dir, git_dir=snap.git_dir)
     _delete_refs(snap.git_dir, task_id)
 
@@ -164,7 +183,7 @@ def sweep_orphans(state_home: Path, worktrees_dir: Path, keep: set[str]) -> list
             _remove_folder(common, folder)
             removed.add(folder.name)
     for repo in sorted(repos):
-        with contextlib.suppress(GitError):
+        with contextlib.suppress(GitError), admin_lock(repo):
             run_git(["worktree", "prune"], repo, git_dir=repo)
         try:
             refs = run_git(

@@ -1,0 +1,162 @@
+"""Broker figures with 20 concurrent fake agents streaming.
+
+Prints:
+- delegate → task id latency (median, p99; target p99 ≤ 10 ms);
+- agent output line → subscriber latency (median, p99; target p99 ≤ 5 ms);
+- events persisted per second while streaming (the store's own ceiling is in store_events.py);
+- broker memory (RSS) idle and with 50 running tasks (targets ≤ 80 MB idle, ≤ 1 MB per task).
+
+Run: .venv/bin/python benchmarks/broker.py [--agents 20] [--seconds 5] [--rate 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+from baton.config.profiles import default_profiles
+from baton.core.events import EventType
+from baton.core.lifecycle import TaskState
+from baton.runtime.requests import DelegateRequest
+from baton.runtime.supervisor import Limits, Supervisor
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def script(*steps: dict[str, object]) -> str:
+    return "bench\n```baton-fake\n" + json.dumps({"steps": list(steps)}) + "\n```\n"
+
+
+def make_repo(base: Path) -> Path:
+    repo = base / "repo"
+    repo.mkdir()
+    for i in range(20):
+        (repo / f"f{i}.txt").write_text(f"file {i}\n" * 20)
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@l",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@l",
+    }
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "init"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, env=env)
+    return repo
+
+
+async def wait_state(sup: Supervisor, ids: list[str], states: set[TaskState]) -> None:
+    while True:
+        tasks = [await sup.get(i) for i in ids]
+        if all(t.state in states for t in tasks):
+            return
+        await asyncio.sleep(0.05)
+
+
+async def main(agents: int, seconds: float, rate: float) -> None:
+    base = Path(tempfile.mkdtemp(prefix="baton-bench-"))
+    home = base / "state"
+    repo = make_repo(base)
+    profiles = default_profiles()
+    profiles["fake"].concurrency = 200
+    sup = Supervisor(home, profiles=profiles, limits=Limits(stall_after=120))
+    await sup.start()
+    me = psutil.Process()
+    await asyncio.sleep(0.5)
+    idle_rss = me.memory_info().rss / 2**20
+
+    # 1. Streaming: N agents, each `rate` lines/s for `seconds`; one subscriber for everything.
+    latencies: list[float] = []
+    sub = sup.subscribe(None)
+
+    async def consume() -> None:
+        async for e in sub:
+            if e.type == EventType.TEXT and e.data.get("delta"):
+                stamp = str(e.data.get("text", "")).split(" ", 1)[0]
+                try:
+                    latencies.append((time.time() - float(stamp)) * 1000)
+                except ValueError:
+                    pass
+
+    consumer = asyncio.create_task(consume())
+    n = int(seconds * rate)
+    streamers = []
+    for _ in range(agents):
+        t = await sup.delegate(DelegateRequest(script({"stream": n, "rate": rate}), str(repo)))
+        streamers.append(t.id)
+    await wait_state(sup, streamers, {TaskState.RUNNING, TaskState.ANSWERED, TaskState.FAILED})
+    committed0, t0 = sup.bus.committed, time.monotonic()
+
+    # 2. While they stream: delegate latency (tasks that answer at once).
+    delegate_ms: list[float] = []
+    quick = []
+    for _ in range(100):
+        start = time.perf_counter()
+        t = await sup.delegate(DelegateRequest(script({"say": "ok"}), str(repo)))
+        delegate_ms.append((time.perf_counter() - start) * 1000)
+        quick.append(t.id)
+        await asyncio.sleep(0.02)
+
+    await wait_state(sup, streamers, {TaskState.ANSWERED, TaskState.FAILED})
+    elapsed = time.monotonic() - t0
+    committed = sup.bus.committed - committed0
+    await wait_state(sup, quick, {TaskState.ANSWERED, TaskState.FAILED})
+    sub.close()
+    await consumer
+
+    # 3. Memory with 50 running (hanging) tasks.
+    hanging = []
+    for _ in range(50):
+        t = await sup.delegate(DelegateRequest(script({"say": "up"}, {"hang": True}), str(repo)))
+        hanging.append(t.id)
+    await wait_state(sup, hanging, {TaskState.RUNNING, TaskState.FAILED})
+    await asyncio.sleep(1.0)
+    busy_rss = me.memory_info().rss / 2**20
+    for tid in hanging:
+        await sup.cancel(tid)
+    await wait_state(sup, hanging, {TaskState.CANCELLED})
+    await sup.close()
+
+    print(
+        f"agents: {agents} x {rate:.0f} lines/s for {seconds:.0f} s "
+        f"({len(latencies)} lines delivered of {agents * n})"
+    )
+    print(
+        f"delegate_ms_median: {statistics.median(delegate_ms):.2f}  "
+        f"p99: {pct(delegate_ms, 99):.2f} (target p99 <= 10)"
+    )
+    print(
+        f"line_to_subscriber_ms_median: {statistics.median(latencies):.2f}  "
+        f"p99: {pct(latencies, 99):.2f} (target p99 <= 5)"
+    )
+    print(
+        f"events_persisted_per_second_while_streaming: {committed / elapsed:.0f} "
+        f"(offered load ~{agents * rate:.0f}/s; store ceiling: benchmarks/store_events.py)"
+    )
+    print(f"broker_rss_idle_mb: {idle_rss:.1f} (target <= 80)")
+    print(
+        f"broker_rss_50_running_mb: {busy_rss:.1f}  per_task_mb: "
+        f"{(busy_rss - idle_rss) / 50:.2f} (target <= 1.0)"
+    )
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser()
+    p.add_argument("--agents", type=int, default=20)
+    p.add_argument("--seconds", type=float, default=5)
+    p.add_argument("--rate", type=float, default=100)
+    a = p.parse_args()
+    asyncio.run(main(a.agents, a.seconds, a.rate))
+    sys.exit(0)
