@@ -1,0 +1,308 @@
+"""Gemini CLI (provider ``gemini``): ``gemini --output-format stream-json --prompt=…``.
+
+One process per turn; a later turn resumes with ``--resume <session_id>`` from the same worktree.
+``--approval-mode yolo`` lets the worker edit Baton's private worktree (nobody could answer an
+approval prompt headless); the workspace is trusted (``--skip-trust``). ``-m`` is always worth
+giving: without it Gemini routes through an extra classifier call. The profile's ``config_dir``
+becomes ``GEMINI_CLI_HOME`` (the folder holding an account's ``.gemini/``); ``profile.env`` is
+passed through (``GEMINI_API_KEY``, ``GOOGLE_GEMINI_BASE_URL``…).
+
+Calling home: usage statistics, telemetry and the auto-updater are switched off in a
+*system* settings file Baton writes into the task's folder (``GEMINI_CLI_SYSTEM_SETTINGS_PATH``;
+system settings win over the user's, and an existing system file is merged in), plus
+``GEMINI_TELEMETRY_ENABLED=false``.
+
+The stream's end marker is ``result``: ``status: "success"`` or ``"error"`` — never the exit
+code (a stream that ends without a finish reason exits 0 with ``status: "error"``). Gemini
+retries a broken stream and re-sends the same text deltas, without a marker in between:
+:class:`TextReplay` keeps the repeat from being shown twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from baton.agents.base import Launch, Turn
+from baton.agents.classify import classify
+from baton.config.profiles import Profile
+from baton.core import events
+from baton.core.events import Event, EventType
+
+#: Settings Baton forces (as system settings) so Gemini calls no one but the model.
+QUIET_SETTINGS: dict[str, Any] = {
+    "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+}
+QUIET_ENV = {"GEMINI_TELEMETRY_ENABLED": "false", "GEMINI_CLI_TRUST_WORKSPACE": "true"}
+DEFAULT_SYSTEM_SETTINGS = Path("/etc/gemini-cli/settings.json")
+OUTPUT_CHARS = 2000
+INPUT_CHARS = 200
+PATH_KEYS = ("file_path", "absolute_path", "path", "dir_path")
+_API_ERROR = re.compile(r"^\[API Error: (?P<body>.*)\](?P<rest>.*)$", re.S)
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _git_root(path: str) -> str | None:
+    folder = os.path.dirname(path)
+    while not os.path.exists(os.path.join(folder, ".git")):
+        if os.path.dirname(folder) == folder:
+            return None
+        folder = os.path.dirname(folder)
+    return folder
+
+
+def _relative(path: str, root: str | None) -> str:
+    """``path`` relative to ``root`` (default: its git root) when inside it, else unchanged."""
+    if not os.path.isabs(path):
+        return path
+    root = root or _git_root(path)
+    if not root:
+        return path
+    rel = os.path.relpath(path, root)
+    return path if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
+
+
+class TextReplay:
+    """Streamed text as shown to the user, so a retried stream's repeat is not shown twice.
+
+    ``shown`` is the text of the current block so far. After :meth:`restart` (or, when
+    ``detect`` is on, when a delta equals the block's first delta again — a retry that the
+    stream does not mark), deltas that only repeat ``shown`` are swallowed; from the first
+    delta that goes beyond it, text flows again. :meth:`boundary` starts a new block (a tool
+    call came in between).
+    """
+
+    def __init__(self, detect: bool = False) -> None:
+        self.detect = detect
+        self.shown = ""
+        self._first = ""
+        self._replay: int | None = None  # position in ``shown`` the retried stream has reached
+
+    def boundary(self) -> None:
+        self.shown, self._first, self._replay = "", "", None
+
+    def restart(self) -> None:
+        if self.shown:
+            self._replay = 0
+
+    def feed(self, delta: str) -> str:
+        """The part of ``delta`` to show (may be empty)."""
+        if not delta:
+            return ""
+        if self._replay is None and self.detect and self.shown and delta == self._first:
+            self._replay = 0
+        if self._replay is not None:
+            pos = self._replay
+            if self.shown.startswith(delta, pos):
+                self._replay = pos + len(delta)
+                return ""
+            self._replay = None
+            if pos < len(self.shown):  # the retry went another way: show its text from here
+                self.shown = self.shown[:pos]
+        if not self.shown:
+            self._first = delta
+        self.shown += delta
+        return delta
+
+
+def api_error(message: str) -> tuple[str, int | None]:
+    """Gemini's ``[API Error: …]`` message unwrapped: the server's message and HTTP code."""
+    m = _API_ERROR.match(message.strip())
+    if not m:
+        return message, None
+    body, rest = m.group("body"), m.group("rest").strip()
+    try:
+        obj = json.loads(body)
+    except ValueError:
+        obj = None
+    if isinstance(obj, dict) and isinstance(obj.get("error"), dict):
+        err = obj["error"]
+        code = err.get("code")
+        text = str(err.get("message") or body)
+        return text, code if isinstance(code, int) else None
+    return (f"{body} ({rest})" if rest else body), None
+
+
+class GeminiParser:
+    """Maps ``gemini --output-format stream-json`` lines to Baton's events."""
+
+    def __init__(self, cwd: str | None = None) -> None:
+        self.cwd = cwd
+        self.ended = False
+        self.session_id: str | None = None
+        self.text = TextReplay(detect=True)
+        self._answer = ""  # assistant text since the last tool call
+        self._error = ""  # the last error-severity message
+        self._tools: dict[str, str] = {}  # tool_id → name
+
+    def feed(self, line: str) -> list[Event]:
+        if not line.strip():
+            return []
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            obj = None
+        if not isinstance(obj, dict):
+            return [Event(EventType.LOG, {"level": "info", "message": f"gemini: {line}"})]
+        match obj.get("type"):
+            case "init":
+                self.session_id = str(obj.get("session_id") or "") or None
+                data = {"id": self.session_id, "model": obj.get("model")}
+                return [Event(EventType.SESSION, data)] if self.session_id else []
+            case "message" if obj.get("role") == "assistant":
+                shown = self.text.feed(str(obj.get("content") or ""))
+                self._answer = self.text.shown
+                return [events.text(shown, delta=True)] if shown else []
+            case "tool_use":
+                return self._tool_use(obj)
+            case "tool_result":
+                return self._tool_result(obj)
+            case "error":
+                message = str(obj.get("message") or "")
+                if obj.get("severity") == "error":
+                    self._error = message
+                    return []
+                return [Event(EventType.LOG, {"level": "warning", "message": message})]
+            case "result":
+                return self._result(obj)
+            case _:
+                return []
+
+    def _tool_use(self, obj: dict[str, Any]) -> list[Event]:
+        self.text.boundary()
+        self._answer = ""
+        name = str(obj.get("tool_name") or "tool")
+        self._tools[str(obj.get("tool_id"))] = name
+        args = _dict(obj.get("parameters"))
+        files = [
+            _relative(str(args[k]), self.cwd) for k in PATH_KEYS if isinstance(args.get(k), str)
+        ]
+        summary = files[0] if files else str(args.get("command") or args.get("pattern") or "")
+        if not summary and args:
+            summary = json.dumps(args)
+        data = {"name": name, "input": _clip(summary, INPUT_CHARS), "files": files[:1]}
+        return [Event(EventType.TOOL, data)]
+
+    def _tool_result(self, obj: dict[str, Any]) -> list[Event]:
+        name = self._tools.get(str(obj.get("tool_id")), "tool")
+        err = _dict(obj.get("error"))
+        output = obj.get("output") or err.get("message") or ""
+        data = {
+            "name": name,
+            "ok": obj.get("status") == "success",
+            "output": _clip(str(output), OUTPUT_CHARS),
+        }
+        return [Event(EventType.TOOL_RESULT, data)]
+
+    def _result(self, obj: dict[str, Any]) -> list[Event]:
+        if self.ended:
+            return []
+        self.ended = True
+        out: list[Event] = []
+        stats = _dict(obj.get("stats"))
+        if stats:
+            usage = {
+                "input": int(stats.get("input_tokens") or 0),
+                "output": int(stats.get("output_tokens") or 0),
+                "cached": int(stats.get("cached") or 0),
+                "cost": None,
+            }
+            out.append(Event(EventType.USAGE, usage))
+        if obj.get("status") == "success":
+            out.append(Event(EventType.FINAL, {"text": self._answer.strip()}))
+            return out
+        err = _dict(obj.get("error"))
+        out.append(self._error_event(str(err.get("message") or self._error)))
+        return out
+
+    def _error_event(self, raw: str) -> Event:
+        message, status = api_error(raw)
+        if not message:
+            message = "Gemini reported an error without a message"
+        if "without a finish reason" in message or message == "terminated":
+            message = f"the model's stream was cut short ({message}); the answer is incomplete"
+        if re.search(r"maximum session turns", message, re.I):
+            return events.error("max_turns", message)
+        found = classify(message, status=status)
+        if status is not None:
+            message = f"{status} {message}"
+        return events.error(
+            str(found.kind), message, retry_after=found.retry_after, resets_at=found.resets_at
+        )
+
+    def finish(self, exit_code: int | None, stderr_tail: str) -> list[Event]:
+        if self.ended:
+            return []
+        self.ended = True
+        how = f"exit code {exit_code}" if exit_code is not None else "an unknown exit status"
+        message = f"Gemini stopped with {how} without a result"
+        lines = [ln for ln in stderr_tail.strip().splitlines() if ln.strip()]
+        if lines:
+            message += ": " + _clip(lines[-1].strip(), 500)
+        kind = classify(stderr_tail).kind if lines else "worker_error"
+        return [events.error(str(kind), message, exit_code=exit_code)]
+
+
+def system_settings(turn: Turn, env: dict[str, str]) -> Path:
+    """Write the system settings file with :data:`QUIET_SETTINGS` merged over any existing one."""
+    current = Path(env.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or DEFAULT_SYSTEM_SETTINGS)
+    merged: dict[str, Any] = {}
+    try:
+        loaded = json.loads(current.read_text(encoding="utf-8"))
+        if isinstance(loaded, dict):
+            merged = loaded
+    except (OSError, ValueError):
+        pass
+    for section, values in QUIET_SETTINGS.items():
+        base = merged.get(section)
+        merged[section] = {**(base if isinstance(base, dict) else {}), **values}
+    folder = Path(turn.task_dir) if turn.task_dir else Path(tempfile.mkdtemp(prefix="baton-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "gemini-system-settings.json"
+    path.write_text(json.dumps(merged, indent=2), encoding="utf-8")
+    return path
+
+
+class GeminiAdapter:
+    """Provider ``gemini``: ``gemini --output-format stream-json --approval-mode yolo …``."""
+
+    provider = "gemini"
+
+    def launch(self, turn: Turn, profile: Profile) -> Launch:
+        env = dict(profile.env)
+        if profile.config_dir:
+            env["GEMINI_CLI_HOME"] = profile.config_dir
+        env.update(QUIET_ENV)
+        inherited = {**os.environ, **env}
+        env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = str(system_settings(turn, inherited))
+        argv = [
+            profile.binary or "gemini",
+            "--output-format",
+            "stream-json",
+            "--approval-mode",
+            "yolo",
+            "--skip-trust",
+        ]
+        model = turn.model or profile.model
+        if model:
+            argv += ["-m", model]
+        if turn.session_id:
+            argv += ["--resume", turn.session_id]
+        argv.append(f"--prompt={turn.prompt}")
+        return Launch(argv=argv, env=env, cwd=turn.cwd)
+
+    def parser(self) -> GeminiParser:
+        return GeminiParser()
