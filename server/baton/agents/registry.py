@@ -7,11 +7,17 @@ from baton.agents.claude import ClaudeAdapter
 from baton.agents.codex import CodexAdapter
 from baton.agents.command import CommandAdapter
 from baton.agents.fake import FakeAdapter
+from baton.agents.gemini import GeminiAdapter
+from baton.agents.opencode import OpenCodeAdapter
+from baton.agents.pi import PiAdapter
 
 #: provider name → its adapter (adapters are stateless; parsers carry the per-attempt state).
 ADAPTERS: dict[str, Adapter] = {
     "fake": FakeAdapter(),
     "command": CommandAdapter(),
+    "opencode": OpenCodeAdapter(),
+    "gemini": GeminiAdapter(),
+    "pi": PiAdapter(),
     "claude": ClaudeAdapter(),
     "codex": CodexAdapter(),
 }

@@ -26,6 +26,9 @@ class Profile:
 DISCOVERABLE: tuple[tuple[str, str, str], ...] = (
     ("claude", "claude", "Claude Code"),
     ("codex", "codex", "Codex CLI"),
+    ("opencode", "opencode", "OpenCode"),
+    ("gemini", "gemini", "Gemini CLI"),
+    ("pi", "pi", "Pi"),
 )
 
 
