@@ -17,7 +17,7 @@ from baton.core.lifecycle import Completion, TaskState
 from baton.core.task import Target
 from baton.runtime.requests import DelegateRequest
 from baton.runtime.supervisor import Limits, Supervisor, TaskError
-from baton.store import UnknownTask
+from baton.store import Store, UnknownTask
 
 S = TaskState
 EDIT_TWO = (
@@ -299,3 +299,37 @@ async def test_concurrency_cap_queues_extra_tasks(baton_home: Path, repo: Path) 
         assert await settle(s, b.id) == S.ANSWERED
     finally:
         await s.close()
+
+
+async def test_full_disk_on_the_event_log_fails_the_task_clearly(
+    sup: Supervisor, repo: Path
+) -> None:
+    """A simulated full disk: the task fails with a clear message, nothing crashes, and the
+    broker serves again once space is back (the failed state is written then)."""
+    task = await sup.delegate(
+        delegate(repo, {"say": "hello"}, {"sleep": 0.5}, {"stream": 400, "rate": 400, "size": 900})
+    )
+    deadline = time.monotonic() + 10
+    while (await sup.get(task.id)).state != S.RUNNING:
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.02)
+
+    def fill(store: Store) -> None:
+        pages = store.db.execute("PRAGMA page_count").fetchone()[0]
+        store.db.execute(f"PRAGMA max_page_count = {pages}")
+
+    await sup.store.call(fill)
+    assert await settle(sup, task.id) == S.FAILED
+    failed = await sup.get(task.id)
+    assert "full" in failed.message and failed.completion == Completion.WORKER_ERROR
+    await sup.store.call(lambda s: s.db.execute("PRAGMA max_page_count = 1073741823"))
+    ok = await sup.delegate(delegate(repo, *EDIT_TWO))
+    assert await settle(sup, ok.id) == S.REVIEW
+    # The tick wrote the failed state once the store had room again.
+    deadline = time.monotonic() + 5
+    while True:
+        stored = await sup.store.call(lambda s: s.get_task(task.id))
+        if stored.state == S.FAILED:
+            break
+        assert time.monotonic() < deadline, f"stored state still {stored.state}"
+        await asyncio.sleep(0.1)

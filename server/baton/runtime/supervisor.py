@@ -41,6 +41,7 @@ from baton.workspace import (
     compute_diff,
     create_worktree,
     remove_worktree,
+    sweep_orphans,
     take_snapshot,
 )
 
@@ -123,7 +124,11 @@ class Supervisor:
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._drafts: dict[str, asyncio.TimerHandle] = {}
+        self._diff_locks: dict[str, asyncio.Lock] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        # Tasks whose latest state could not be written (e.g. a full disk): kept here, shown
+        # by get(), and written again by the tick until the store takes them.
+        self._unsaved: dict[str, tuple[Task, str | None]] = {}
         self._closed = False
 
     # ------------------------------------------------------------------ lifecycle of the broker
@@ -132,7 +137,48 @@ class Supervisor:
         self.bus.start()
         await self.store.call(lambda s: s.register_broker(self.id, os.getpid()))
         if self._adopt:
+            await self._sweep_if_alone()
             await self.adopt()
+        self._spawn(self._tick(), "tick")
+
+    async def _tick(self) -> None:
+        """Once a second: reap ended wrappers, heartbeat, retry unsaved task states."""
+        while not self._closed:
+            await asyncio.sleep(1.0)
+            runner.reap()
+            with contextlib.suppress(Exception):
+                await self.store.call(Store.heartbeat, self.id)
+            for task_id, (task, owner) in list(self._unsaved.items()):
+                try:
+                    await self.store.call(_save_task, task, owner)
+                except Exception:
+                    break
+                if self._unsaved.get(task_id, (None, None))[0] is task:
+                    del self._unsaved[task_id]
+
+    async def _sweep_if_alone(self) -> None:
+        """Remove worktrees and branches left by tasks that no longer need them.
+
+        Only when no other broker runs (another one could be creating a worktree right now).
+        Worktrees of failed, cancelled and interrupted tasks are kept: retry resumes them.
+        """
+        brokers = await self.store.call(lambda s: s.live_brokers(max_age=float("inf")))
+        if any(b.id != self.id and broker_alive(b.id) for b in brokers):
+            return
+        cleanable = {str(S.APPLIED), str(S.REJECTED), str(S.ANSWERED)}
+        keep_states = [str(x) for x in TaskState if str(x) not in cleanable]
+        keep: list[Task] = await self.store.call(
+            lambda s: s.list_tasks(states=keep_states, limit=None)
+        )
+        try:
+            removed = await asyncio.to_thread(
+                sweep_orphans, self.home, worktrees_dir(self.home), {t.id for t in keep}
+            )
+        except Exception as exc:
+            log.warning("could not sweep old worktrees: %s", exc)
+            return
+        if removed:
+            log.info("removed worktrees of %d settled or unknown tasks", len(removed))
 
     async def close(self) -> None:
         """Stop following; running agents keep running and the next broker adopts them."""
@@ -245,6 +291,8 @@ class Supervisor:
 
     async def get(self, task_id: str) -> Task:
         tid = await self.store.call(lambda s: s.resolve_id(task_id))
+        if tid in self._unsaved:
+            return self._unsaved[tid][0]
         if tid in self._tasks:
             return self._tasks[tid]
         task: Task = await self.store.call(lambda s: s.get_task(tid))
@@ -629,6 +677,16 @@ class Supervisor:
         self._drafts[task.id] = loop.call_later(self.limits.draft_debounce, fire)
 
     async def _compute_diff(self, task: Task, *, final: bool) -> list[FileDiff]:
+        # One diff at a time per task, and no draft once the attempt has ended: a draft
+        # finishing after the final diff would otherwise overwrite it.
+        async with self._diff_locks.setdefault(task.id, asyncio.Lock()):
+            live = self._live.get(task.id)
+            ended = live is None or live.attempt.ended_at is not None
+            if not final and (task.state != S.RUNNING or ended):
+                return []
+            return await self._compute_diff_now(task, final=final)
+
+    async def _compute_diff_now(self, task: Task, *, final: bool) -> list[FileDiff]:
         if not task.worktree or not Path(task.worktree).exists():
             return []
         snap = _snapshot_of(task)
@@ -795,7 +853,12 @@ class Supervisor:
             task.settled_at = None
         owner = self.id if target in _OWNED or target == S.NEEDS_INPUT else None
         snapshot = _copy(task)
-        await self.store.call(lambda s: s.save_task(snapshot, owner=owner))
+        try:
+            await self.store.call(lambda s: s.save_task(snapshot, owner=owner))
+            self._unsaved.pop(task.id, None)
+        except Exception as exc:
+            log.error("task %s: could not record %s → %s: %s", task.id, before, target, exc)
+            self._unsaved[task.id] = (snapshot, owner)
         if target in _OWNED or target == S.NEEDS_INPUT:
             self._tasks[task.id] = task
         data: dict[str, Any] = {"from": str(before), "to": str(target), "reason": reason}
@@ -817,6 +880,10 @@ class Supervisor:
             await self.bus.emit(
                 [Event(EventType.LOG, {"level": level, "message": message}, task_id=task.id)]
             )
+
+
+def _save_task(store: Store, task: Task, owner: str | None) -> None:
+    store.save_task(task, owner=owner)
 
 
 def _stop_on_store_failure(live: _Live, fut: asyncio.Future[list[Event]]) -> None:
