@@ -121,8 +121,7 @@ async def _moved(ls: BatonServer, task_id: str, state: TaskState) -> dict[str, A
 
 
 async def cancel(ls: BatonServer, args: Args) -> Any:
-    sup = await ls.broker()
-    task = await sup.cancel(args.task_id())
+    task = await ls.cancel(args.task_id())
     return await _moved(ls, task.id, task.state)
 
 

@@ -165,3 +165,84 @@ def last_line(rng: types.Range) -> int:
 def _show(value: object, limit: int = 80) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- raw request params, checked before pygls reads them ------------------------------------
+# (the converter is lenient: it turns 5 into "5" and "3" into 3; malformed input must fail)
+
+
+def _check_position(value: object, where: str) -> str | None:
+    if parse_position(value) is None:
+        return f"{where} must be {{line, character}} with integers from 0 to {_MAX_INT}"
+    return None
+
+
+def _check_range(value: object, where: str) -> str | None:
+    if not isinstance(value, dict):
+        return f"{where} must be an object"
+    for end in ("start", "end"):
+        problem = _check_position(value.get(end), f"{where}.{end}")
+        if problem:
+            return problem
+    if parse_range(value) is None:
+        return f"{where} starts after it ends"
+    return None
+
+
+def _check_code_action(params: object) -> str | None:
+    if not isinstance(params, dict):
+        return "params must be an object"
+    doc = params.get("textDocument")
+    if not isinstance(doc, dict) or not isinstance(doc.get("uri"), str):
+        return "textDocument.uri must be a string"
+    problem = _check_range(params.get("range"), "range")
+    if problem:
+        return problem
+    context = params.get("context")
+    if not isinstance(context, dict):
+        return "context must be an object"
+    diagnostics = context.get("diagnostics")
+    if not isinstance(diagnostics, list):
+        return "context.diagnostics must be a list"
+    for i, d in enumerate(diagnostics):
+        if not isinstance(d, dict) or not isinstance(d.get("message"), str):
+            return f"context.diagnostics[{i}] must be a diagnostic with a message"
+        problem = _check_range(d.get("range"), f"context.diagnostics[{i}].range")
+        if problem:
+            return problem
+    only = context.get("only")
+    if only is not None and not (isinstance(only, list) and all(isinstance(k, str) for k in only)):
+        return "context.only must be a list of strings"
+    return None
+
+
+def _check_execute_command(params: object) -> str | None:
+    if not isinstance(params, dict) or not isinstance(params.get("command"), str):
+        return "command must be a string"
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, list):
+        return "arguments must be a list"
+    return None
+
+
+def _check_text_document(params: object) -> str | None:
+    if not isinstance(params, dict):
+        return "params must be an object"
+    doc = params.get("textDocument")
+    if not isinstance(doc, dict) or not isinstance(doc.get("uri"), str):
+        return "textDocument.uri must be a string"
+    return None
+
+
+#: Strict shape checks of the raw params of the requests Baton serves.
+RAW_CHECKS = {
+    types.TEXT_DOCUMENT_CODE_ACTION: _check_code_action,
+    types.WORKSPACE_EXECUTE_COMMAND: _check_execute_command,
+    types.TEXT_DOCUMENT_CODE_LENS: _check_text_document,
+}
+
+
+def check_request(method: str, params: object) -> str | None:
+    """What is wrong with the raw params of a request, or None."""
+    check = RAW_CHECKS.get(method)
+    return None if check is None else check(params)

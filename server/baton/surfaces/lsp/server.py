@@ -23,11 +23,14 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from baton import __version__
-from baton.runtime.supervisor import Supervisor
+from baton.core.lifecycle import TaskState
+from baton.core.task import Task
+from baton.runtime.supervisor import Supervisor, TaskError
 from baton.store import state_home
 from baton.surfaces.lsp import review, settings
 from baton.surfaces.lsp.documents import OpenDocuments, relative_to, uri_to_path
 from baton.surfaces.lsp.notify import Notifier
+from baton.surfaces.lsp.payloads import check_request
 from baton.surfaces.lsp.progress import Progress
 
 log = logging.getLogger(__name__)
@@ -43,17 +46,32 @@ class _Malformed:
     jsonrpc: str = "2.0"
 
 
-class BatonProtocol(LanguageServerProtocol):
-    """pygls' protocol, plus an error response for requests with unreadable params.
+def _is_request(data: object) -> bool:
+    return (
+        isinstance(data, dict)
+        and "jsonrpc" in data
+        and "id" in data
+        and isinstance(data.get("method"), str)
+    )
 
-    (pygls logs such a request and drops it, which leaves the client waiting forever.)
+
+class BatonProtocol(LanguageServerProtocol):
+    """pygls' protocol, plus an error response for requests with malformed params.
+
+    The requests Baton serves are checked strictly first (see ``payloads.RAW_CHECKS``);
+    any other request pygls cannot read is answered too (pygls would log it and drop it,
+    leaving the client waiting forever).
     """
 
     def structure_message(self, data: dict[str, Any]) -> Any:
+        if _is_request(data):
+            problem = check_request(data["method"], data.get("params"))
+            if problem is not None:
+                return _Malformed(data["id"], data["method"], f"{data['method']}: {problem}")
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:
-            if isinstance(data, dict) and "id" in data and isinstance(data.get("method"), str):
+            if _is_request(data):
                 cause = exc.__cause__ or exc
                 message = f"invalid params for {data['method']}: {cause}".splitlines()[0]
                 return _Malformed(data["id"], data["method"], message[:300])
@@ -154,10 +172,26 @@ class BatonServer(LanguageServer):
             sup.bus.remove_listener(self.notifier.on_event)
             await sup.close()
 
-    async def _cancel_task(self, task_id: str) -> None:
+    async def cancel(self, task_id: str) -> Task:
+        """Cancel a task, riding out the moment between "running" and its process existing.
+
+        (The broker marks a task running just before it starts the agent; a cancel in that
+        gap finds nothing to kill, so it is tried again for up to two seconds.)
+        """
         sup = await self.broker()
+        for _ in range(40):
+            try:
+                return await sup.cancel(task_id)
+            except TaskError:
+                task = await sup.get(task_id)
+                if task.state != TaskState.RUNNING:
+                    raise
+            await asyncio.sleep(0.05)
+        return await sup.cancel(task_id)
+
+    async def _cancel_task(self, task_id: str) -> None:
         try:
-            await sup.cancel(task_id)
+            await self.cancel(task_id)
         except Exception as exc:
             self.warn(f"could not cancel {task_id}: {exc}")
 
