@@ -286,6 +286,8 @@ class GeminiAdapter:
         if profile.config_dir:
             env["GEMINI_CLI_HOME"] = profile.config_dir
         env.update(QUIET_ENV)
+        # The broker's own $PWD would be inherited; OpenCode takes it for its project folder.
+        env["PWD"] = turn.cwd
         inherited = {**os.environ, **env}
         env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = str(system_settings(turn, inherited))
         argv = [

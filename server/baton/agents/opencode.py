@@ -289,6 +289,8 @@ class OpenCodeAdapter:
         if profile.config_dir:
             env["OPENCODE_CONFIG_DIR"] = profile.config_dir
         env.update(QUIET_ENV)
+        # The broker's own $PWD would be inherited; OpenCode takes it for its project folder.
+        env["PWD"] = turn.cwd
         for folder in config_dirs({**os.environ, **env}):
             seed_config_dir(folder)
         argv = [profile.binary or "opencode", "run", "--format", "json", "--auto"]

@@ -224,6 +224,8 @@ class PiAdapter:
         if profile.config_dir:
             env["PI_CODING_AGENT_DIR"] = profile.config_dir
         env.update(QUIET_ENV)
+        # The broker's own $PWD would be inherited; OpenCode takes it for its project folder.
+        env["PWD"] = turn.cwd
         argv = [profile.binary or "pi", "--mode", "json", "--offline"]
         model = turn.model or profile.model
         provider = profile.options.get("provider")
