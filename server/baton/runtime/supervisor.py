@@ -752,19 +752,18 @@ class Supervisor:
         self._tasks[task.id] = task
         await self.store.call(lambda s: s.set_owner(task.id, self.id))
         await self._log(task, f"adopted by broker {self.id}")
+        if task.state == S.PREPARING and not task.attempts:
+            await self._move(task, S.QUEUED, "the broker died while preparing; again")
         if task.state == S.QUEUED:
-            if task.worktree:
+            if task.attempts and task.worktree:
                 self._spawn(self._run_queued(task, "retry"), f"queued {task.id}")
             else:
-                await self._move(task, S.INTERRUPTED, "never started", Completion.INTERRUPTED)
+                # Never started: prepare it again from what the task records (unsaved
+                # buffers that were given as overlays are not kept and so not restored).
+                self._spawn(self._prepare_and_run(task, _request_of(task)), f"task {task.id}")
             return
         if task.state == S.RATE_LIMITED:
             self._hold_until_reset(task)
-            return
-        if task.state == S.PREPARING and not task.attempts:
-            await self._move(
-                task, S.INTERRUPTED, "the broker died while preparing", Completion.INTERRUPTED
-            )
             return
         attempts: list[Attempt] = await self.store.call(lambda s: s.attempts(task.id))
         last = attempts[-1] if attempts else None
@@ -911,6 +910,21 @@ def _snapshot_of(task: Task) -> Snapshot:
     if not isinstance(data, dict):
         raise TaskError(f"task {task.id} has no snapshot")
     return Snapshot.from_json(data)
+
+
+def _request_of(task: Task) -> DelegateRequest:
+    return DelegateRequest(
+        instruction=task.instruction,
+        root=task.root,
+        action=task.action,
+        kind=task.kind,
+        targets=task.targets,
+        scope=task.scope,
+        worker=task.worker,
+        model=task.model,
+        title=task.title,
+        group=task.group,
+    )
 
 
 def _agent_cwd(task: Task) -> str:
