@@ -173,10 +173,15 @@ async def _run(sup: Supervisor, args: argparse.Namespace, out: render.Output) ->
         )
     )
     if args.detach:
+        # Stay until the agent runs detached: a later broker adopts it from there.
+        task = await render.wait_for(sup, task.id, render.started, timeout=60.0)
         out.result({"id": task.id, "state": str(task.state)}, task.id)
         return EXIT_OK
     final = await render.follow(sup, task.id, out)
-    return EXIT_OK if final.state in (TaskState.REVIEW, TaskState.ANSWERED) else EXIT_FAILED
+    return EXIT_OK if final.state in _GOOD_ENDS else EXIT_FAILED
+
+
+_GOOD_ENDS = (TaskState.REVIEW, TaskState.ANSWERED, TaskState.NEEDS_INPUT)
 
 
 async def _tasks(sup: Supervisor, args: argparse.Namespace, out: render.Output) -> int:
@@ -220,7 +225,7 @@ async def _reject(sup: Supervisor, args: argparse.Namespace, out: render.Output)
 
 async def _cancel(sup: Supervisor, args: argparse.Namespace, out: render.Output) -> int:
     task = await sup.cancel(args.id)
-    task = await render.wait_settled(sup, task.id, timeout=15.0)
+    task = await render.wait_for(sup, task.id, render.settled, timeout=15.0)
     out.result({"task": _brief_task(task)}, f"task {task.id} is {task.state}")
     return EXIT_OK if task.state == TaskState.CANCELLED else EXIT_FAILED
 
@@ -242,7 +247,7 @@ async def _turn(sup: Supervisor, args: argparse.Namespace, out: render.Output) -
         out.result({"task": _brief_task(task)}, f"task {task.id} is {task.state}")
         return EXIT_OK
     final = await render.follow(sup, task.id, out)
-    return EXIT_OK if final.state in (TaskState.REVIEW, TaskState.ANSWERED) else EXIT_FAILED
+    return EXIT_OK if final.state in _GOOD_ENDS else EXIT_FAILED
 
 
 def _brief_task(task: Any) -> dict[str, Any]:

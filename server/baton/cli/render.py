@@ -6,7 +6,7 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -201,15 +201,25 @@ class Output:
         c.print(f"task {task.id} is {task.state}")
 
 
-async def wait_settled(sup: Supervisor, task_id: str, timeout: float) -> Task:
+async def wait_for(
+    sup: Supervisor, task_id: str, done: Callable[[TaskState], bool], timeout: float
+) -> Task:
+    """Poll the task until ``done(state)`` or the timeout; return it as it then is."""
     deadline = time.monotonic() + timeout
     while True:
         task = await sup.get(task_id)
-        if task.state in SETTLED or task.state == TaskState.REVIEW:
+        if done(task.state) or time.monotonic() > deadline:
             return task
-        if time.monotonic() > deadline:
-            return task
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.02)
+
+
+def settled(state: TaskState) -> bool:
+    return state in SETTLED or state == TaskState.REVIEW
+
+
+def started(state: TaskState) -> bool:
+    """The agent runs (or the task stopped without one)."""
+    return state not in (TaskState.QUEUED, TaskState.PREPARING)
 
 
 _STOP = SETTLED | {TaskState.REVIEW, TaskState.NEEDS_INPUT}

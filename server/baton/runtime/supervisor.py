@@ -129,6 +129,7 @@ class Supervisor:
         # Tasks whose latest state could not be written (e.g. a full disk): kept here, shown
         # by get(), and written again by the tick until the store takes them.
         self._unsaved: dict[str, tuple[Task, str | None]] = {}
+        self._launching = 0
         self._closed = False
 
     # ------------------------------------------------------------------ lifecycle of the broker
@@ -185,6 +186,9 @@ class Supervisor:
         self._closed = True
         for handle in [*self._drafts.values(), *self._timers.values()]:
             handle.cancel()
+        deadline = time.monotonic() + 10.0
+        while self._launching and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)  # let agents being started get their attempt recorded
         for live in list(self._live.values()):
             live.tailer.finish()
         for t in list(self._background):
@@ -457,7 +461,6 @@ class Supervisor:
             await self._launch(task, prompt, reason)
 
     async def _begin(self, task: Task, prompt: str, reason: str) -> None:
-        await self._move(task, S.RUNNING, f"starting {task.worker}")
         await self._launch(task, prompt, reason)
 
     async def _launch(self, task: Task, prompt: str, reason: str) -> None:
@@ -477,13 +480,29 @@ class Supervisor:
             scope=tuple(task.scope),
             task_dir=str(tdir),
         )
-        try:
-            launch = adapter.launch(turn, profile)
-            proc = await asyncio.to_thread(runner.spawn, launch, tdir, n)
-        except (AgentNotFound, OSError, KeyError) as exc:
-            await self._log(task, f"could not start {profile.name}: {exc}", "error")
-            await self._move(task, S.FAILED, str(exc), Completion.WORKER_ERROR)
+        if self._closed:
             return
+        # From spawn to the attempt's record nothing may interrupt us: a broker closing in
+        # between would leave an agent running that no later broker could find.
+        self._launching += 1
+        try:
+            try:
+                launch = adapter.launch(turn, profile)
+                proc = await asyncio.to_thread(runner.spawn, launch, tdir, n)
+            except (AgentNotFound, OSError, KeyError) as exc:
+                await self._log(task, f"could not start {profile.name}: {exc}", "error")
+                await self._move(task, S.FAILED, str(exc), Completion.WORKER_ERROR)
+                return
+            attempt = await self._record_attempt(task, profile, proc, n, reason)
+            if task.state != S.RUNNING:
+                await self._move(task, S.RUNNING, f"{profile.name} started")
+        finally:
+            self._launching -= 1
+        await self._follow(task, attempt, adapter, Outcome())
+
+    async def _record_attempt(
+        self, task: Task, profile: Profile, proc: runner.ProcessRecord, n: int, reason: str
+    ) -> Attempt:
         task.attempts = n
         attempt = Attempt(
             task_id=task.id,
@@ -502,7 +521,7 @@ class Supervisor:
         )
         await self.store.call(lambda s: s.save_attempt(dataclasses.replace(attempt)))
         await self._save(task)
-        await self._follow(task, attempt, adapter, Outcome())
+        return attempt
 
     async def _follow(
         self, task: Task, attempt: Attempt, adapter: Adapter, outcome: Outcome
@@ -768,8 +787,13 @@ class Supervisor:
         attempts: list[Attempt] = await self.store.call(lambda s: s.attempts(task.id))
         last = attempts[-1] if attempts else None
         if last is None or last.ended_at is not None:
+            # An agent may have been started without its attempt being recorded.
+            strays = await asyncio.to_thread(_stray_wrappers, task_dir(self.home, task.id))
+            for pid in strays:
+                await runner.kill_tree(pid, self.limits.kill_grace)
+            note = f"; stopped {len(strays)} unrecorded agent process(es)" if strays else ""
             await self._move(
-                task, S.INTERRUPTED, "no agent attempt was running", Completion.INTERRUPTED
+                task, S.INTERRUPTED, "no agent attempt was running" + note, Completion.INTERRUPTED
             )
             return
         exit_path = Path(last.exit_path)
@@ -879,6 +903,17 @@ class Supervisor:
             await self.bus.emit(
                 [Event(EventType.LOG, {"level": level, "message": message}, task_id=task.id)]
             )
+
+
+def _stray_wrappers(folder: Path) -> list[int]:
+    """Pids of agent wrappers writing into ``folder`` (found by their command line)."""
+    marker = str(folder) + os.sep
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = proc.info.get("cmdline") or []
+        if "baton.runtime.wrap" in cmd and any(str(a).startswith(marker) for a in cmd):
+            found.append(proc.pid)
+    return found
 
 
 def _save_task(store: Store, task: Task, owner: str | None) -> None:

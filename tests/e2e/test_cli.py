@@ -1,0 +1,143 @@
+"""The `baton` command as a user runs it: a real subprocess, real git, the real fake agent."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from tests.conftest import fake_script
+
+EDITS = (
+    {"say": "editing", "chunks": 2},
+    {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"},
+    {"edit": "app.py", "old": "    return 2\n", "new": "    return 20\n"},
+)
+
+
+def baton(
+    *args: str, cwd: Path | None = None, stdin: str | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "baton.cli", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+
+def as_json(proc: subprocess.CompletedProcess[str]) -> Any:
+    assert proc.stdout.strip(), f"no output; stderr: {proc.stderr}"
+    return json.loads(proc.stdout)
+
+
+def test_run_review_diff_accept_reject(baton_home: Path, repo: Path) -> None:
+    run = baton(
+        "run",
+        "--json",
+        "--cwd",
+        str(repo),
+        "--file",
+        "app.py",
+        "--lines",
+        "1-2",
+        fake_script(*EDITS),
+    )
+    assert run.returncode == 0, run.stderr
+    out = as_json(run)
+    task_id = out["task"]["id"]
+    assert out["task"]["state"] == "review" and "accept" in out["task"]["next"]
+    hunks = [h["id"] for f in out["diff"]["files"] for h in f["hunks"]]
+    assert len(hunks) == 2
+
+    human = baton("diff", task_id)
+    assert human.returncode == 0 and hunks[0] in human.stdout and "+    return 10" in human.stdout
+
+    listed = as_json(baton("tasks", "--json", "--state", "review"))
+    assert [t["id"] for t in listed] == [task_id]
+    assert as_json(baton("tasks", "--json", "--query", "scripted"))[0]["id"] == task_id
+    assert as_json(baton("tasks", "--json", "--query", "nothingmatches")) == []
+
+    acc = baton("accept", "--json", task_id[:6], hunks[0])
+    assert acc.returncode == 0, acc.stderr
+    assert as_json(acc)["applied"] == [hunks[0]]
+    assert "return 10" in (repo / "app.py").read_text()
+    rej = baton("reject", "--json", task_id)
+    assert as_json(rej)["task"]["state"] == "applied"
+    assert "return 2\n" in (repo / "app.py").read_text()
+
+    info = as_json(baton("inspect", "--json", task_id))
+    assert info["task"]["state"] == "applied"
+    seqs = [e["seq"] for e in info["events"]]
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert {a["reason"] for a in info["attempts"]} == {"first"}
+
+
+def test_bad_input_exits_2_with_a_clear_message(baton_home: Path, repo: Path) -> None:
+    unknown = baton("inspect", "nosuchtask")
+    assert unknown.returncode == 2 and "no task" in unknown.stderr
+    assert as_json(baton("inspect", "--json", "nosuchtask"))["error"]
+    lines = baton("run", "x", "--cwd", str(repo), "--file", "app.py", "--lines", "9-2")
+    assert lines.returncode == 2 and "--lines" in lines.stderr
+    missing = baton("run", "x", "--cwd", str(repo), "--file", "nope.py")
+    assert missing.returncode == 2 and "nope.py" in missing.stderr
+    empty = baton("run", "-", "--cwd", str(repo), stdin="   ")
+    assert empty.returncode == 2 and "empty" in empty.stderr
+    worker = baton("run", "x", "--cwd", str(repo), "--worker", "nobody")
+    assert worker.returncode == 2 and "unknown worker" in worker.stderr
+
+
+def test_detached_task_is_adopted_and_cancelled_by_a_later_command(
+    baton_home: Path, repo: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "sleeper.pid"
+    script = fake_script({"spawn_sleeper": str(pidfile)}, {"hang": True})
+    started = baton("run", "--json", "--detach", "--cwd", str(repo), script)
+    assert started.returncode == 0, started.stderr
+    task_id = as_json(started)["id"]
+    deadline = time.monotonic() + 10
+    while not pidfile.exists() or not pidfile.read_text().strip():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    sleeper = int(pidfile.read_text())
+    # The broker that started it is gone; the agent still runs.
+    assert as_json(baton("tasks", "--json"))[0]["state"] == "running"
+    cancelled = baton("cancel", "--json", task_id)
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert as_json(cancelled)["task"]["state"] == "cancelled"
+    deadline = time.monotonic() + 5
+    while psutil.pid_exists(sleeper) and psutil.Process(sleeper).status() != "zombie":
+        assert time.monotonic() < deadline, "the agent's grandchild survived"
+        time.sleep(0.05)
+
+
+def test_question_reply_from_the_command_line(baton_home: Path, repo: Path) -> None:
+    script = fake_script(
+        {"ask": "Which number?"},
+        {"edit": "app.py", "old": "    return 1\n", "new": "    return 7\n"},
+    )
+    asked = baton("run", "--json", "--cwd", str(repo), script)
+    assert asked.returncode == 0, asked.stderr
+    task = as_json(asked)["task"]
+    assert task["state"] == "needs_input" and task["message"] == "Which number?"
+    replied = baton("reply", "--json", task["id"], "seven")
+    assert replied.returncode == 0, replied.stderr
+    assert as_json(replied)["task"]["state"] == "review"
+
+
+def test_demo_runs_end_to_end_in_under_10_seconds(baton_home: Path) -> None:
+    start = time.monotonic()
+    demo = baton("demo")
+    took = time.monotonic() - start
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    assert "applied" in demo.stdout and "accepting" in demo.stdout and "rejected" in demo.stdout
+    assert took < 10, f"demo took {took:.1f} s"
