@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-
 from tests.conftest import fake_script
 
 EDITS = (

@@ -130,6 +130,8 @@ class Supervisor:
         # by get(), and written again by the tick until the store takes them.
         self._unsaved: dict[str, tuple[Task, str | None]] = {}
         self._launching = 0
+        self._no_launch = asyncio.Event()
+        self._no_launch.set()
         self._closed = False
 
     # ------------------------------------------------------------------ lifecycle of the broker
@@ -186,9 +188,9 @@ class Supervisor:
         self._closed = True
         for handle in [*self._drafts.values(), *self._timers.values()]:
             handle.cancel()
-        deadline = time.monotonic() + 10.0
-        while self._launching and time.monotonic() < deadline:
-            await asyncio.sleep(0.01)  # let agents being started get their attempt recorded
+        # Let agents being started get their attempt recorded first.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._no_launch.wait(), 10.0)
         for live in list(self._live.values()):
             live.tailer.finish()
         for t in list(self._background):
@@ -485,6 +487,7 @@ class Supervisor:
         # From spawn to the attempt's record nothing may interrupt us: a broker closing in
         # between would leave an agent running that no later broker could find.
         self._launching += 1
+        self._no_launch.clear()
         try:
             try:
                 launch = adapter.launch(turn, profile)
@@ -498,6 +501,8 @@ class Supervisor:
                 await self._move(task, S.RUNNING, f"{profile.name} started")
         finally:
             self._launching -= 1
+            if not self._launching:
+                self._no_launch.set()
         await self._follow(task, attempt, adapter, Outcome())
 
     async def _record_attempt(
