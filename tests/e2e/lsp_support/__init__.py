@@ -13,7 +13,9 @@ import asyncio
 import os
 import sys
 import time
+import uuid
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
@@ -128,6 +130,19 @@ class Session:
             if str(token).startswith(f"baton/{task_id}/"):
                 out += values
         return out
+
+
+async def raw_request(client: LanguageClient, method: str, params: Any) -> Any:
+    """Send a request with ``params`` exactly as given (pygls would type-check them first).
+
+    Returns the raw result; an error response raises its :class:`JsonRpcException`.
+    """
+    protocol = client.protocol
+    msg_id = str(uuid.uuid4())
+    future: Future[Any] = Future()
+    protocol._request_futures[msg_id] = future
+    protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+    return await asyncio.wrap_future(future)
 
 
 async def wait_for(pred: Callable[[], Any], timeout: float = 15.0, what: str = "") -> Any:

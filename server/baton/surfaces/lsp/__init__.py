@@ -18,7 +18,8 @@ def run_stdio() -> int:
     logging.basicConfig(
         stream=sys.stderr, level=logging.WARNING, format="baton lsp %(levelname)s %(message)s"
     )
-    logging.getLogger("pygls").setLevel(logging.ERROR)
+    # pygls logs every refused request with a traceback; the client gets the error anyway.
+    logging.getLogger("pygls").setLevel(logging.CRITICAL)
     server = build_server()
     server.start_io()
     return 0
