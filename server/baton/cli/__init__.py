@@ -92,6 +92,8 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("lsp", help="run the language server on stdio (started by the editor)")
 
+    cmd("doctor", "check the agent CLIs on PATH and each profile's binary and account")
+
     c = cmd("demo", "run a delegation end to end in a throwaway repository")
     c.add_argument("--worker", help="profile to use instead of the fake agent")
     c.add_argument("--keep", action="store_true", help="keep the throwaway folder")
@@ -128,6 +130,8 @@ async def _dispatch(args: argparse.Namespace, out: render.Output) -> int:
         from baton.cli.demo import run_demo
 
         return await run_demo(out, worker=args.worker, keep=args.keep)
+    if args.command == "doctor":
+        return await _doctor(out)
     readonly = args.command in ("tasks", "inspect", "diff")
     sup = Supervisor(home, adopt=not readonly)
     await sup.start()
@@ -248,6 +252,16 @@ async def _turn(sup: Supervisor, args: argparse.Namespace, out: render.Output) -
         return EXIT_OK
     final = await render.follow(sup, task.id, out)
     return EXIT_OK if final.state in _GOOD_ENDS else EXIT_FAILED
+
+
+async def _doctor(out: render.Output) -> int:
+    """Agent CLIs on PATH with their versions, each profile's binary and account folder."""
+    from baton.agents.doctor import format_report, run_doctor
+    from baton.config.profiles import default_profiles
+
+    report = await asyncio.to_thread(run_doctor, default_profiles())
+    out.result(report.to_json(), format_report(report))
+    return EXIT_OK if report.ok else EXIT_FAILED
 
 
 def _brief_task(task: Any) -> dict[str, Any]:

@@ -1,0 +1,323 @@
+"""``baton doctor``: which agent CLIs are installed, and whether each profile can run.
+
+Checks only what can be checked offline: each known agent CLI on PATH and its version
+(``--version``, 5 s at most), and for each profile its binary, its account folder (exists?)
+and whether a login or API key is there. Everything missing comes with what to do about it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tomllib
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from baton.config.profiles import DISCOVERABLE, Profile
+
+VERSION_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class AgentInfo:
+    """What doctor knows about one agent CLI: how to install it and where its account lives."""
+
+    package: str  # the npm package that installs it
+    folder_env: str  # the environment variable naming its account folder
+    default_folder: str  # the folder used when that variable is not set
+    key_env: tuple[str, ...] = ()  # variables that carry an API key instead of a login
+    login_files: tuple[str, ...] = ()  # files (in the folder, or from ~) that hold a login
+    login_hint: str = ""
+
+    @property
+    def install(self) -> str:
+        return f"npm install -g {self.package}"
+
+
+#: provider → what doctor knows about its CLI (one entry per agent module).
+AGENTS: dict[str, AgentInfo] = {
+    "claude": AgentInfo(
+        package="@anthropic-ai/claude-code",
+        folder_env="CLAUDE_CONFIG_DIR",
+        default_folder="~/.claude",
+        key_env=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
+        login_files=(".credentials.json",),
+        login_hint="run `claude` once and use /login (with the same CLAUDE_CONFIG_DIR), "
+        "or set ANTHROPIC_API_KEY in the profile's env",
+    ),
+    "codex": AgentInfo(
+        package="@openai/codex",
+        folder_env="CODEX_HOME",
+        default_folder="~/.codex",
+        key_env=("OPENAI_API_KEY", "CODEX_API_KEY"),
+        login_files=("auth.json",),
+        login_hint="run `codex login` (with the same CODEX_HOME), "
+        "or set OPENAI_API_KEY in the profile's env",
+    ),
+    "opencode": AgentInfo(
+        package="opencode-ai",
+        folder_env="OPENCODE_CONFIG_DIR",
+        default_folder="~/.config/opencode",
+        key_env=("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_CONFIG_CONTENT"),
+        login_files=("~/.local/share/opencode/auth.json",),
+        login_hint="run `opencode auth login`, or configure a provider with a key",
+    ),
+    "gemini": AgentInfo(
+        package="@google/gemini-cli",
+        folder_env="GEMINI_CLI_HOME",
+        default_folder="~/.gemini",
+        key_env=("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"),
+        login_files=("oauth_creds.json", ".gemini/oauth_creds.json"),
+        login_hint="run `gemini` once and sign in, or set GEMINI_API_KEY in the profile's env",
+    ),
+    "pi": AgentInfo(
+        package="@mariozechner/pi-coding-agent",
+        folder_env="PI_CODING_AGENT_DIR",
+        default_folder="~/.pi/agent",
+        key_env=("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"),
+        login_files=("auth.json", "models.json"),
+        login_hint="run `pi` and use /login, or add a provider with a key to models.json",
+    ),
+}
+
+
+@dataclass(slots=True)
+class CliCheck:
+    """One known agent CLI as found on PATH."""
+
+    provider: str
+    executable: str
+    path: str | None = None
+    version: str | None = None
+    error: str | None = None
+    advice: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.path is not None and self.error is None
+
+
+@dataclass(slots=True)
+class ProfileCheck:
+    """One profile: can its binary run, and is its account folder usable?"""
+
+    name: str
+    provider: str
+    binary: str | None = None
+    version: str | None = None
+    folder: str | None = None
+    folder_exists: bool | None = None
+    logged_in: bool | None = None  # None: cannot tell offline, or not applicable
+    login: str = ""  # how it is logged in ("API key in ANTHROPIC_API_KEY", "auth.json")
+    problems: list[str] = field(default_factory=list)  # each says what to do
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass(slots=True)
+class Report:
+    path: list[str]
+    clis: list[CliCheck]
+    profiles: list[ProfileCheck]
+
+    @property
+    def ok(self) -> bool:
+        return all(p.ok for p in self.profiles)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "path": self.path,
+            "clis": [{**asdict(c), "ok": c.ok} for c in self.clis],
+            "profiles": [{**asdict(p), "ok": p.ok} for p in self.profiles],
+        }
+
+
+def version_of(binary: str, env: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
+    """``(version, None)`` from ``binary --version``, or ``(None, why it failed)``.
+
+    The CLI runs in its own process group, killed whole if it does not answer in time (a
+    launcher's children would otherwise keep the pipes open).
+    """
+    try:
+        proc = subprocess.Popen(
+            [binary, "--version"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(env) if env is not None else None,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return None, f"`{binary} --version` could not start: {exc.strerror or exc}"
+    try:
+        out, err = proc.communicate(timeout=VERSION_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return None, f"`{binary} --version` did not answer within {VERSION_TIMEOUT:g} s"
+    lines = [ln.strip() for ln in (out or err).splitlines() if ln.strip()]
+    if proc.returncode != 0:
+        tail = lines[-1] if lines else "no output"
+        return None, f"`{binary} --version` failed with exit code {proc.returncode}: {tail}"
+    return (lines[0] if lines else "unknown"), None
+
+
+def check_clis(path: str | None = None) -> list[CliCheck]:
+    """Each known agent CLI: where it is on ``path`` (default $PATH) and its version."""
+    checks = [CliCheck(provider, exe) for provider, exe, _ in DISCOVERABLE]
+    for check in checks:
+        check.path = shutil.which(check.executable, path=path)
+        if check.path is None:
+            info = AGENTS.get(check.provider)
+            check.advice = (
+                f"not on PATH; to use it: {info.install}" if info else "not on PATH"
+            ) + " (or set a profile's binary to its full path)"
+
+    def probe(check: CliCheck) -> None:
+        if check.path:
+            check.version, check.error = version_of(check.path)
+            if check.error:
+                check.advice = "reinstall it: " + _install(check.provider)
+
+    with ThreadPoolExecutor(max_workers=max(1, len(checks))) as pool:
+        list(pool.map(probe, checks))
+    return checks
+
+
+def check_profile(profile: Profile, path: str | None = None) -> ProfileCheck:
+    """Binary, version, account folder and login of one profile."""
+    check = ProfileCheck(profile.name, profile.provider)
+    if not profile.enabled:
+        check.login = "disabled"
+        return check
+    env = {**os.environ, **profile.env}
+    if path is not None:
+        env["PATH"] = path
+    exe = _executable(profile)
+    if exe is None:
+        if profile.provider != "command":
+            check.problems.append(f"unknown provider {profile.provider!r}")
+        return check
+    found = _resolve(exe, env.get("PATH"))
+    if found is None:
+        check.problems.append(
+            f"{exe!r} is not installed or not executable; {_install(profile.provider)}"
+            " or set the profile's binary to the CLI's full path"
+        )
+        return check
+    check.binary = found
+    check.version, error = version_of(found, env)
+    if error:
+        check.problems.append(f"{error}; reinstall: {_install(profile.provider)}")
+    info = AGENTS.get(profile.provider)
+    if info is not None:
+        _check_account(check, profile, info, env)
+    return check
+
+
+def _check_account(
+    check: ProfileCheck, profile: Profile, info: AgentInfo, env: Mapping[str, str]
+) -> None:
+    raw = profile.config_dir or env.get(info.folder_env) or info.default_folder
+    folder = Path(os.path.expanduser(raw))
+    check.folder = str(folder)
+    check.folder_exists = folder.is_dir()
+    keys = [k for k in info.key_env if env.get(k)]
+    if keys:
+        check.logged_in, check.login = True, f"key in ${keys[0]}"
+    elif profile.provider == "codex" and (key := _codex_provider_key(folder, env)):
+        check.logged_in, check.login = True, f"key in ${key} (config.toml provider)"
+    else:
+        for name in info.login_files:
+            file = Path(os.path.expanduser(name)) if name.startswith("~") else folder / name
+            if file.is_file():
+                check.logged_in, check.login = True, str(file)
+                break
+        else:
+            check.logged_in = False
+    if not check.folder_exists:
+        where = "the profile's config_dir" if profile.config_dir else f"${info.folder_env}"
+        check.problems.append(
+            f"account folder {folder} ({where}) does not exist; {info.login_hint}"
+        )
+    elif not check.logged_in:
+        check.problems.append(f"no login or API key found for {folder}; {info.login_hint}")
+
+
+def _codex_provider_key(folder: Path, env: Mapping[str, str]) -> str | None:
+    """The env_key of the model provider config.toml selects, when that variable is set."""
+    try:
+        config = tomllib.loads((folder / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    providers = config.get("model_providers")
+    chosen = config.get("model_provider")
+    if not isinstance(providers, dict) or not isinstance(providers.get(chosen), dict):
+        return None
+    key = providers[chosen].get("env_key")
+    return str(key) if isinstance(key, str) and env.get(key) else None
+
+
+def _executable(profile: Profile) -> str | None:
+    if profile.binary:
+        return profile.binary
+    if profile.provider == "command":
+        argv = profile.options.get("argv")
+        return str(argv[0]) if isinstance(argv, list) and argv else None
+    return next((exe for prov, exe, _ in DISCOVERABLE if prov == profile.provider), None)
+
+
+def _resolve(exe: str, path: str | None) -> str | None:
+    if os.sep in exe:
+        return exe if os.path.isfile(exe) and os.access(exe, os.X_OK) else None
+    return shutil.which(exe, path=path)
+
+
+def _install(provider: str) -> str:
+    info = AGENTS.get(provider)
+    return f"install it with `{info.install}`" if info else "install it"
+
+
+def run_doctor(profiles: Mapping[str, Profile], path: str | None = None) -> Report:
+    """The whole report: CLIs on ``path`` (default $PATH) and every profile."""
+    search = path if path is not None else os.environ.get("PATH", os.defpath)
+    with ThreadPoolExecutor(max_workers=max(1, len(profiles))) as pool:
+        checks = list(pool.map(lambda p: check_profile(p, path), profiles.values()))
+    return Report(search.split(os.pathsep), check_clis(path), checks)
+
+
+def format_report(report: Report) -> str:
+    """The report as plain lines for a terminal."""
+    lines = ["Agent CLIs on PATH:"]
+    for c in report.clis:
+        if c.ok:
+            lines.append(f"  ok       {c.executable:<9} {c.version}  ({c.path})")
+        else:
+            state = "broken" if c.path else "missing"
+            lines.append(f"  {state:<8} {c.executable:<9} {c.error or ''}".rstrip())
+            if c.advice:
+                lines.append(f"           → {c.advice}")
+    lines.append("Profiles:")
+    for p in report.profiles:
+        head = f"  {'ok' if p.ok else 'problem':<8} {p.name} ({p.provider})"
+        if p.version:
+            head += f"  {p.version}"
+        lines.append(head)
+        if p.folder:
+            exists = "exists" if p.folder_exists else "missing"
+            login = p.login if p.logged_in else "not logged in"
+            lines.append(f"           account {p.folder} ({exists}; {login})")
+        lines.extend(f"           → {problem}" for problem in p.problems)
+    lines.append("All profiles can run." if report.ok else "Some profiles cannot run (see →).")
+    return "\n".join(lines)
