@@ -1,0 +1,169 @@
+"""The Gemini CLI adapter: launch and replays of captured real streams (incl. retried deltas)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from baton.agents.base import Outcome, Turn
+from baton.agents.gemini import GeminiAdapter, GeminiParser, TextReplay, api_error
+from baton.config.profiles import Profile
+from baton.core.events import Event, EventType
+from baton.core.lifecycle import Completion
+
+STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
+
+
+def replay(name: str, exit_code: int | None = 0) -> tuple[list[Event], Outcome]:
+    parser = GeminiParser()
+    out: list[Event] = []
+    for line in (STREAMS / name).read_text().splitlines():
+        out += parser.feed(line)
+    out += parser.finish(exit_code, "")
+    outcome = Outcome()
+    for e in out:
+        outcome.observe(e)
+    return out, outcome
+
+
+def shown(evs: list[Event]) -> str:
+    return "".join(e.data["text"] for e in evs if e.type == EventType.TEXT)
+
+
+def test_write_stream() -> None:
+    evs, outcome = replay("gemini-write.jsonl")
+    assert [str(e.type) for e in evs] == [
+        "session",
+        "tool",
+        "tool_result",
+        "text",
+        "text",
+        "usage",
+        "final",
+    ]
+    assert outcome.completion == Completion.COMPLETED
+    assert outcome.session_id == "9a37bee6-fcec-4a14-913f-9d4fba44f3d6"
+    assert outcome.answer == "Wrote hello.txt." == shown(evs)
+    assert evs[1].data["name"] == "write_file" and evs[1].data["files"][0].endswith("hello.txt")
+    assert evs[2].data["ok"] is True
+    assert outcome.input_tokens == 24905 and outcome.output_tokens == 38
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "message"),
+    [
+        ("gemini-ratelimit.jsonl", Completion.RATE_LIMIT, "mock rate limited; limit resets at"),
+        ("gemini-401.jsonl", Completion.AUTH, "401 mock invalid api key"),
+        ("gemini-500.jsonl", Completion.WORKER_ERROR, "500 mock internal error"),
+        ("gemini-dead.jsonl", Completion.NETWORK, "fetch failed sending request"),
+        ("gemini-cut.jsonl", Completion.WORKER_ERROR, "stream was cut short (terminated)"),
+        ("gemini-nofinish.jsonl", Completion.WORKER_ERROR, "Model stream ended without a finish"),
+    ],
+)
+def test_failure_streams(name: str, kind: Completion, message: str) -> None:
+    # Gemini exits 0 on a cut stream; the result event decides, not the exit code.
+    _, outcome = replay(name, exit_code=0)
+    assert outcome.completion == kind
+    assert message in outcome.error_message
+
+
+def test_rate_limit_reset_time_is_parsed() -> None:
+    _, outcome = replay("gemini-ratelimit.jsonl", exit_code=173)
+    assert outcome.resets_at == 1795950372.0
+
+
+def test_retried_stream_deltas_are_shown_once() -> None:
+    # The real capture: two attempts re-send "partial answer", " without finish".
+    evs, _ = replay("gemini-nofinish.jsonl")
+    assert shown(evs) == "partial answer without finish"
+    evs, _ = replay("gemini-cut.jsonl")
+    assert shown(evs) == "partial answer"
+
+
+def test_text_replay_shows_what_a_retry_adds() -> None:
+    text = TextReplay(detect=True)
+    seen = [text.feed(d) for d in ("Hel", "lo", "Hel", "lo", " world")]
+    assert seen == ["Hel", "lo", "", "", " world"] and text.shown == "Hello world"
+    text.boundary()
+    assert text.feed("Hel") == "Hel"  # a new block after a tool call is not a repeat
+
+
+def test_text_replay_after_explicit_restart_follows_a_divergent_retry() -> None:
+    text = TextReplay()
+    assert [text.feed(d) for d in ("ab", "cd")] == ["ab", "cd"]
+    text.restart()
+    assert [text.feed(d) for d in ("ab", "XY")] == ["", "XY"]
+    assert text.shown == "abXY"
+
+
+def test_no_result_is_a_worker_error_naming_stderr() -> None:
+    parser = GeminiParser()
+    parser.feed(json.dumps({"type": "init", "session_id": "s1", "model": "m"}))
+    (err,) = parser.finish(1, "noise\nError: socket hang up\n")
+    assert err.data["kind"] == "network" and "without a result" in err.data["message"]
+
+
+def test_max_session_turns() -> None:
+    parser = GeminiParser()
+    parser.feed(
+        json.dumps(
+            {"type": "error", "severity": "error", "message": "Maximum session turns exceeded"}
+        )
+    )
+    (err,) = parser.feed(json.dumps({"type": "result", "status": "error"}))
+    assert err.data["kind"] == "max_turns"
+
+
+def test_api_error_unwraps_the_server_json() -> None:
+    raw = '[API Error: {"error":{"code":401,"message":"bad key","status":"UNAUTHENTICATED"}}]'
+    assert api_error(raw) == ("bad key", 401)
+    assert api_error("plain") == ("plain", None)
+
+
+# --- launch --------------------------------------------------------------------------------
+
+
+def test_launch_argv_env_and_quiet_system_settings(tmp_path: Path) -> None:
+    system = tmp_path / "system.json"
+    system.write_text(json.dumps({"general": {"maxAttempts": 3}, "privacy": {"x": 1}}))
+    profile = Profile(
+        name="g",
+        provider="gemini",
+        binary="/bin/gemini",
+        model="gemini-2.5-flash",
+        env={"GEMINI_API_KEY": "k", "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(system)},
+        config_dir=str(tmp_path / "acct"),
+    )
+    t = Turn(task_id="t", prompt="-p sneaky", cwd=str(tmp_path), task_dir=str(tmp_path / "task"))
+    launch = GeminiAdapter().launch(t, profile)
+    assert launch.argv == [
+        "/bin/gemini",
+        "--output-format",
+        "stream-json",
+        "--approval-mode",
+        "yolo",
+        "--skip-trust",
+        "-m",
+        "gemini-2.5-flash",
+        "--prompt=-p sneaky",
+    ]
+    env = launch.env
+    assert env["GEMINI_API_KEY"] == "k" and env["GEMINI_CLI_HOME"] == str(tmp_path / "acct")
+    assert env["GEMINI_TELEMETRY_ENABLED"] == "false" and env["PWD"] == str(tmp_path)
+    settings = json.loads(Path(env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).read_text())
+    assert settings["general"] == {
+        "maxAttempts": 3,
+        "enableAutoUpdate": False,
+        "enableAutoUpdateNotification": False,
+    }
+    assert settings["privacy"] == {"x": 1, "usageStatisticsEnabled": False}
+    assert settings["telemetry"] == {"enabled": False}
+
+
+def test_resume(tmp_path: Path) -> None:
+    t = Turn(task_id="t", prompt="more", cwd=str(tmp_path), session_id="abc", reason="reply")
+    argv = GeminiAdapter().launch(t, Profile(name="g", provider="gemini")).argv
+    assert argv[0] == "gemini" and argv[-3:] == ["--resume", "abc", "--prompt=more"]
+    assert "-m" not in argv

@@ -1,0 +1,184 @@
+"""The OpenCode adapter: launch (argv, env, config folder) and replays of captured real streams."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from baton.agents.base import Outcome, Turn
+from baton.agents.opencode import (
+    LOOP_LIMIT,
+    QUIET_ENV,
+    OpenCodeAdapter,
+    OpenCodeParser,
+    config_dirs,
+    seed_config_dir,
+)
+from baton.config.profiles import Profile
+from baton.core.events import Event, EventType
+from baton.core.lifecycle import Completion
+
+STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
+SESSION = "ses_dd93ba5c4ffe7V2GETc0TJH1pU"
+
+
+def replay(name: str, exit_code: int | None = 0) -> tuple[list[Event], Outcome]:
+    parser = OpenCodeParser()
+    out: list[Event] = []
+    for line in (STREAMS / name).read_text().splitlines():
+        out += parser.feed(line)
+    out += parser.finish(exit_code, "")
+    outcome = Outcome()
+    for e in out:
+        outcome.observe(e)
+    return out, outcome
+
+
+def types(evs: list[Event]) -> list[str]:
+    return [str(e.type) for e in evs]
+
+
+def test_write_stream_gives_tool_usage_and_final_answer() -> None:
+    evs, outcome = replay("opencode-write.jsonl")
+    assert types(evs) == [
+        "session",
+        "tool",
+        "tool_result",
+        "usage",
+        "text",
+        "usage",
+        "final",
+    ]
+    assert outcome.completion == Completion.COMPLETED
+    assert outcome.session_id == SESSION and outcome.answer == "Wrote hello.txt."
+    tool = evs[1].data
+    assert tool["name"] == "write" and tool["files"][0].endswith("/repo/hello.txt")
+    assert evs[2].data == {"name": "write", "ok": True, "output": "Wrote file successfully."}
+    assert evs[-2].data == {"input": 7482 + 7585, "output": 38, "cached": 0, "cost": 0.0}
+
+
+def test_rate_limit_stream_carries_the_reset_time() -> None:
+    _, outcome = replay("opencode-ratelimit.jsonl", exit_code=1)
+    assert outcome.completion == Completion.RATE_LIMIT
+    assert outcome.resets_at == 1795950364.0
+    assert outcome.error_message.startswith("429 mock rate limited")
+
+
+def test_unauthorized_stream_is_auth() -> None:
+    _, outcome = replay("opencode-401.jsonl", exit_code=1)
+    assert outcome.completion == Completion.AUTH
+    assert outcome.error_message == "401 mock invalid api key"
+
+
+def test_stream_that_keeps_breaking_is_stopped_as_network() -> None:
+    evs, outcome = replay("opencode-cut.jsonl", exit_code=None)
+    errors = [e for e in evs if e.type == EventType.ERROR]
+    assert len(errors) == 1 and errors[0].data["stop"] is True
+    assert outcome.completion == Completion.NETWORK
+    assert "broke off 3 times in a row" in outcome.error_message
+
+
+def test_stream_without_finish_reason_loops_and_is_stopped_once() -> None:
+    evs, outcome = replay("opencode-nofinish.jsonl", exit_code=None)
+    errors = [e for e in evs if e.type == EventType.ERROR]
+    assert [e.data["stop"] for e in errors] == [True]
+    assert outcome.completion == Completion.NETWORK
+    assert f"without a finish reason {LOOP_LIMIT} times in a row" in outcome.error_message
+    # the retried step repeats the same text: shown once
+    texts = [e.data["text"] for e in evs if e.type == EventType.TEXT]
+    assert texts == ["partial answer without finish"]
+
+
+def test_loop_is_not_reported_before_the_limit() -> None:
+    parser = OpenCodeParser(loop_limit=3)
+    line = json.dumps({"type": "step_finish", "sessionID": "s", "part": {"reason": "unknown"}})
+    parser.feed(json.dumps({"type": "step_start", "sessionID": "s", "part": {}}))
+    assert all(e.type != EventType.ERROR for e in parser.feed(line))
+    parser.feed(json.dumps({"type": "step_start", "sessionID": "s", "part": {}}))
+    assert all(e.type != EventType.ERROR for e in parser.feed(line))
+    parser.feed(json.dumps({"type": "step_start", "sessionID": "s", "part": {}}))
+    assert any(e.type == EventType.ERROR for e in parser.feed(line))
+
+
+def test_exit_without_a_stop_step_is_a_worker_error_with_stderr() -> None:
+    parser = OpenCodeParser()
+    parser.feed(json.dumps({"type": "step_start", "sessionID": "s", "part": {}}))
+    (err,) = parser.finish(1, "boom\nError: Model not found: mock/nope\n")
+    assert err.type == EventType.ERROR
+    assert err.data["kind"] == "model_unavailable"
+    assert "before the model finished" in err.data["message"] and "nope" in err.data["message"]
+
+
+def test_tool_paths_are_relative_to_the_cwd(tmp_path: Path) -> None:
+    parser = OpenCodeParser(cwd=str(tmp_path))
+    part = {
+        "tool": "edit",
+        "state": {"status": "error", "input": {"filePath": str(tmp_path / "a" / "b.py")}},
+    }
+    tool, result = parser.feed(json.dumps({"type": "tool_use", "part": part}))
+    assert tool.data["files"] == ["a/b.py"] and tool.data["input"] == "a/b.py"
+    assert result.data["ok"] is False
+
+
+# --- launch --------------------------------------------------------------------------------
+
+
+def turn(tmp_path: Path, **kw: object) -> Turn:
+    return Turn(task_id="t1", prompt="-fix it", cwd=str(tmp_path), **kw)  # type: ignore[arg-type]
+
+
+def test_first_turn_argv_env_and_quiet_switches(tmp_path: Path) -> None:
+    xdg = tmp_path / "xdg"
+    profile = Profile(
+        name="oc",
+        provider="opencode",
+        binary="/bin/opencode",
+        model="mock/mock-model",
+        env={"XDG_CONFIG_HOME": str(xdg), "MOCK_KEY": "k"},
+        config_dir=str(tmp_path / "account"),
+    )
+    launch = OpenCodeAdapter().launch(turn(tmp_path), profile)
+    assert launch.argv == [
+        "/bin/opencode",
+        "run",
+        "--format",
+        "json",
+        "--auto",
+        "-m",
+        "mock/mock-model",
+        "--title=Baton task t1",
+        "--",
+        "-fix it",
+    ]
+    assert launch.env["MOCK_KEY"] == "k" and launch.env["PWD"] == str(tmp_path)
+    assert launch.env["OPENCODE_CONFIG_DIR"] == str(tmp_path / "account")
+    assert QUIET_ENV.items() <= launch.env.items()
+    assert launch.cwd == str(tmp_path)
+    # both config folders were pre-filled so OpenCode does not npm-install its plugin
+    for folder in (xdg / "opencode", tmp_path / "account"):
+        lock = json.loads((folder / "package-lock.json").read_text())
+        assert "@opencode-ai/plugin" in lock["packages"][""]["dependencies"]
+        assert (folder / "node_modules").is_dir()
+
+
+def test_resume_uses_the_session_and_turn_model(tmp_path: Path) -> None:
+    profile = Profile(name="oc", provider="opencode", env={"HOME": str(tmp_path)})
+    launch = OpenCodeAdapter().launch(
+        turn(tmp_path, session_id="ses_1", model="p/m", reason="reply"), profile
+    )
+    assert launch.argv[:1] == ["opencode"]
+    assert launch.argv[-6:] == ["-m", "p/m", "--session", "ses_1", "--", "-fix it"]
+    assert not any(a.startswith("--title") for a in launch.argv)
+
+
+def test_a_config_folder_the_user_set_up_is_left_alone(tmp_path: Path) -> None:
+    (tmp_path / "node_modules").mkdir()
+    assert seed_config_dir(tmp_path) is False
+    assert not (tmp_path / "package-lock.json").exists()
+    assert seed_config_dir(tmp_path / "fresh") is True
+
+
+def test_config_dirs_follow_xdg_and_home() -> None:
+    assert config_dirs({"HOME": "/h"}) == [Path("/h/.config/opencode")]
+    found = config_dirs({"XDG_CONFIG_HOME": "/x", "OPENCODE_CONFIG_DIR": "/acct"})
+    assert found == [Path("/x/opencode"), Path("/acct")]
