@@ -91,7 +91,31 @@ def describe(event: Event) -> str:
         case EventType.STATE:
             return str(d.get("to", ""))
         case EventType.DIFF:
-            return f"{d.get('files', 0)} files, {d.get('hunks', 0)} hunks"
+            which = "final" if d.get("final") else "draft"
+            return f"{which}: {d.get('files', 0)} files, {d.get('hunks', 0)} hunks"
+        case EventType.SESSION:
+            return f"session {str(d.get('id', ''))[:12]}"
+        case EventType.TOOL_RESULT:
+            return f"{d.get('name') or 'tool'} {'done' if d.get('ok', True) else 'failed'}"
+        case EventType.FINAL:
+            first = str(d.get("text", "")).strip().splitlines()
+            return "finished" + (f": {first[0][:80]}" if first else "")
+        case EventType.LOG:
+            return str(d.get("message", ""))[:120]
+        case EventType.PLAN:
+            entries = d.get("entries") or []
+            done = sum(1 for e in entries if isinstance(e, dict) and e.get("status") == "completed")
+            current = next(
+                (
+                    e.get("text", "")
+                    for e in entries
+                    if isinstance(e, dict) and e.get("status") == "in_progress"
+                ),
+                "",
+            )
+            return f"{done}/{len(entries)}" + (f": {current}" if current else "")
+        case EventType.PERMISSION:
+            return f"asks permission: {d.get('tool', '')} {str(d.get('preview', ''))[:60]}"
         case _:
             return str(event.type)
 
