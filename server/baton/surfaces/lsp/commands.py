@@ -389,6 +389,7 @@ async def inspect(ls: BatonServer, args: Args) -> Any:
         "task": {**task.to_json(), "next": list(NEXT_MOVES[task.state])},
         "attempts": [a.to_json() for a in attempts],
         "events": [e.to_json() for e in events[-limit:]] if limit else [],
+        "eventCount": len(events),
     }
 
 

@@ -135,8 +135,7 @@ class Progress:
                 title=f"Baton: {run.title}", cancellable=True, message=run.message() or "queued"
             ),
         )
-        run.reported = run.message()
-        run.last_report = time.monotonic()
+        run.reported = run.message()  # the next step is reported at once, later ones throttled
         if run.pending_end is not None:
             self._end(run, run.pending_end)
 

@@ -4,7 +4,7 @@ They come from ``initializationOptions`` and ``workspace/didChangeConfiguration`
 flat or under a ``"baton"`` key::
 
     {"baton": {"worker": "claude", "model": "sonnet", "isolation": "worktree",
-               "briefRules": ["Keep the public API unchanged."], "progressInterval": 0.2}}
+               "briefRules": ["Keep the public API unchanged."], "progressInterval": 0.5}}
 
 A value of the wrong type is ignored (the old value stays) and reported as a warning.
 """
@@ -27,7 +27,7 @@ class Settings:
     model: str | None = None
     isolation: str = "worktree"
     brief_rules: tuple[str, ...] = ()
-    progress_interval: float = 0.2  # seconds between two progress reports of one task
+    progress_interval: float = 0.5  # seconds between two progress reports of one task
 
     def to_json(self) -> dict[str, Any]:
         return {
