@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
-from collections.abc import Iterator
+import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from baton.core.lifecycle import TaskState
+from baton.runtime.supervisor import Limits, Supervisor
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -64,3 +69,39 @@ def _no_git_config(
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(cfg))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     os.environ.pop("GIT_DIR", None)
+
+
+@pytest.fixture
+async def sup(baton_home: Path) -> AsyncIterator[Supervisor]:
+    """A broker on a fresh state folder, with the fake agent as its default worker."""
+    s = Supervisor(baton_home, limits=Limits(stall_after=30, kill_grace=1.0))
+    await s.start()
+    yield s
+    await s.close()
+
+
+#: States in which a task waits for someone other than its agent.
+STOPPED = frozenset(
+    {
+        TaskState.REVIEW,
+        TaskState.NEEDS_INPUT,
+        TaskState.ANSWERED,
+        TaskState.FAILED,
+        TaskState.CANCELLED,
+        TaskState.INTERRUPTED,
+        TaskState.RATE_LIMITED,
+        TaskState.APPLIED,
+        TaskState.REJECTED,
+    }
+)
+
+
+async def settle(sup: Supervisor, task_id: str, timeout: float = 20.0) -> TaskState:
+    """Wait until the task stops needing its agent; return that state."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        task = await sup.get(task_id)
+        if task.state in STOPPED:
+            return task.state
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"task {task_id} still {(await sup.get(task_id)).state}")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+
 from tests.conftest import fake_script
 
 EDITS = (

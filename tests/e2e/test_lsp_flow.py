@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types
-from tests.conftest import fake_script
-from tests.e2e.lsp_support import EDITORS, Session, start, stop, wait_for
 
 from baton.surfaces.lsp.documents import apply_text_edits
+from tests.conftest import fake_script
+from tests.e2e.lsp_support import EDITORS, Session, start, stop, wait_for
 
 APP = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
 EDIT_TWO = (

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pygls.exceptions import JsonRpcException
-from tests.e2e.lsp_support import EDITORS, Session, raw_request, start, stop
 
 from baton.surfaces.lsp.commands import COMMANDS
+from tests.e2e.lsp_support import EDITORS, Session, raw_request, start, stop
 
 TASK_COMMANDS = [c for c in COMMANDS if c not in ("baton.delegate", "baton.tasks", "baton.status")]
 INVALID_PARAMS, REQUEST_FAILED = -32602, -32803

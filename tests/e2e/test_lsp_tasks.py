@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from tests.conftest import fake_script
-from tests.e2e.lsp_support import EDITORS, Session, start, stop, wait_for
 
 from baton.surfaces.lsp.actions import SUGGESTIONS
+from tests.conftest import fake_script
+from tests.e2e.lsp_support import EDITORS, Session, start, stop, wait_for
 
 APP = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
 

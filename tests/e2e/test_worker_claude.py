@@ -17,6 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from baton.config.profiles import Profile, default_profiles
+from baton.core.events import EventType
+from baton.core.lifecycle import Completion, TaskState
+from baton.runtime.requests import DelegateRequest
+from baton.runtime.supervisor import Limits, Supervisor
 from tests.support.modelserver import (
     Answer,
     CutStream,
@@ -34,12 +40,6 @@ from tests.support.modelserver import (
     env_for_claude,
     write_file,
 )
-
-from baton.config.profiles import Profile, default_profiles
-from baton.core.events import EventType
-from baton.core.lifecycle import Completion, TaskState
-from baton.runtime.requests import DelegateRequest
-from baton.runtime.supervisor import Limits, Supervisor
 
 pytestmark = pytest.mark.agents
 

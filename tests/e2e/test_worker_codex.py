@@ -11,6 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
+from baton.agents import codex
+from baton.config.profiles import Profile
+from baton.core.lifecycle import Completion
 from tests.e2e.test_worker_claude import (
     ROUND_TRIP,
     STALL_AFTER,
@@ -32,10 +36,6 @@ from tests.support.modelserver import (
     Unauthorized,
     env_for_codex,
 )
-
-from baton.agents import codex
-from baton.config.profiles import Profile
-from baton.core.lifecycle import Completion
 
 pytestmark = pytest.mark.agents
 

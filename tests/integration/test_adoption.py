@@ -11,12 +11,11 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import fake_script
-
 from baton.core.events import EventType
 from baton.core.lifecycle import Completion, TaskState
 from baton.runtime.supervisor import Supervisor
 from baton.store import Store
+from tests.conftest import fake_script
 
 BROKER = """
 import asyncio, sys

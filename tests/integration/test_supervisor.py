@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import psutil
 import pytest
-from tests.conftest import fake_script, git
 
 from baton.config.profiles import Profile, default_profiles
 from baton.core.events import EventType
@@ -18,6 +16,7 @@ from baton.core.task import Target
 from baton.runtime.requests import DelegateRequest
 from baton.runtime.supervisor import Limits, Supervisor, TaskError
 from baton.store import Store, UnknownTask
+from tests.conftest import fake_script, git, settle
 
 S = TaskState
 EDIT_TWO = (
@@ -25,35 +24,6 @@ EDIT_TWO = (
     {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"},
     {"edit": "app.py", "old": "    return 2\n", "new": "    return 20\n"},
 )
-
-
-@pytest.fixture
-async def sup(baton_home: Path) -> AsyncIterator[Supervisor]:
-    s = Supervisor(baton_home, limits=Limits(stall_after=30, kill_grace=1.0))
-    await s.start()
-    yield s
-    await s.close()
-
-
-async def settle(sup: Supervisor, task_id: str, timeout: float = 20.0) -> TaskState:
-    stop = {
-        S.REVIEW,
-        S.NEEDS_INPUT,
-        S.ANSWERED,
-        S.FAILED,
-        S.CANCELLED,
-        S.INTERRUPTED,
-        S.RATE_LIMITED,
-        S.APPLIED,
-        S.REJECTED,
-    }
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        task = await sup.get(task_id)
-        if task.state in stop:
-            return task.state
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"task {task_id} still {(await sup.get(task_id)).state}")
 
 
 def delegate(repo: Path, *steps: dict[str, object], **kw: object) -> DelegateRequest:

@@ -10,7 +10,8 @@ paths are relative to the working folder and must stay inside it (the one except
 Output is one JSON object per line on stdout, flushed per line, in the fake agent's own wire
 format (``session``, ``delta``, ``tool``, ``tool_result``, ``usage``, ``question``,
 ``error``, ``done``), which :mod:`baton.agents.fake` maps to Baton's events. ``done`` is the
-end marker; ``ask`` ends the turn with a ``question`` instead.
+end marker; ``ask`` ends the turn with a ``question`` instead, and ``end_turn`` ends it with
+``done`` early (a later resumed turn — reply, repair — plays the steps after it).
 
 Sessions live in ``$BATON_TASK_DIR/fake-sessions/<id>.json`` (script and position); a turn
 with ``--resume ID`` continues after the step where the previous turn stopped, starting with
@@ -57,6 +58,7 @@ STEP_FIELDS: dict[str, frozenset[str]] = {
     "spawn_sleeper": frozenset(),
     "stream": frozenset({"rate", "size"}),
     "usage": frozenset(),
+    "end_turn": frozenset(),
 }
 
 Step = dict[str, Any]
@@ -92,7 +94,17 @@ def _check_step(index: int, step: object) -> None:
     value = step[kind]
     ok = True
     match kind:
-        case "say" | "write" | "edit" | "append" | "delete" | "read" | "ask" | "spawn_sleeper":
+        case (
+            "say"
+            | "write"
+            | "edit"
+            | "append"
+            | "delete"
+            | "read"
+            | "ask"
+            | "spawn_sleeper"
+            | "end_turn"
+        ):
             ok = isinstance(value, str)
             ok = ok and all(isinstance(step.get(k, ""), str) for k in ("content", "text"))
             if kind == "edit":
@@ -342,6 +354,12 @@ class Runner:
                 self.tool("read", [rel], lambda: self.inside(rel).read_text(encoding="utf-8"))
             case {"sleep": seconds}:
                 time.sleep(float(seconds))
+            case {"end_turn": str(text)}:
+                # The turn ends as if the work were done; a resumed turn (reply, repair)
+                # goes on with the next step.
+                session.save()
+                emit({"type": "done", "result": text or "".join(self.said) or "done"})
+                return 0
             case {"ask": str(question)}:
                 session.awaiting_reply = True
                 session.save()

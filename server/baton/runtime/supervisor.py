@@ -30,6 +30,8 @@ from baton.core.lifecycle import SETTLED, Completion, TaskState, transition
 from baton.core.task import Attempt, Task, new_task_id
 from baton.runtime import runner
 from baton.runtime.bus import EventBus, Subscription
+from baton.runtime.checks import Check, CheckResult, repair_prompt, run_check
+from baton.runtime.checks import summary as checks_summary
 from baton.runtime.requests import DelegateRequest
 from baton.runtime.tail import Tailer
 from baton.store import AsyncStore, Store, UnknownTask
@@ -239,6 +241,10 @@ class Supervisor:
             created_at=now,
             updated_at=now,
         )
+        try:
+            _checks_of(task)
+        except ValueError as exc:
+            raise TaskError(str(exc)) from None
         self._tasks[task.id] = task
         await self.store.call(lambda s: s.insert_task(_copy(task), owner=self.id))
         await self.bus.emit([_state_event(task.id, None, S.QUEUED, "delegated")])
@@ -657,11 +663,66 @@ class Supervisor:
             await self._move(task, S.NEEDS_INPUT, outcome.question)
             return
         files = await self._compute_diff(task, final=True)
-        if files:
-            await self._move(task, S.REVIEW, "ready for review", Completion.COMPLETED)
-        else:
+        if not files:
+            self._record_evidence(task, [], files)
             await self._move(task, S.ANSWERED, "no changes", Completion.COMPLETED)
             await self._cleanup(task)
+        elif _checks_of(task):
+            await self._verify(task)
+        else:
+            self._record_evidence(task, [], files)
+            await self._move(task, S.REVIEW, "ready for review", Completion.COMPLETED)
+
+    async def _verify(self, task: Task) -> None:
+        """Run the project's checks in the worktree; repair, or reach review with the result."""
+        checks = _checks_of(task)
+        if task.state != S.VERIFYING:
+            await self._move(task, S.VERIFYING, f"running {len(checks)} check(s)")
+        cwd = _agent_cwd(task)
+        results = []
+        for check in checks:
+            result = await asyncio.to_thread(run_check, check, cwd)
+            results.append(result)
+            await self.bus.emit(
+                [
+                    Event(
+                        EventType.VERIFY,
+                        {
+                            "name": result.name,
+                            "command": list(result.argv),
+                            "exit": result.exit_code,
+                            "seconds": round(result.seconds, 3),
+                            "passed": result.passed,
+                            "output": result.output[-1000:],
+                        },
+                        task_id=task.id,
+                        attempt=task.attempts,
+                    )
+                ]
+            )
+        files, _ = await self.diff(task.id)
+        self._record_evidence(task, results, files)
+        message = checks_summary(results)
+        rounds = int(task.options.get("repair_rounds", 2))
+        done = int(task.options.get("repair_round", 0))
+        if all(r.passed for r in results) or done >= rounds or not task.session_id:
+            await self._move(task, S.REVIEW, message, Completion.COMPLETED)
+            return
+        task.options["repair_round"] = done + 1
+        await self._move(task, S.RUNNING, f"{message}; repair round {done + 1} of {rounds}")
+        await self._launch(task, repair_prompt(results, done + 1, rounds), "repair")
+
+    def _record_evidence(
+        self, task: Task, results: Sequence[CheckResult], files: Sequence[FileDiff]
+    ) -> None:
+        """What was checked, what was not, and what the worker produced."""
+        task.options["evidence"] = {
+            "checks": [r.to_json() for r in results],
+            "unchecked": [] if results else ["no checks configured for this task"],
+            "files": [f.path for f in files],
+            "branch": task.branch,
+            "repair_rounds": int(task.options.get("repair_round", 0)),
+        }
 
     def _hold_until_reset(self, task: Task) -> None:
         delay = max(0.0, (task.resets_at or time.time()) - time.time())
@@ -788,6 +849,9 @@ class Supervisor:
             return
         if task.state == S.RATE_LIMITED:
             self._hold_until_reset(task)
+            return
+        if task.state == S.VERIFYING:
+            self._spawn(self._verify(task), f"verify {task.id}")
             return
         attempts: list[Attempt] = await self.store.call(lambda s: s.attempts(task.id))
         last = attempts[-1] if attempts else None
@@ -965,6 +1029,11 @@ def _request_of(task: Task) -> DelegateRequest:
         title=task.title,
         group=task.group,
     )
+
+
+def _checks_of(task: Task) -> list[Check]:
+    raw = task.options.get("verify") or []
+    return [Check.from_json(c) for c in raw if isinstance(c, dict)]
 
 
 def _agent_cwd(task: Task) -> str:
