@@ -90,6 +90,13 @@ def test_text_replay_shows_what_a_retry_adds() -> None:
     assert text.feed("Hel") == "Hel"  # a new block after a tool call is not a repeat
 
 
+def test_text_replay_guess_that_was_wrong_shows_the_swallowed_text() -> None:
+    text = TextReplay(detect=True)
+    seen = [text.feed(d) for d in ("The", " cat. ", "The", " dog.")]
+    assert seen == ["The", " cat. ", "", "The dog."]
+    assert text.shown == "The cat. The dog."
+
+
 def test_text_replay_after_explicit_restart_follows_a_divergent_retry() -> None:
     text = TextReplay()
     assert [text.feed(d) for d in ("ab", "cd")] == ["ab", "cd"]

@@ -90,28 +90,32 @@ class TextReplay:
         self.shown = ""
         self._first = ""
         self._replay: int | None = None  # position in ``shown`` the retried stream has reached
+        self._guessed = False  # the replay was inferred from a repeated first delta
 
     def boundary(self) -> None:
         self.shown, self._first, self._replay = "", "", None
 
     def restart(self) -> None:
         if self.shown:
-            self._replay = 0
+            self._replay, self._guessed = 0, False
 
     def feed(self, delta: str) -> str:
         """The part of ``delta`` to show (may be empty)."""
         if not delta:
             return ""
         if self._replay is None and self.detect and self.shown and delta == self._first:
-            self._replay = 0
+            self._replay, self._guessed = 0, True
         if self._replay is not None:
             pos = self._replay
             if self.shown.startswith(delta, pos):
                 self._replay = pos + len(delta)
                 return ""
             self._replay = None
-            if pos < len(self.shown):  # the retry went another way: show its text from here
-                self.shown = self.shown[:pos]
+            if pos < len(self.shown):
+                if self._guessed:  # not a retry after all: the swallowed text was new text
+                    delta = self.shown[:pos] + delta
+                else:  # the retry went another way: its text from here on is the answer
+                    self.shown = self.shown[:pos]
         if not self.shown:
             self._first = delta
         self.shown += delta
