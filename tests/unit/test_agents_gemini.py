@@ -174,3 +174,10 @@ def test_resume(tmp_path: Path) -> None:
     argv = GeminiAdapter().launch(t, Profile(name="g", provider="gemini")).argv
     assert argv[0] == "gemini" and argv[-3:] == ["--resume", "abc", "--prompt=more"]
     assert "-m" not in argv
+
+
+def test_reply_stream_resumes_the_session_of_the_first_turn() -> None:
+    # captured from the e2e reply: `gemini --resume 3608a4af-…` repeats the session id in init
+    _, outcome = replay("gemini-reply.jsonl")
+    assert outcome.session_id == "3608a4af-9ed5-46c1-abd7-f0bcb9bc0915"
+    assert outcome.completion == Completion.COMPLETED and outcome.answer == "Added a line."

@@ -182,3 +182,10 @@ def test_config_dirs_follow_xdg_and_home() -> None:
     assert config_dirs({"HOME": "/h"}) == [Path("/h/.config/opencode")]
     found = config_dirs({"XDG_CONFIG_HOME": "/x", "OPENCODE_CONFIG_DIR": "/acct"})
     assert found == [Path("/x/opencode"), Path("/acct")]
+
+
+def test_reply_stream_resumes_the_session_of_the_first_turn() -> None:
+    # captured from the e2e reply: `opencode run --session ses_dd9267b5…` in the same worktree
+    _, outcome = replay("opencode-reply.jsonl")
+    assert outcome.session_id == "ses_dd9267b5effe7u0uxbMUmMe0Sv"
+    assert outcome.completion == Completion.COMPLETED and outcome.answer == "Added a line."

@@ -151,3 +151,10 @@ def test_launch_resume_with_provider_option(tmp_path: Path) -> None:
 
 def test_safe_prompt() -> None:
     assert safe_prompt("-x") == " -x" and safe_prompt("@f") == " @f" and safe_prompt("ok") == "ok"
+
+
+def test_reply_stream_resumes_the_session_of_the_first_turn() -> None:
+    # captured from the e2e reply: `pi --session 01a226d9-…` keeps the session id
+    _, outcome = replay("pi-reply.jsonl")
+    assert outcome.session_id == "01a226d9-c144-75fd-a264-da35be10d3c7"
+    assert outcome.completion == Completion.COMPLETED and outcome.answer == "Added a line."
