@@ -25,3 +25,13 @@ class DelegateRequest:
     title: str | None = None
     group: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    depends_on: Sequence[str] = ()  # task ids that must be accepted before this one starts
+
+
+@dataclass(frozen=True, slots=True)
+class GraphNode:
+    """One task of a small graph delegated in one call; ``after`` names other nodes' keys."""
+
+    key: str
+    request: DelegateRequest
+    after: Sequence[str] = ()

@@ -32,7 +32,7 @@ from baton.runtime import runner
 from baton.runtime.bus import EventBus, Subscription
 from baton.runtime.checks import Check, CheckResult, repair_prompt, run_check
 from baton.runtime.checks import summary as checks_summary
-from baton.runtime.requests import DelegateRequest
+from baton.runtime.requests import DelegateRequest, GraphNode
 from baton.runtime.tail import Tailer
 from baton.store import AsyncStore, Store, UnknownTask
 from baton.store.paths import task_dir, worktrees_dir
@@ -52,6 +52,10 @@ log = logging.getLogger(__name__)
 S = TaskState
 #: States in which an agent process may be running for the task.
 _LIVE = frozenset({S.PREPARING, S.RUNNING, S.VERIFYING})
+#: A prerequisite in one of these states lets its dependents start...
+_SATISFIED = frozenset({S.APPLIED, S.ANSWERED})
+#: ...and in one of these, cancels them.
+_BLOCKING = frozenset({S.REJECTED, S.FAILED, S.CANCELLED})
 #: States a broker must keep an eye on (timers, queue, processes).
 _OWNED = frozenset({S.QUEUED, S.PREPARING, S.RUNNING, S.VERIFYING, S.RATE_LIMITED})
 
@@ -131,6 +135,7 @@ class Supervisor:
         # Tasks whose latest state could not be written (e.g. a full disk): kept here, shown
         # by get(), and written again by the tick until the store takes them.
         self._unsaved: dict[str, tuple[Task, str | None]] = {}
+        self._deferred: dict[str, DelegateRequest] = {}  # tasks waiting on prerequisites
         self._launching = 0
         self._no_launch = asyncio.Event()
         self._no_launch.set()
@@ -153,6 +158,9 @@ class Supervisor:
             runner.reap()
             with contextlib.suppress(Exception):
                 await self.store.call(Store.heartbeat, self.id)
+            if self._deferred:
+                with contextlib.suppress(Exception):
+                    await self._release_dependents()
             for task_id, (task, owner) in list(self._unsaved.items()):
                 try:
                     await self.store.call(_save_task, task, owner)
@@ -245,11 +253,110 @@ class Supervisor:
             _checks_of(task)
         except ValueError as exc:
             raise TaskError(str(exc)) from None
+        if req.depends_on:
+            task.options["depends_on"] = await self._resolve_ids(req.depends_on)
         self._tasks[task.id] = task
         await self.store.call(lambda s: s.insert_task(_copy(task), owner=self.id))
-        await self.bus.emit([_state_event(task.id, None, S.QUEUED, "delegated")])
-        self._spawn(self._prepare_and_run(task, req), f"task {task.id}")
+        waits = " after " + ", ".join(task.options["depends_on"]) if req.depends_on else ""
+        await self.bus.emit([_state_event(task.id, None, S.QUEUED, "delegated" + waits)])
+        if req.depends_on:
+            self._deferred[task.id] = req
+            self._spawn(self._release_dependents(), f"dependents of {task.id}")
+        else:
+            self._spawn(self._prepare_and_run(task, req), f"task {task.id}")
         return task
+
+    async def delegate_graph(self, nodes: Sequence[GraphNode]) -> dict[str, Task]:
+        """Delegate a small graph in one call: each node starts once the nodes it comes
+        ``after`` are accepted. Returns key → task. Cycles and unknown keys are refused."""
+        by_key = {n.key: n for n in nodes}
+        if len(by_key) != len(nodes):
+            raise TaskError("graph node keys must be unique")
+        for n in nodes:
+            unknown = [k for k in n.after if k not in by_key]
+            if unknown:
+                raise TaskError(f"node {n.key!r} comes after unknown node(s) {unknown}")
+        order: list[GraphNode] = []
+        state: dict[str, int] = {}  # 1 visiting, 2 done
+
+        def visit(key: str, path: tuple[str, ...]) -> None:
+            if state.get(key) == 2:
+                return
+            if state.get(key) == 1:
+                raise TaskError("the graph has a cycle: " + " → ".join((*path, key)))
+            state[key] = 1
+            for dep in by_key[key].after:
+                visit(dep, (*path, key))
+            state[key] = 2
+            order.append(by_key[key])
+
+        for n in nodes:
+            visit(n.key, ())
+        created: dict[str, Task] = {}
+        for n in order:
+            deps = [created[k].id for k in n.after]
+            created[n.key] = await self.delegate(dataclasses.replace(n.request, depends_on=deps))
+        return created
+
+    async def compare(self, req: DelegateRequest, workers: Sequence[str]) -> list[Task]:
+        """One brief to several workers at once (a group); accepting one rejects the rest."""
+        if len(workers) < 2:
+            raise TaskError("compare needs at least two workers")
+        for w in workers:
+            self._profile(w)
+        group = "g" + new_task_id()
+        options = {**req.options, "compare": True}
+        return [
+            await self.delegate(dataclasses.replace(req, worker=w, group=group, options=options))
+            for w in workers
+        ]
+
+    async def _resolve_ids(self, ids: Sequence[str]) -> list[str]:
+        out = []
+        for i in ids:
+            out.append(await self.store.call(Store.resolve_id, i))
+        return out
+
+    async def _release_dependents(self) -> None:
+        """Start waiting tasks whose prerequisites were all accepted; cancel those whose
+        prerequisites were rejected or failed."""
+        for task_id, req in list(self._deferred.items()):
+            task = self._tasks.get(task_id)
+            if task is None or task.state != S.QUEUED:
+                self._deferred.pop(task_id, None)
+                continue
+            deps = list(task.options.get("depends_on") or [])
+            states = {d: (await self.store.call(Store.get_task, d)).state for d in deps}
+            blocked = {d: st for d, st in states.items() if st in _BLOCKING}
+            ready = all(st in _SATISFIED for st in states.values())
+            if (blocked or ready) and self._deferred.pop(task_id, None) is None:
+                continue  # another pass (tick or event) took it meanwhile
+            if blocked:
+                why = ", ".join(f"{d} is {st}" for d, st in blocked.items())
+                await self._move(
+                    task, S.CANCELLED, f"prerequisite not accepted: {why}", Completion.CANCELLED
+                )
+            elif ready:
+                await self._log(task, "prerequisites accepted: " + ", ".join(deps))
+                self._spawn(self._prepare_and_run(task, req), f"task {task.id}")
+
+    async def _close_group(self, winner: Task) -> None:
+        """A compared task was accepted: reject the others still in review, cancel the rest."""
+        members: list[Task] = await self.store.call(
+            lambda s: s.list_tasks(group=winner.group, limit=None)
+        )
+        for other in members:
+            if other.id == winner.id:
+                continue
+            try:
+                if other.state == S.REVIEW:
+                    files, _ = await self.diff(other.id)
+                    if not any(h.state == HunkState.ACCEPTED for f in files for h in f.hunks):
+                        await self.reject(other.id)
+                elif other.state not in SETTLED:
+                    await self.cancel(other.id)
+            except (TaskError, UnknownTask) as exc:
+                await self._log(other, f"could not close the comparison: {exc}", "warning")
 
     async def cancel(self, task_id: str) -> Task:
         task = await self._owned_or_adopt(task_id)
@@ -749,6 +856,15 @@ class Supervisor:
 
     # ------------------------------------------------------------------ diffs and decisions
 
+    def request_draft(self, task_id: str) -> bool:
+        """Recompute a running task's draft diff soon (debounced), e.g. when a file watcher
+        saw its worktree change. False when no running task of this broker has that id."""
+        task = self._tasks.get(task_id)
+        if task is None or task.state != S.RUNNING:
+            return False
+        self._schedule_draft(task)
+        return True
+
     def _schedule_draft(self, task: Task) -> None:
         if task.id in self._drafts or not task.worktree:
             return
@@ -808,6 +924,10 @@ class Supervisor:
         else:
             await self._move(task, S.REJECTED, "rejected", task.completion)
         await self._cleanup(task)
+        if task.state == S.APPLIED and task.group and task.options.get("compare"):
+            await self._close_group(task)
+        if self._deferred:
+            self._spawn(self._release_dependents(), f"dependents after {task.id}")
 
     async def _cleanup(self, task: Task) -> None:
         if not task.worktree:
@@ -839,6 +959,9 @@ class Supervisor:
         await self._log(task, f"adopted by broker {self.id}")
         if task.state == S.PREPARING and not task.attempts:
             await self._move(task, S.QUEUED, "the broker died while preparing; again")
+        if task.state == S.QUEUED and task.options.get("depends_on") and not task.attempts:
+            self._deferred[task.id] = _request_of(task)
+            return
         if task.state == S.QUEUED:
             if task.attempts and task.worktree:
                 self._spawn(self._run_queued(task, "retry"), f"queued {task.id}")
