@@ -228,3 +228,14 @@ async def test_ended_wrappers_do_not_linger_as_zombies(tmp_path: Path) -> None:
     await until(lambda: runner.reap() == 0)
     for rec in records:
         assert not psutil.pid_exists(rec.pid)  # reaped, not a zombie
+
+
+def test_agent_env_sets_pwd_to_the_agent_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from baton.agents.base import Launch
+    from baton.runtime.runner import agent_env
+
+    monkeypatch.setenv("PWD", "/somewhere/the/broker/runs")
+    env = agent_env(Launch(argv=["x"], cwd=str(tmp_path)))
+    assert env["PWD"] == str(tmp_path)

@@ -86,8 +86,14 @@ def attempt_paths(task_dir: Path, attempt: int) -> tuple[Path, Path, Path]:
 
 
 def agent_env(launch: Launch) -> dict[str, str]:
-    """The agent's environment: a copy of ours minus ``unset_env``, plus ``launch.env``."""
+    """The agent's environment: a copy of ours minus ``unset_env``, plus ``launch.env``.
+
+    ``PWD`` is the agent's working folder, never the broker's: some CLIs (OpenCode) take
+    ``$PWD`` as their project and would otherwise work in the user's tree.
+    """
     env = {k: v for k, v in os.environ.items() if k not in set(launch.unset_env)}
+    if launch.cwd:
+        env["PWD"] = launch.cwd
     env.update(launch.env)
     return env
 
