@@ -7,6 +7,7 @@ Each test runs with Neovim's and with VS Code's recorded capabilities.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -250,3 +251,21 @@ async def test_settings_from_configuration_reach_the_task(lsp: Session) -> None:
     assert "- Never touch notes.txt" in inspect["task"]["brief"]
     listed = await lsp.command("baton.tasks", {"states": ["answered"]})
     assert [t["id"] for t in listed["tasks"]] == [task_id]
+
+
+async def test_draft_diff_follows_silent_changes_in_the_worktree(lsp: Session) -> None:
+    task_id = await delegate(lsp, {"say": "thinking"}, {"sleep": 3})
+    await lsp.settle(task_id, "running")
+    inspect = await lsp.command("baton.inspect", {"taskId": task_id, "events": 0})
+    worktree = Path(inspect["task"]["worktree"])
+    # A shell command of the agent's, say: no tool event names the file.
+    await wait_for(lambda: (worktree / "app.py").exists(), what="worktree")
+    await asyncio.sleep(0.5)  # the watcher starts with the run
+    (worktree / "app.py").write_text(APP.replace("return 2", "return 'silent'"))
+    draft = await wait_for(
+        lambda: next((d for d in lsp.rec.diffs_of(task_id) if not d["final"] and d["files"]), None),
+        what="draft diff",
+    )
+    assert draft["files"][0]["hunks"][0]["newText"] == "    return 'silent'\n"
+    await lsp.command("baton.cancel", {"taskId": task_id})
+    assert await lsp.settle(task_id, "cancelled") == "cancelled"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -142,6 +143,8 @@ class Notifier:
                 continue
         if changed:
             self.server.protocol.notify(TASKS, {"tasks": [summary(t) for t in changed]})
+        for task in changed:
+            self._watch(task)
         await self.send_status()
         lenses = False
         for tid in sorted(diffs):
@@ -152,6 +155,18 @@ class Notifier:
             followed = task.id in self.server.task_progress.followed
             if task.id in answered and followed and task.state == S.ANSWERED:
                 await self.show_answer(task)
+
+    def _watch(self, task: Task) -> None:
+        """Follow the worktree of a running task this editor delegated."""
+        watchers = self.server.watchers
+        if (
+            task.state == S.RUNNING
+            and task.worktree
+            and task.id in self.server.task_progress.followed
+        ):
+            watchers.start(task.id, Path(task.worktree))
+        elif task.state not in (S.RUNNING, S.PREPARING, S.QUEUED):
+            watchers.stop(task.id)
 
     async def send_status(self) -> dict[str, int]:
         sup = self.server.supervisor
@@ -186,20 +201,26 @@ class Notifier:
         return td.task.state == S.REVIEW or had
 
     async def show_answer(self, task: Task) -> None:
-        """Show an answered task's answer: a markdown document beside the code, no focus."""
+        """Show an answered task's answer without taking focus.
+
+        An "Explain" answer opens as a markdown document beside the code (``answer.md`` in
+        the task's folder, ``takeFocus: false``); other tasks that changed nothing, and
+        clients that cannot show documents, get a message.
+        """
         sup = self.server.supervisor
         if sup is None:
             return
         text = task.summary.strip() or "(the agent gave no answer)"
-        path = task_dir(sup.home, task.id) / "answer.md"
-        body = f"# {task.title}\n\n{text}\n"
-
-        def write() -> None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(body, encoding="utf-8")
-
         caps = self.server.client_capabilities.window
-        if caps is not None and caps.show_document is not None and caps.show_document.support:
+        show = caps.show_document if caps is not None else None
+        if task.action == "explain" and show is not None and show.support:
+            path = task_dir(sup.home, task.id) / "answer.md"
+            body = f"# {task.title}\n\n{text}\n"
+
+            def write() -> None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(body, encoding="utf-8")
+
             try:
                 await asyncio.to_thread(write)
                 result = await self.server.window_show_document_async(
@@ -209,8 +230,9 @@ class Notifier:
                     return
             except Exception as exc:
                 log.info("could not show the answer of %s: %s", task.id, exc)
+        lead = "" if task.action == "explain" else f"{task.title}: no changes. "
         self.server.window_show_message(
-            types.ShowMessageParams(type=types.MessageType.Info, message=f"Baton: {text}")
+            types.ShowMessageParams(type=types.MessageType.Info, message=f"Baton: {lead}{text}")
         )
 
     def close(self) -> None:

@@ -32,6 +32,7 @@ from baton.surfaces.lsp.documents import OpenDocuments, relative_to, uri_to_path
 from baton.surfaces.lsp.notify import Notifier
 from baton.surfaces.lsp.payloads import check_request
 from baton.surfaces.lsp.progress import Progress
+from baton.surfaces.lsp.watch import Watchers
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +108,7 @@ class BatonServer(LanguageServer):
         self.task_progress = Progress(
             self, self._cancel_task, self.spawn, lambda: self.settings.progress_interval
         )
+        self.watchers = Watchers(self._worktree_changed)
         self._background: set[asyncio.Task[Any]] = set()
 
     # -- plumbing -------------------------------------------------------------------------
@@ -164,7 +166,12 @@ class BatonServer(LanguageServer):
         if self.reviews:
             self.refresh_code_lenses()
 
+    def _worktree_changed(self, task_id: str) -> None:
+        if self.supervisor is not None and not self.supervisor.request_draft(task_id):
+            self.watchers.stop(task_id)
+
     async def stop_broker(self) -> None:
+        self.watchers.close()
         self.task_progress.close()
         self.notifier.close()
         sup, self.supervisor = self.supervisor, None
