@@ -1,4 +1,8 @@
-"""The `baton` command as a user runs it: a real subprocess, real git, the real fake agent."""
+"""The `baton` command as a user runs it: a real subprocess, real git, the real fake agent.
+
+The commands are clients of a broker: the first one starts a headless broker on demand
+(detached); each test stops the brokers it started.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,14 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
 
+from baton.surfaces.ws import discovery
 from tests.conftest import fake_script
 
 EDITS = (
@@ -19,6 +26,31 @@ EDITS = (
     {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"},
     {"edit": "app.py", "old": "    return 2\n", "new": "    return 20\n"},
 )
+
+
+def stop_brokers(run_dir: Path, timeout: float = 10.0) -> list[int]:
+    """SIGTERM every broker with a discovery file in ``run_dir``; wait until they are gone."""
+    stopped = []
+    for rec in discovery.live_brokers(run_dir):
+        try:
+            psutil.Process(rec.pid).terminate()
+            stopped.append(rec.pid)
+        except psutil.Error:
+            pass
+    deadline = time.monotonic() + timeout
+    for pid in stopped:
+        while psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie":
+            if time.monotonic() > deadline:
+                psutil.Process(pid).kill()
+                break
+            time.sleep(0.02)
+    return stopped
+
+
+@pytest.fixture(autouse=True)
+def _stop_brokers(baton_home: Path, tmp_path: Path) -> Iterator[None]:
+    yield
+    stop_brokers(tmp_path / "run" / "baton")
 
 
 def baton(
@@ -109,7 +141,9 @@ def test_detached_task_is_adopted_and_cancelled_by_a_later_command(
         assert time.monotonic() < deadline
         time.sleep(0.05)
     sleeper = int(pidfile.read_text())
-    # The broker that started it is gone; the agent still runs.
+    # Stop the broker that started it: the agent still runs, and the next command's broker
+    # (started on demand) adopts it.
+    assert stop_brokers(tmp_path / "run" / "baton")
     assert as_json(baton("tasks", "--json"))[0]["state"] == "running"
     cancelled = baton("cancel", "--json", task_id)
     assert cancelled.returncode == 0, cancelled.stderr

@@ -1,8 +1,11 @@
 """The ``baton`` command.
 
-At this stage the CLI runs a broker in its own process for commands that need one (``run``,
-``cancel``, ``accept``, ``reject``, ``demo``) and reads the store directly for the others.
-Every command takes ``--json`` and then prints exactly one JSON document.
+Most commands are clients of the broker that serves the folder (a websocket, see
+:mod:`baton.surfaces.ws`); with none running, the first command starts a headless one
+(``baton serve``) that exits once idle. ``baton lsp`` and ``baton serve`` are brokers;
+``baton mcp`` bridges MCP on stdio to the broker; ``baton demo`` runs its own throwaway
+broker. Every command takes ``--json`` and then prints exactly one JSON document.
+Exit codes: 0 done, 1 failed (or timed out), 2 bad input.
 """
 
 from __future__ import annotations
@@ -10,25 +13,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from baton import __version__
-from baton.cli import render
-from baton.core.lifecycle import NEXT_MOVES, TaskState
-from baton.core.task import Target
-from baton.runtime.requests import DelegateRequest
-from baton.runtime.supervisor import Supervisor, TaskError
+from baton.cli import remote, render
+from baton.cli.remote import UsageError
+from baton.core.lifecycle import TaskState
+from baton.runtime.supervisor import TaskError
 from baton.store import AmbiguousTask, StoreError, UnknownTask
-from baton.store.paths import state_home
+from baton.surfaces.ws.client import BrokerError, BrokerUnavailable
+from baton.surfaces.ws.endpoint import Endpoint
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-class UsageError(Exception):
-    """Bad input from the user: exit code 2 with a clear message."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,22 +44,40 @@ def _parser() -> argparse.ArgumentParser:
         c.add_argument("--json", action="store_true", help="print one JSON document")
         return c
 
+    def delegating(c: argparse.ArgumentParser) -> None:
+        c.add_argument("instruction", help="what to do ('-' reads it from stdin)")
+        c.add_argument("--worker", help="profile to run (default: fake)")
+        c.add_argument("--model")
+        c.add_argument("--kind", help="routing kind (mechanical, reasoning, question, …)")
+        c.add_argument("--file", help="the file the task is about (relative to --cwd)")
+        c.add_argument("--lines", help="line range A-B of --file (1-based, inclusive)")
+        c.add_argument("--cwd", default=".", help="the project folder (default: .)")
+        c.add_argument("--scope", action="append", default=[], help="write-scope glob (repeatable)")
+        c.add_argument("--isolation", choices=["worktree"], help="how the task is isolated")
+
+    c = cmd("delegate", "delegate a task; print its id at once")
+    delegating(c)
+    c.add_argument(
+        "--action", default="delegate", choices=["run", "delegate", "fix", "explain", "tests"]
+    )
+
     c = cmd("run", "delegate a task and follow it in the foreground")
-    c.add_argument("instruction", help="what to do ('-' reads it from stdin)")
-    c.add_argument("--worker", help="profile to run (default: fake)")
-    c.add_argument("--model")
-    c.add_argument("--file", help="the file the task is about (relative to --cwd)")
-    c.add_argument("--lines", help="line range A-B of --file (1-based, inclusive)")
-    c.add_argument("--cwd", default=".", help="the project folder (default: .)")
-    c.add_argument("--scope", action="append", default=[], help="write-scope glob (repeatable)")
+    delegating(c)
     c.add_argument(
         "--action", default="run", choices=["run", "delegate", "fix", "explain", "tests"]
     )
     c.add_argument("--detach", action="store_true", help="print the task id and return")
 
+    c = cmd("watch", "print tasks' lifecycle events; exit when one settles (0) or times out (1)")
+    c.add_argument("ids", nargs="+", metavar="ID")
+    c.add_argument("--timeout", type=float, help="give up after this many seconds (exit 1)")
+
     c = cmd("tasks", "list tasks, newest first")
     c.add_argument("--state", action="append", choices=[str(s) for s in TaskState])
     c.add_argument("--query", "-q", help="full-text search over title, brief and summary")
+    c.add_argument("--worker")
+    c.add_argument("--group")
+    c.add_argument("--since", help="only tasks created within this time: 30m, 2h, 3d")
     c.add_argument("--limit", type=int, default=50)
 
     c = cmd("inspect", "show a task: state, attempts, events")
@@ -90,6 +108,23 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("id")
     c.add_argument("--detach", action="store_true", help="return without following")
 
+    c = cmd("memory", "project facts that go into every brief: list, add TEXT, remove N")
+    c.add_argument("op", choices=["list", "add", "remove"], nargs="?", default="list")
+    c.add_argument("value", nargs="*")
+    c.add_argument("--cwd", default=".", help="the project folder (default: .)")
+
+    cmd("workers", "the configured workers (profiles) and their models")
+    cmd("health", "is the broker for this folder up; what does it serve")
+
+    c = cmd("serve", "run a headless broker (websocket) for the CLI and other agents")
+    c.add_argument("--root", action="append", default=[], help="folder served (default: .)")
+    c.add_argument(
+        "--idle-exit", type=float, help="exit after this many seconds with no client or task"
+    )
+
+    c = sub.add_parser("mcp", help="an MCP server on stdio exposing Baton's tools to an agent")
+    c.add_argument("--cwd", default=".", help="the project folder (default: .)")
+
     sub.add_parser("lsp", help="run the language server on stdio (started by the editor)")
 
     cmd("doctor", "check the agent CLIs on PATH and each profile's binary and account")
@@ -107,6 +142,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from baton.surfaces.lsp import run_stdio
 
         return run_stdio()
+    if args.command == "mcp":
+        from baton.surfaces.mcp import run_stdio as run_mcp
+
+        return run_mcp(Path(args.cwd).resolve())
     out = render.Output(json_mode=bool(getattr(args, "json", False)))
     try:
         code: int = asyncio.run(_dispatch(args, out))
@@ -117,6 +156,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UnknownTask, AmbiguousTask, TaskError) as exc:
         out.error(str(exc).strip("'\""))
         return EXIT_USAGE
+    except BrokerError as exc:
+        out.error(exc.message)
+        return EXIT_USAGE if exc.code in remote.USAGE_CODES else EXIT_FAILED
+    except BrokerUnavailable as exc:
+        out.error(str(exc))
+        return EXIT_FAILED
     except StoreError as exc:
         out.error(f"state folder: {exc}")
         return EXIT_FAILED
@@ -125,133 +170,32 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 async def _dispatch(args: argparse.Namespace, out: render.Output) -> int:
-    home = state_home()
     if args.command == "demo":
         from baton.cli.demo import run_demo
 
         return await run_demo(out, worker=args.worker, keep=args.keep)
     if args.command == "doctor":
         return await _doctor(out)
-    readonly = args.command in ("tasks", "inspect", "diff")
-    sup = Supervisor(home, adopt=not readonly)
-    await sup.start()
-    try:
-        handler = _COMMANDS[args.command]
-        return await handler(sup, args, out)
-    finally:
-        await sup.close()
+    if args.command == "serve":
+        return await _serve(args, out)
+    return await _COMMANDS[args.command](args, out)
 
 
-async def _run(sup: Supervisor, args: argparse.Namespace, out: render.Output) -> int:
-    instruction = sys.stdin.read() if args.instruction == "-" else args.instruction
-    if not instruction.strip():
-        raise UsageError("the instruction is empty")
-    root = Path(args.cwd).resolve()
-    if not root.is_dir():
-        raise UsageError(f"--cwd {args.cwd}: not a folder")
-    targets = []
-    if args.file:
-        start = end = None
-        if args.lines:
-            try:
-                a, _, b = args.lines.partition("-")
-                start, end = int(a), int(b or a)
-            except ValueError:
-                raise UsageError(f"--lines {args.lines}: expected A-B, e.g. 10-40") from None
-            if start < 1 or end < start:
-                raise UsageError(f"--lines {args.lines}: expected 1 <= A <= B")
-        if not (root / args.file).is_file():
-            raise UsageError(f"--file {args.file}: no such file under {root}")
-        targets.append(Target(args.file, start, end))
-    elif args.lines:
-        raise UsageError("--lines needs --file")
-    task = await sup.delegate(
-        DelegateRequest(
-            instruction=instruction,
-            root=str(root),
-            action=args.action,
-            targets=targets,
-            scope=args.scope,
-            worker=args.worker,
-            model=args.model,
+async def _serve(args: argparse.Namespace, out: render.Output) -> int:
+    from baton.surfaces.ws.serve import serve
+
+    roots = [str(Path(r).resolve()) for r in (args.root or ["."])]
+
+    def ready(endpoint: Endpoint) -> None:
+        path = endpoint.discovery_path
+        out.result(
+            {"pid": os.getpid(), "url": endpoint.url, "discovery": str(path), "roots": roots},
+            f"baton broker {os.getpid()} on {endpoint.url} serving {', '.join(roots)} "
+            f"(discovery file {path})",
         )
-    )
-    if args.detach:
-        # Stay until the agent runs detached: a later broker adopts it from there.
-        task = await render.wait_for(sup, task.id, render.started, timeout=60.0)
-        out.result({"id": task.id, "state": str(task.state)}, task.id)
-        return EXIT_OK
-    final = await render.follow(sup, task.id, out)
-    return EXIT_OK if final.state in _GOOD_ENDS else EXIT_FAILED
+        sys.stdout.flush()
 
-
-_GOOD_ENDS = (TaskState.REVIEW, TaskState.ANSWERED, TaskState.NEEDS_INPUT)
-
-
-async def _tasks(sup: Supervisor, args: argparse.Namespace, out: render.Output) -> int:
-    tasks = await sup.list_tasks(states=args.state, query=args.query, limit=args.limit)
-    out.tasks(tasks)
-    return EXIT_OK
-
-
-async def _inspect(sup: Supervisor, args: argparse.Namespace, out: render.Output) -> int:
-    task = await sup.get(args.id)
-    attempts = await sup.attempts(task.id)
-    events = await sup.events(task.id)
-    files, final = await sup.diff(task.id)
-    out.inspect(task, attempts, events, files, final)
-    return EXIT_OK
-
-
-async def _diff(sup: Supervisor, args: argparse.Namespace, out: render.Output) -> int:
-    task = await sup.get(args.id)
-    files, final = await sup.diff(task.id)
-    out.diff(task, files, final)
-    return EXIT_OK
-
-
-async def _accept(sup: Supervisor, args: argparse.Namespace, out: render.Output) -> int:
-    result = await sup.accept(args.id, args.hunks or None)
-    task = await sup.get(args.id)
-    out.accepted(task, result)
-    return EXIT_OK if not result.conflicts and not result.refused else EXIT_FAILED
-
-
-async def _reject(sup: Supervisor, args: argparse.Namespace, out: render.Output) -> int:
-    rejected = await sup.reject(args.id, args.hunks or None)
-    task = await sup.get(args.id)
-    out.result(
-        {"task": _brief_task(task), "rejected": rejected},
-        f"rejected {len(rejected)} hunk(s); task {task.id} is {task.state}",
-    )
-    return EXIT_OK
-
-
-async def _cancel(sup: Supervisor, args: argparse.Namespace, out: render.Output) -> int:
-    task = await sup.cancel(args.id)
-    task = await render.wait_for(sup, task.id, render.settled, timeout=15.0)
-    out.result({"task": _brief_task(task)}, f"task {task.id} is {task.state}")
-    return EXIT_OK if task.state == TaskState.CANCELLED else EXIT_FAILED
-
-
-async def _turn(sup: Supervisor, args: argparse.Namespace, out: render.Output) -> int:
-    """reply, steer and retry: start a new turn of the task, then follow it like run."""
-    text = ""
-    if args.command in ("reply", "steer"):
-        text = sys.stdin.read() if args.text == "-" else args.text
-        if not text.strip():
-            raise UsageError(f"the {args.command} text is empty")
-    if args.command == "reply":
-        task = await sup.reply(args.id, text)
-    elif args.command == "steer":
-        task = await sup.steer(args.id, text)
-    else:
-        task = await sup.retry(args.id)
-    if args.detach:
-        out.result({"task": _brief_task(task)}, f"task {task.id} is {task.state}")
-        return EXIT_OK
-    final = await render.follow(sup, task.id, out)
-    return EXIT_OK if final.state in _GOOD_ENDS else EXIT_FAILED
+    return await serve(roots, idle_exit=args.idle_exit, on_ready=ready)
 
 
 async def _doctor(out: render.Output) -> int:
@@ -264,26 +208,22 @@ async def _doctor(out: render.Output) -> int:
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
-def _brief_task(task: Any) -> dict[str, Any]:
-    return {
-        "id": task.id,
-        "state": str(task.state),
-        "title": task.title,
-        "next": list(NEXT_MOVES[task.state]),
-    }
-
-
-_COMMANDS = {
-    "run": _run,
-    "tasks": _tasks,
-    "inspect": _inspect,
-    "diff": _diff,
-    "accept": _accept,
-    "reject": _reject,
-    "cancel": _cancel,
-    "reply": _turn,
-    "steer": _turn,
-    "retry": _turn,
+_COMMANDS: dict[str, Callable[[argparse.Namespace, render.Output], Awaitable[int]]] = {
+    "delegate": remote.delegate,
+    "run": remote.run,
+    "watch": remote.watch,
+    "tasks": remote.tasks,
+    "inspect": remote.inspect,
+    "diff": remote.diff,
+    "accept": remote.accept,
+    "reject": remote.reject,
+    "cancel": remote.cancel,
+    "reply": remote.turn,
+    "steer": remote.turn,
+    "retry": remote.turn,
+    "memory": remote.memory,
+    "workers": remote.workers,
+    "health": remote.health,
 }
 
 

@@ -19,6 +19,7 @@ from baton.core.diff import FileDiff, HunkState, split_lines
 from baton.core.events import Event, EventType, describe
 from baton.core.lifecycle import NEXT_MOVES, SETTLED, TaskState
 from baton.core.task import Attempt, Task
+from baton.surfaces.ws.views import task_json as task_json
 
 if TYPE_CHECKING:
     from baton.runtime.supervisor import Supervisor
@@ -40,11 +41,7 @@ _STATE_STYLE = {
 }
 
 
-def task_json(task: Task) -> dict[str, Any]:
-    d = task.to_json()
-    d.pop("options", None)
-    d["next"] = list(NEXT_MOVES[task.state])
-    return d
+describe_event = describe
 
 
 class Output:
@@ -53,13 +50,14 @@ class Output:
         self.console = Console(highlight=False, soft_wrap=True)
         self.err = Console(stderr=True, highlight=False)
 
-    def _json(self, obj: Any) -> None:
+    def json_doc(self, obj: Any) -> None:
+        """Print ``obj`` as the command's one JSON document."""
         sys.stdout.write(json.dumps(obj, indent=2, default=str, ensure_ascii=False) + "\n")
         sys.stdout.flush()
 
     def error(self, message: str) -> None:
         if self.json_mode:
-            self._json({"error": message})
+            self.json_doc({"error": message})
         else:
             self.err.print(f"[red]error:[/red] {escape(message)}")
 
@@ -69,13 +67,13 @@ class Output:
 
     def result(self, obj: Any, human: str) -> None:
         if self.json_mode:
-            self._json(obj)
+            self.json_doc(obj)
         else:
             self.console.print(escape(human))
 
     def tasks(self, tasks: Sequence[Task]) -> None:
         if self.json_mode:
-            self._json([task_json(t) for t in tasks])
+            self.json_doc([task_json(t) for t in tasks])
             return
         if not tasks:
             self.console.print("no tasks")
@@ -102,7 +100,7 @@ class Output:
         final: bool,
     ) -> None:
         if self.json_mode:
-            self._json(
+            self.json_doc(
                 {
                     "task": task_json(task),
                     "attempts": [a.to_json() for a in attempts],
@@ -149,7 +147,7 @@ class Output:
 
     def diff(self, task: Task, files: Sequence[FileDiff], final: bool) -> None:
         if self.json_mode:
-            self._json(
+            self.json_doc(
                 {
                     "task": task_json(task),
                     "final": final,
@@ -183,7 +181,7 @@ class Output:
 
     def accepted(self, task: Task, result: AcceptResult) -> None:
         if self.json_mode:
-            self._json(
+            self.json_doc(
                 {
                     "task": task_json(task),
                     "applied": result.applied,
@@ -199,6 +197,20 @@ class Output:
         for h, r in result.refused:
             c.print(f"[red]refused[/red] {h}: {escape(r)}")
         c.print(f"task {task.id} is {task.state}")
+
+    def accepted_json(self, res: dict[str, Any]) -> None:
+        """What an accept through the broker did (its JSON answer), for people."""
+        c = self.console
+        applied = res["applied"]
+        c.print(f"applied {len(applied)} hunk(s): {' '.join(applied) or '-'}")
+        for item in res["conflicts"]:
+            c.print(
+                f"[yellow]conflict[/yellow] {item['hunk']}: {escape(item['reason'])} "
+                "(left pending; your text kept)"
+            )
+        for item in res["refused"]:
+            c.print(f"[red]refused[/red] {item['hunk']}: {escape(item['reason'])}")
+        c.print(f"task {res['task']['id']} is {res['task']['state']}")
 
 
 async def wait_for(
@@ -230,7 +242,7 @@ async def follow(sup: Supervisor, task_id: str, out: Output) -> Task:
     sub = sup.subscribe({task_id})
     try:
         for e in await sup.events(task_id):
-            _print_event(out, e)
+            print_event(out, e)
         task = await sup.get(task_id)
         status = None
         if not out.json_mode and out.console.is_terminal:
@@ -245,7 +257,7 @@ async def follow(sup: Supervisor, task_id: str, out: Output) -> Task:
                     continue
                 if event is None:
                     break
-                _print_event(out, event)
+                print_event(out, event)
                 if status is not None:
                     status.update(f"{task.id} {escape(describe(event))}")
                 task = await sup.get(task_id)
@@ -256,18 +268,18 @@ async def follow(sup: Supervisor, task_id: str, out: Output) -> Task:
         sub.close()
     if out.json_mode:
         files, final = await sup.diff(task.id)
-        out._json(
+        out.json_doc(
             {
                 "task": task_json(task),
                 "diff": {"final": final, "files": [f.to_json() for f in files]},
             }
         )
     else:
-        _print_outcome(out, task)
+        print_outcome(out, task)
     return task
 
 
-def _print_event(out: Output, e: Event) -> None:
+def print_event(out: Output, e: Event) -> None:
     if out.json_mode:
         return
     if e.type == EventType.TEXT and e.data.get("delta"):
@@ -280,7 +292,7 @@ def _print_event(out: Output, e: Event) -> None:
     out.console.print(f"[{style}]{e.type:>9}[/{style}] {escape(describe(e))}")
 
 
-def _print_outcome(out: Output, task: Task) -> None:
+def print_outcome(out: Output, task: Task) -> None:
     c = out.console
     style = _STATE_STYLE.get(str(task.state), "")
     c.print(

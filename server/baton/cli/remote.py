@@ -1,0 +1,423 @@
+"""The CLI's commands that go through the broker serving the folder (a websocket client).
+
+Each handler gets the parsed arguments and the output, connects to the broker for the folder
+(starting one on demand), and returns the exit code. A move refused because another broker
+supervises the task is sent again to that broker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from baton.cli import render
+from baton.core.diff import FileDiff
+from baton.core.events import Event, EventType
+from baton.core.lifecycle import SETTLED, TaskState
+from baton.core.task import Attempt, Task
+from baton.surfaces.ws import protocol
+from baton.surfaces.ws.client import (
+    BrokerError,
+    BrokerUnavailable,
+    Client,
+    broker_by_pid,
+    connect_for,
+)
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+#: States in which a task no longer needs its agent: ``watch`` and ``run`` stop there.
+STOP = frozenset(str(s) for s in (*SETTLED, TaskState.REVIEW, TaskState.NEEDS_INPUT))
+GOOD_ENDS = frozenset({"review", "answered", "needs_input"})
+STARTED_NOT = frozenset({"queued", "preparing"})
+
+
+class UsageError(Exception):
+    """Bad input from the user: exit code 2 with a clear message."""
+
+
+#: Broker error codes that mean the user asked for something wrong (exit 2).
+USAGE_CODES = frozenset(
+    {
+        protocol.INVALID_PARAMS,
+        protocol.UNKNOWN_TASK,
+        protocol.WRONG_STATE,
+        protocol.METHOD_NOT_FOUND,
+    }
+)
+
+
+def folder_of(args: argparse.Namespace) -> Path:
+    cwd = getattr(args, "cwd", None)
+    return Path(cwd).resolve() if cwd else Path.cwd()
+
+
+@asynccontextmanager
+async def broker(args: argparse.Namespace) -> AsyncIterator[Client]:
+    client = await connect_for(folder_of(args))
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+async def call(c: Client, method: str, **params: Any) -> Any:
+    """Call the broker; a task supervised by another broker is asked of that one."""
+    try:
+        return await c.call(method, **params)
+    except BrokerError as exc:
+        pid = (exc.data or {}).get("brokerPid") if isinstance(exc.data, dict) else None
+        other = broker_by_pid(int(pid)) if isinstance(pid, int) else None
+        if other is None:
+            raise
+    async with await Client.connect(other) as c2:
+        return await c2.call(method, **params)
+
+
+def read_text(value: str) -> str:
+    return sys.stdin.read() if value == "-" else value
+
+
+# ------------------------------------------------------------------------------ following
+
+
+async def events_until(
+    c: Client,
+    task_ids: list[str],
+    done: Callable[[str], bool],
+    on_event: Callable[[Event, bool], None],
+    timeout: float | None = None,
+) -> tuple[dict[str, str], str | None]:
+    """Watch tasks (history first) until one reaches a state where ``done(state)``.
+
+    ``on_event(event, history)`` sees every event. Returns the latest state of each task and
+    the id of the one that is done (None on timeout).
+    """
+    res = await c.call("watch", ids=task_ids)
+    sid = res["subscription"]
+    replayed: dict[str, int] = res.get("replayed", {})
+    states = {t["id"]: t["state"] for t in res["tasks"]}
+    deadline = None if timeout is None else time.monotonic() + timeout
+    ready = next((tid for tid, s in states.items() if done(s)), None)
+    pending_history = {tid: seq for tid, seq in replayed.items() if seq > 0}
+    while True:
+        if ready is not None and not pending_history:
+            return states, ready
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            return states, None
+        try:
+            msg = await asyncio.wait_for(c.notifications.get(), left)
+        except TimeoutError:
+            return states, None
+        if msg is None:
+            raise BrokerUnavailable("the broker closed the connection")
+        params = msg.get("params") or {}
+        if msg.get("method") == "overflow":
+            raise BrokerUnavailable("fell behind the broker's events; run the command again")
+        if msg.get("method") != "event" or params.get("subscription") != sid:
+            continue
+        event = Event.from_json(params["event"])
+        history = event.seq <= replayed.get(event.task_id, 0)
+        if history and pending_history.get(event.task_id) == event.seq:
+            del pending_history[event.task_id]
+        on_event(event, history)
+        if event.type == EventType.STATE and not history:
+            to = str(event.data.get("to"))
+            states[event.task_id] = to
+            if ready is None and done(to):
+                ready = event.task_id
+
+
+async def follow(c: Client, task_id: str, out: render.Output) -> Task:
+    """Print a task's progress until it stops needing the agent; print and return it."""
+    status = None
+    if not out.json_mode and out.console.is_terminal:
+        status = out.console.status(task_id)
+        status.start()
+
+    def show(event: Event, history: bool) -> None:
+        render.print_event(out, event)
+        if status is not None:
+            status.update(f"{task_id} {render.describe_event(event)}")
+
+    try:
+        await events_until(c, [task_id], lambda s: s in STOP, show)
+    finally:
+        if status is not None:
+            status.stop()
+    res = await call(c, "diff", id=task_id)
+    task = Task.from_json(res["task"])
+    if out.json_mode:
+        out.json_doc({"task": res["task"], "diff": {"final": res["final"], "files": res["files"]}})
+    else:
+        render.print_outcome(out, task)
+    return task
+
+
+# ------------------------------------------------------------------------------ commands
+
+
+def _targets(args: argparse.Namespace, root: Path) -> list[dict[str, Any]]:
+    if not args.file:
+        if args.lines:
+            raise UsageError("--lines needs --file")
+        return []
+    start = end = None
+    if args.lines:
+        try:
+            a, _, b = args.lines.partition("-")
+            start, end = int(a), int(b or a)
+        except ValueError:
+            raise UsageError(f"--lines {args.lines}: expected A-B, e.g. 10-40") from None
+        if start < 1 or end < start:
+            raise UsageError(f"--lines {args.lines}: expected 1 <= A <= B")
+    if not (root / args.file).is_file():
+        raise UsageError(f"--file {args.file}: no such file under {root}")
+    return [{"path": args.file, "start": start, "end": end}]
+
+
+def _delegate_params(args: argparse.Namespace) -> dict[str, Any]:
+    instruction = read_text(args.instruction)
+    if not instruction.strip():
+        raise UsageError("the instruction is empty")
+    root = Path(args.cwd).resolve()
+    if not root.is_dir():
+        raise UsageError(f"--cwd {args.cwd}: not a folder")
+    return {
+        "instruction": instruction,
+        "cwd": str(root),
+        "action": args.action,
+        "targets": _targets(args, root) or None,
+        "scope": args.scope or None,
+        "worker": args.worker,
+        "model": args.model,
+        "kind": getattr(args, "kind", None),
+        "isolation": getattr(args, "isolation", None),
+    }
+
+
+async def delegate(args: argparse.Namespace, out: render.Output) -> int:
+    """Print the new task's id at once; the work runs in the broker."""
+    params = _delegate_params(args)
+    async with broker(args) as c:
+        res = await call(c, "delegate", **params)
+    task = res["task"]
+    out.result(task, task["id"])
+    return EXIT_OK
+
+
+async def run(args: argparse.Namespace, out: render.Output) -> int:
+    params = _delegate_params(args)
+    async with broker(args) as c:
+        task_id = (await call(c, "delegate", **params))["task"]["id"]
+        if args.detach:
+            # Return once the agent runs (detached: it outlives any broker).
+            states, _ = await events_until(
+                c, [task_id], lambda s: s not in STARTED_NOT, lambda e, h: None, timeout=60.0
+            )
+            out.result({"id": task_id, "state": states[task_id]}, task_id)
+            return EXIT_OK
+        final = await follow(c, task_id, out)
+    return EXIT_OK if str(final.state) in GOOD_ENDS else EXIT_FAILED
+
+
+async def watch(args: argparse.Namespace, out: render.Output) -> int:
+    """One line per lifecycle event; exit 0 when one task settles, 1 on timeout."""
+    lines: list[dict[str, Any]] = []
+
+    def show(event: Event, history: bool) -> None:
+        if event.type != EventType.STATE:
+            return
+        lines.append(event.to_json())
+        if not out.json_mode:
+            d = event.data
+            when = datetime.fromtimestamp(event.ts).strftime("%H:%M:%S")
+            reason = f"  {d.get('reason')}" if d.get("reason") else ""
+            out.console.print(
+                f"{when} {event.task_id} {d.get('from') or '-'} → {d.get('to')}{reason}",
+                markup=False,
+                highlight=False,
+            )
+            out.console.file.flush()
+
+    async with broker(args) as c:
+        _, ready = await events_until(c, args.ids, lambda s: s in STOP, show, args.timeout)
+        tasks = [(await call(c, "get", id=tid))["task"] for tid in args.ids]
+    brief = [_brief(t) for t in tasks]
+    if ready is None:
+        if out.json_mode:
+            out.json_doc({"error": "timeout", "tasks": brief, "events": lines})
+        else:
+            out.err.print(f"timeout: no task settled within {args.timeout:g} s")
+        return EXIT_FAILED
+    settled = next((t for t in tasks if t["id"] == ready), tasks[0])
+    if out.json_mode:
+        out.json_doc({"task": _brief(settled), "tasks": brief, "events": lines})
+    else:
+        msg = f": {settled['message']}" if settled.get("message") else ""
+        out.console.print(
+            f"task {settled['id']} is {settled['state']}{msg}; next: {', '.join(settled['next'])}",
+            markup=False,
+            highlight=False,
+        )
+    return EXIT_OK
+
+
+async def tasks(args: argparse.Namespace, out: render.Output) -> int:
+    async with broker(args) as c:
+        res = await call(
+            c,
+            "tasks",
+            state=args.state,
+            text=args.query,
+            worker=args.worker,
+            group=args.group,
+            since=_since(args.since),
+            limit=args.limit,
+        )
+    found = [Task.from_json(t) for t in res["tasks"]]
+    if out.json_mode:
+        out.json_doc(res["tasks"])
+    else:
+        out.tasks(found)
+    return EXIT_OK
+
+
+def _since(value: str | None) -> float | None:
+    """``--since 2h`` / ``30m`` / ``45s`` / ``3d`` → a timestamp."""
+    if not value:
+        return None
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    try:
+        amount = float(value[:-1]) * units[value[-1]]
+    except (KeyError, ValueError):
+        raise UsageError(f"--since {value}: expected e.g. 30m, 2h or 3d") from None
+    return time.time() - amount
+
+
+async def inspect(args: argparse.Namespace, out: render.Output) -> int:
+    async with broker(args) as c:
+        info = await call(c, "inspect", id=args.id, events=10_000_000)
+        d = await call(c, "diff", id=args.id)
+    if out.json_mode:
+        info["diff"] = {"final": d["final"], "files": d["files"]}
+        out.json_doc(info)
+        return EXIT_OK
+    out.inspect(
+        Task.from_json(info["task"]),
+        [Attempt.from_json(a) for a in info["attempts"]],
+        [Event.from_json(e) for e in info["events"]],
+        [FileDiff.from_json(f) for f in d["files"]],
+        d["final"],
+    )
+    return EXIT_OK
+
+
+async def diff(args: argparse.Namespace, out: render.Output) -> int:
+    async with broker(args) as c:
+        d = await call(c, "diff", id=args.id)
+    if out.json_mode:
+        out.json_doc(d)
+    else:
+        files = [FileDiff.from_json(f) for f in d["files"]]
+        out.diff(Task.from_json(d["task"]), files, d["final"])
+    return EXIT_OK
+
+
+async def accept(args: argparse.Namespace, out: render.Output) -> int:
+    async with broker(args) as c:
+        res = await call(c, "accept", id=args.id, hunks=args.hunks or None)
+    if out.json_mode:
+        out.json_doc(res)
+    else:
+        out.accepted_json(res)
+    return EXIT_OK if not res["conflicts"] and not res["refused"] else EXIT_FAILED
+
+
+async def reject(args: argparse.Namespace, out: render.Output) -> int:
+    async with broker(args) as c:
+        res = await call(c, "reject", id=args.id, hunks=args.hunks or None)
+    task = res["task"]
+    out.result(
+        {"task": _brief(task), "rejected": res["rejected"]},
+        f"rejected {len(res['rejected'])} hunk(s); task {task['id']} is {task['state']}",
+    )
+    return EXIT_OK
+
+
+async def cancel(args: argparse.Namespace, out: render.Output) -> int:
+    async with broker(args) as c:
+        tid = (await call(c, "cancel", id=args.id))["task"]["id"]
+        await events_until(
+            c, [tid], lambda s: s in STOP, lambda e, h: None, timeout=15.0
+        )
+        task = (await call(c, "get", id=tid))["task"]
+    out.result({"task": _brief(task)}, f"task {task['id']} is {task['state']}")
+    return EXIT_OK if task["state"] == "cancelled" else EXIT_FAILED
+
+
+async def turn(args: argparse.Namespace, out: render.Output) -> int:
+    """reply, steer and retry: start a new turn of the task, then follow it like run."""
+    params: dict[str, Any] = {"id": args.id}
+    if args.command in ("reply", "steer"):
+        text = read_text(args.text)
+        if not text.strip():
+            raise UsageError(f"the {args.command} text is empty")
+        params["text"] = text
+    async with broker(args) as c:
+        task = (await call(c, args.command, **params))["task"]
+        if args.detach:
+            out.result({"task": task}, f"task {task['id']} is {task['state']}")
+            return EXIT_OK
+        final = await follow(c, task["id"], out)
+    return EXIT_OK if str(final.state) in GOOD_ENDS else EXIT_FAILED
+
+
+async def memory(args: argparse.Namespace, out: render.Output) -> int:
+    root = str(folder_of(args))
+    params: dict[str, Any] = {"op": args.op, "root": root}
+    if args.op == "add":
+        params["text"] = read_text(" ".join(args.value))
+    elif args.op == "remove":
+        try:
+            params["id"] = int(args.value[0]) if args.value else None
+        except ValueError:
+            raise UsageError("memory remove takes the memory's number") from None
+    async with broker(args) as c:
+        res = await call(c, "memory", **params)
+    human = "\n".join(f"{m['id']:>4}  {m['text']}" for m in res["memory"]) or "no memory"
+    out.result(res, human)
+    return EXIT_OK
+
+
+async def workers(args: argparse.Namespace, out: render.Output) -> int:
+    async with broker(args) as c:
+        res = await call(c, "workers")
+    human = "\n".join(
+        f"{w['name']:<14} {w['provider']:<9} {w.get('model') or '-':<20} {w['label']}"
+        + ("" if w["enabled"] else "  (disabled)")
+        for w in res["workers"]
+    )
+    out.result(res, human)
+    return EXIT_OK
+
+
+async def health(args: argparse.Namespace, out: render.Output) -> int:
+    async with broker(args) as c:
+        res = await call(c, "health")
+    res["url"] = c.info.url
+    out.result(res, f"broker pid {res['pid']} on {c.info.url}, serving {', '.join(res['roots'])}")
+    return EXIT_OK
+
+
+def _brief(task: dict[str, Any]) -> dict[str, Any]:
+    keep = ("id", "state", "title", "worker", "completion", "message", "next")
+    return {k: task[k] for k in keep if task.get(k) is not None}

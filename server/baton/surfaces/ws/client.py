@@ -1,0 +1,226 @@
+"""A client of the broker's websocket: find (or start) the broker for a folder and call it.
+
+Used by the ``baton`` CLI and the MCP bridge. :func:`connect_for` picks the broker whose
+workspace roots hold the folder; with none it starts a headless one (``baton serve``,
+detached, exiting when idle) under a file lock, so two commands started at once share one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import itertools
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from baton.store.paths import runtime_dir, state_home
+from baton.surfaces.ws import discovery
+from baton.surfaces.ws.discovery import Discovery
+
+#: Seconds an on-demand broker stays up with no clients and no running task.
+DEFAULT_IDLE_EXIT = 60.0
+
+
+class BrokerError(Exception):
+    """The broker answered with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class BrokerUnavailable(Exception):
+    """No broker could be reached or started."""
+
+
+class Client:
+    """One authenticated connection: ``call`` requests, read pushed ``notifications``."""
+
+    def __init__(self, ws: ClientConnection, info: Discovery) -> None:
+        self.ws = ws
+        self.info = info
+        self.notifications: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, asyncio.Future[Any]] = {}
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+
+    @classmethod
+    async def connect(cls, info: Discovery, *, timeout: float = 10.0) -> Client:
+        try:
+            ws = await connect(
+                info.url,
+                additional_headers={"Authorization": f"Bearer {info.token}"},
+                max_size=None,
+                open_timeout=timeout,
+                compression=None,
+                ping_interval=None,
+            )
+        except (OSError, TimeoutError) as exc:
+            raise BrokerUnavailable(f"cannot reach the broker at {info.url}: {exc}") from exc
+        return cls(ws, info)
+
+    async def _read(self) -> None:
+        try:
+            async for frame in self.ws:
+                msg = json.loads(frame)
+                if "id" in msg and ("result" in msg or "error" in msg):
+                    fut = self._waiting.pop(msg["id"], None)
+                    if fut is None or fut.done():
+                        continue
+                    if "error" in msg:
+                        err = msg["error"]
+                        fut.set_exception(
+                            BrokerError(int(err["code"]), str(err["message"]), err.get("data"))
+                        )
+                    else:
+                        fut.set_result(msg["result"])
+                else:
+                    self.notifications.put_nowait(msg)
+        except (ConnectionClosed, ValueError):
+            pass
+        finally:
+            for fut in self._waiting.values():
+                if not fut.done():
+                    fut.set_exception(BrokerUnavailable("the broker closed the connection"))
+            self._waiting.clear()
+            self.notifications.put_nowait(None)
+
+    async def call(self, method: str, **params: Any) -> Any:
+        """Send a request and wait for its result (raises :class:`BrokerError`)."""
+        rid = next(self._ids)
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting[rid] = fut
+        clean = {k: v for k, v in params.items() if v is not None}
+        msg = {"jsonrpc": "2.0", "id": rid, "method": method, "params": clean}
+        try:
+            await self.ws.send(json.dumps(msg))
+        except ConnectionClosed as exc:
+            self._waiting.pop(rid, None)
+            raise BrokerUnavailable("the broker closed the connection") from exc
+        return await fut
+
+    async def close(self) -> None:
+        await self.ws.close()
+        with contextlib.suppress(Exception):
+            await self._reader
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+# ------------------------------------------------------------------------------ finding
+
+
+def _home() -> Path:
+    return state_home().resolve()
+
+
+def find_broker(folder: Path) -> Discovery | None:
+    """The live broker serving ``folder`` for this state home, if any."""
+    home = _home()
+    return discovery.broker_for(folder.resolve(), runtime_dir(home), home=home)
+
+
+def broker_by_pid(pid: int) -> Discovery | None:
+    home = _home()
+    for rec in discovery.live_brokers(runtime_dir(home), home=home):
+        if rec.pid == pid:
+            return rec
+    return None
+
+
+def idle_exit_default() -> float:
+    value = os.environ.get("BATON_IDLE_EXIT", "")
+    try:
+        return float(value) if value else DEFAULT_IDLE_EXIT
+    except ValueError:
+        return DEFAULT_IDLE_EXIT
+
+
+async def connect_for(folder: Path, *, start: bool = True, timeout: float = 20.0) -> Client:
+    """A client of the broker serving ``folder``; starts one on demand when none does."""
+    folder = folder.resolve()
+    found = find_broker(folder)
+    if found is not None:
+        with contextlib.suppress(BrokerUnavailable):
+            return await Client.connect(found)
+    if not start:
+        raise BrokerUnavailable(f"no broker serves {folder}; start one with: baton serve")
+    info = await asyncio.to_thread(ensure_broker, folder, timeout)
+    return await Client.connect(info)
+
+
+def ensure_broker(folder: Path, timeout: float = 20.0) -> Discovery:
+    """Find the broker for ``folder`` or start a headless one and wait for its discovery file.
+
+    Holds a lock in the runtime folder so that commands started together start one broker.
+    """
+    home = _home()
+    run = runtime_dir(home)
+    with open(run / ".spawn.lock", "a+") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            found = discovery.broker_for(folder, run, home=home)
+            if found is not None:
+                return found
+            root = discovery.project_root(folder)
+            return _spawn_and_wait(root, run, home, timeout)
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def _spawn_and_wait(root: Path, run: Path, home: Path, timeout: float) -> Discovery:
+    argv = [
+        sys.executable,
+        "-m",
+        "baton.cli",
+        "serve",
+        "--root",
+        str(root),
+        "--idle-exit",
+        str(idle_exit_default()),
+    ]
+    log_path = run / "serve.log"
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            close_fds=True,
+            env={**os.environ, "BATON_HOME": str(home)},
+            cwd=str(root),
+        )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for rec in discovery.live_brokers(run, home=home):
+            if rec.pid == proc.pid:
+                return rec
+        if proc.poll() is not None:
+            tail = _tail(log_path)
+            raise BrokerUnavailable(f"the broker exited at start ({proc.returncode}): {tail}")
+        time.sleep(0.02)
+    raise BrokerUnavailable(f"the broker did not start within {timeout:.0f} s; see {log_path}")
+
+
+def _tail(path: Path, size: int = 800) -> str:
+    try:
+        data = path.read_bytes()[-size:]
+    except OSError:
+        return ""
+    return data.decode("utf-8", "replace").strip()

@@ -1,0 +1,473 @@
+"""The broker's websocket endpoint: JSON-RPC 2.0 on 127.0.0.1, one message per text frame.
+
+Security: a token (from the 0600 discovery file) is required, either on the upgrade
+(``Authorization: Bearer <token>``) or as the first message (``auth`` with ``{"token"}``),
+compared in constant time; an upgrade carrying an ``Origin`` header is refused (browsers
+always send one; see CVE-2025-52882); messages are size-limited and each connection is
+rate-limited. Malformed frames get JSON-RPC errors; a handler's failure becomes an internal
+error for that request only. No client can stop the broker or slow the others: events are
+pushed through a bounded queue per subscription, and a subscriber that falls behind is told
+(``overflow``) and cut off, to catch up from ``events`` by sequence number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import hmac
+import json
+import logging
+import os
+import secrets
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from baton import __version__
+from baton.core.events import Event, EventType
+from baton.core.lifecycle import SETTLED, TaskState
+from baton.runtime.bus import Subscription
+from baton.runtime.supervisor import Supervisor
+from baton.surfaces.ws import discovery, views
+from baton.surfaces.ws import protocol as p
+from baton.surfaces.ws.methods import Methods
+
+log = logging.getLogger(__name__)
+
+TOKEN_HEADER = "Authorization"
+ALT_TOKEN_HEADER = "X-Baton-Token"
+#: States after which a task needs nobody's agent: where ``watch`` clients stop.
+STOP_STATES = frozenset(str(s) for s in (*SETTLED, TaskState.REVIEW, TaskState.NEEDS_INPUT))
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointLimits:
+    max_message: int = 1 << 20  # bytes per incoming message
+    rate: float = 500.0  # messages per second, sustained, per connection
+    burst: int = 1000  # messages at once before the rate applies
+    max_inflight: int = 32  # requests being handled at once per connection
+    max_subscriptions: int = 64  # per connection
+    queue: int = 10_000  # events buffered per subscription before it is cut off
+    auth_timeout: float = 10.0  # seconds to present the token
+
+
+class _Bucket:
+    """A token bucket: ``take()`` is False when the connection sends too fast."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate, self.burst = rate, float(burst)
+        self.tokens, self.at = float(burst), time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+
+@dataclass(eq=False)
+class _Conn:
+    ws: ServerConnection
+    authed: bool
+    bucket: _Bucket
+    inflight: set[asyncio.Task[Any]] = field(default_factory=set)
+    subs: dict[int, tuple[Subscription, asyncio.Task[None]]] = field(default_factory=dict)
+    refused: int = 0  # consecutive rate-limited messages
+
+
+_SENT = object()  # a handler that answered the request itself
+
+
+class Endpoint:
+    """One broker's websocket endpoint and its discovery file."""
+
+    def __init__(
+        self,
+        sup: Supervisor,
+        roots: list[str],
+        *,
+        headless: bool = False,
+        limits: EndpointLimits | None = None,
+        runtime: Path | None = None,
+        token: str | None = None,
+    ) -> None:
+        self.sup = sup
+        self.roots = [str(Path(r).resolve()) for r in roots]
+        self.headless = headless
+        self.limits = limits or EndpointLimits()
+        self.runtime = runtime
+        self.token = token or secrets.token_hex(32)
+        self.port = 0
+        self.discovery_path: Path | None = None
+        self.methods = Methods(sup, self.roots, self._info)
+        self._server: Server | None = None
+        self._conns: set[_Conn] = set()
+        self._next_sub = 0
+        self._encoded: OrderedDict[tuple[str, int], str] = OrderedDict()
+        self.idle_since: float | None = time.monotonic()
+        self.started_at = time.time()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        self._server = await serve(
+            self._handle,
+            "127.0.0.1",
+            0,
+            process_request=self._check_upgrade,
+            max_size=self.limits.max_message,
+            max_queue=64,
+            write_limit=1 << 20,
+            compression=None,
+            server_header=None,
+        )
+        sock = next(iter(self._server.sockets))
+        self.port = int(sock.getsockname()[1])
+        self._write_discovery()
+        atexit.register(self._remove_discovery)
+
+    def _write_discovery(self) -> None:
+        record = discovery.Discovery(
+            pid=os.getpid(),
+            port=self.port,
+            token=self.token,
+            roots=self.roots,
+            version=__version__,
+            home=str(self.sup.home.resolve()),
+            broker=self.sup.id,
+            headless=self.headless,
+            started_at=self.started_at,
+        )
+        folder = self.runtime if self.runtime is not None else _runtime_for(self.sup.home)
+        self.discovery_path = discovery.write(record, folder)
+
+    def _remove_discovery(self) -> None:
+        if self.discovery_path is not None:
+            discovery.remove(self.discovery_path)
+
+    def set_roots(self, roots: list[str]) -> None:
+        """The broker now serves these folders (e.g. the editor's workspace changed)."""
+        self.roots[:] = [str(Path(r).resolve()) for r in roots]
+        if self._server is not None:
+            self._write_discovery()
+
+    async def close(self) -> None:
+        """Stop listening, end every connection and remove the discovery file."""
+        self._remove_discovery()
+        atexit.unregister(self._remove_discovery)
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 5.0)
+            self._server = None
+        for conn in list(self._conns):
+            self._drop(conn)
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}"
+
+    @property
+    def connections(self) -> int:
+        return len(self._conns)
+
+    def _info(self) -> dict[str, Any]:
+        return {"connections": len(self._conns), "headless": self.headless}
+
+    # ------------------------------------------------------------------ the handshake
+
+    def _check_upgrade(self, conn: ServerConnection, request: Request) -> Response | None:
+        if "Origin" in request.headers:
+            return _refuse(conn, HTTPStatus.FORBIDDEN, "requests with an Origin header are refused")
+        presented = _token_of(request.headers)
+        if presented is not None and not _same(presented, self.token):
+            return _refuse(conn, HTTPStatus.UNAUTHORIZED, "wrong token")
+        return None
+
+    # ------------------------------------------------------------------ a connection
+
+    async def _handle(self, ws: ServerConnection) -> None:
+        request = ws.request
+        authed = request is not None and _token_of(request.headers) is not None
+        conn = _Conn(ws, authed, _Bucket(self.limits.rate, self.limits.burst))
+        self._conns.add(conn)
+        self.idle_since = None
+        watchdog = None
+        if not authed:
+            watchdog = asyncio.get_running_loop().call_later(
+                self.limits.auth_timeout, lambda: asyncio.ensure_future(ws.close(1008, "no token"))
+            )
+        try:
+            async for frame in ws:
+                if not conn.bucket.take():
+                    conn.refused += 1
+                    if conn.refused > self.limits.burst:
+                        await ws.close(1008, "too many messages")
+                        break
+                    await self._send(conn, p.error_response(None, _rate_limited()))
+                    continue
+                conn.refused = 0
+                if not conn.authed:
+                    if not await self._authenticate(conn, frame):
+                        break
+                    if watchdog is not None:
+                        watchdog.cancel()
+                    continue
+                self._accept_frame(conn, frame)
+        except ConnectionClosed:
+            pass
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
+            self._drop(conn)
+
+    async def _authenticate(self, conn: _Conn, frame: str | bytes) -> bool:
+        try:
+            req = p.parse(frame)
+        except p.RpcError as err:
+            await self._send(conn, p.error_response(_rid(err), err))
+            await conn.ws.close(1008, "authenticate first")
+            return False
+        token = req.params.get("token")
+        if req.method != "auth" or not isinstance(token, str) or not _same(token, self.token):
+            what = "wrong token" if req.method == "auth" else "authenticate first: send auth"
+            await self._send(conn, p.error_response(req.id, p.RpcError(p.UNAUTHORIZED, what)))
+            await conn.ws.close(1008, what)
+            return False
+        conn.authed = True
+        if req.id is not None:
+            await self._send(conn, p.response(req.id, {"ok": True, "version": __version__}))
+        return True
+
+    def _accept_frame(self, conn: _Conn, frame: str | bytes) -> None:
+        try:
+            req = p.parse(frame)
+        except p.RpcError as err:
+            self._reply_later(conn, p.error_response(_rid(err), err))
+            return
+        if len(conn.inflight) >= self.limits.max_inflight:
+            if req.id is not None:
+                busy = p.RpcError(p.BUSY, f"more than {self.limits.max_inflight} requests at once")
+                self._reply_later(conn, p.error_response(req.id, busy))
+            return
+        task = asyncio.get_running_loop().create_task(self._run(conn, req))
+        conn.inflight.add(task)
+        task.add_done_callback(conn.inflight.discard)
+
+    def _reply_later(self, conn: _Conn, text: str) -> None:
+        task = asyncio.get_running_loop().create_task(self._send(conn, text))
+        conn.inflight.add(task)
+        task.add_done_callback(conn.inflight.discard)
+
+    async def _run(self, conn: _Conn, req: p.Request) -> None:
+        try:
+            if req.method in ("watch", "subscribe"):
+                result = await self._watch(conn, req)
+            elif req.method == "unsubscribe":
+                result = self._unsubscribe(conn, req.params)
+            elif req.method == "auth":
+                result = {"ok": True, "version": __version__}
+            else:
+                result = await self.methods.call(req.method, req.params)
+        except p.RpcError as err:
+            if req.id is not None:
+                await self._send(conn, p.error_response(req.id, err))
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("%s failed", req.method)
+            if req.id is not None:
+                failed = p.RpcError(p.INTERNAL_ERROR, f"{req.method} failed: {exc}")
+                await self._send(conn, p.error_response(req.id, failed))
+            return
+        if req.id is not None and result is not _SENT:
+            await self._send(conn, p.response(req.id, result))
+
+    async def _send(self, conn: _Conn, text: str) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            await conn.ws.send(text)
+
+    def _drop(self, conn: _Conn) -> None:
+        for task in list(conn.inflight):
+            task.cancel()
+        for sub, forward in conn.subs.values():
+            sub.close()
+            forward.cancel()
+        conn.subs.clear()
+        if conn in self._conns:
+            self._conns.discard(conn)
+            if not self._conns:
+                self.idle_since = time.monotonic()
+
+    # ------------------------------------------------------------------ subscriptions
+
+    async def _watch(self, conn: _Conn, req: p.Request) -> object:
+        """Subscribe to chosen tasks (``ids``) or all; pushes ``event`` notifications.
+
+        With ``replay`` (the default when ids are given) the stored events of those tasks
+        come first, then live ones, with nothing lost or repeated in between.
+        """
+        params = req.params
+        p.known(params, "ids", "replay")
+        ids = p.texts(params, "ids", limit=1000)
+        replay = p.flag(params, "replay", default=ids is not None)
+        if len(conn.subs) >= self.limits.max_subscriptions:
+            raise p.RpcError(p.BUSY, f"at most {self.limits.max_subscriptions} subscriptions")
+        tasks = [await self.sup.get(i) for i in ids] if ids is not None else []
+        wanted = {t.id for t in tasks} if ids is not None else None
+        sub = self.sup.bus.subscribe(wanted, maxsize=self.limits.queue)
+        self._next_sub += 1
+        sid = self._next_sub
+        seen: dict[str, int] = {}
+        backlogs: dict[str, list[Event]] = {}
+        try:
+            if replay:
+                fresh = []
+                for t in tasks:
+                    stored = await self.sup.events(t.id)
+                    backlogs[t.id] = stored
+                    seen[t.id] = stored[-1].seq if stored else 0
+                    fresh.append(await self.sup.get(t.id))
+                tasks = fresh
+            result = {
+                "subscription": sid,
+                "tasks": [views.task_brief(t) for t in tasks],
+                "replayed": seen,
+            }
+            if req.id is not None:
+                await self._send(conn, p.response(req.id, result))
+            for backlog in backlogs.values():
+                for e in backlog:
+                    await self._send(conn, self._event_note(sid, e))
+        except BaseException:
+            sub.close()
+            raise
+        forward = asyncio.get_running_loop().create_task(self._forward(conn, sid, sub, seen))
+        conn.subs[sid] = (sub, forward)
+        return _SENT
+
+    async def _forward(
+        self, conn: _Conn, sid: int, sub: Subscription, seen: dict[str, int]
+    ) -> None:
+        try:
+            while True:
+                event = await sub.get()
+                if event is None:
+                    if sub.overflowed:
+                        note = p.notification(
+                            "overflow",
+                            {"subscription": sid, "message": "fell behind; catch up with events"},
+                        )
+                        await self._send(conn, note)
+                    break
+                if event.seq <= seen.get(event.task_id, 0):
+                    continue
+                await conn.ws.send(self._event_note(sid, event))
+        except ConnectionClosed:
+            pass
+        finally:
+            sub.close()
+            conn.subs.pop(sid, None)
+
+    def _event_note(self, sid: int, event: Event) -> str:
+        key = (event.task_id, event.seq)
+        body = self._encoded.get(key)
+        if body is None:
+            body = json.dumps(views.event_json(event), default=str)
+            self._encoded[key] = body
+            if len(self._encoded) > 4096:
+                self._encoded.popitem(last=False)
+        return (
+            '{"jsonrpc": "2.0", "method": "event", "params": {"subscription": '
+            f'{sid}, "event": {body}}}}}'
+        )
+
+    def _unsubscribe(self, conn: _Conn, params: dict[str, Any]) -> dict[str, Any]:
+        p.known(params, "subscription")
+        sid = p.integer(params, "subscription", lo=1)
+        found = conn.subs.pop(sid or 0, None)
+        if found is None:
+            raise p.RpcError(p.INVALID_PARAMS, f"subscription: no subscription {sid}")
+        sub, forward = found
+        sub.close()
+        forward.cancel()
+        return {"ok": True}
+
+    # ------------------------------------------------------------------ for the headless broker
+
+    async def busy(self) -> bool:
+        """Tasks of this broker still need it (queued, running, or waiting for a reset)."""
+        owned = {"queued", "preparing", "running", "verifying", "rate_limited"}
+        found = await self.sup.store.call(lambda s: s.tasks_with_owner(states=list(owned)))
+        return any(owner == self.sup.id for _, owner in found)
+
+
+def is_state_event(event_json: dict[str, Any]) -> bool:
+    return event_json.get("type") == str(EventType.STATE)
+
+
+def _runtime_for(home: Path) -> Path:
+    from baton.store.paths import runtime_dir
+
+    return runtime_dir(home)
+
+
+def _token_of(headers: Headers) -> str | None:
+    value = headers.get(TOKEN_HEADER)
+    if value is not None:
+        scheme, _, token = value.partition(" ")
+        return token.strip() if scheme.lower() == "bearer" else value.strip()
+    alt = headers.get(ALT_TOKEN_HEADER)
+    return alt.strip() if alt is not None else None
+
+
+def _same(a: str, b: str) -> bool:
+    return hmac.compare_digest(a.encode("utf-8", "replace"), b.encode("utf-8", "replace"))
+
+
+def _refuse(conn: ServerConnection, status: HTTPStatus, text: str) -> Response:
+    return conn.respond(status, text + "\n")
+
+
+def _rid(err: p.RpcError) -> p.RequestId | None:
+    data = err.data
+    if isinstance(data, dict):
+        rid = data.get("id")
+        if isinstance(rid, str | int):
+            return rid
+    return None
+
+
+def _rate_limited() -> p.RpcError:
+    return p.RpcError(p.RATE_LIMITED, "too many messages; slow down")
+
+
+async def start_endpoint(
+    sup: Supervisor,
+    roots: list[str],
+    *,
+    headless: bool = False,
+    limits: EndpointLimits | None = None,
+    runtime: Path | None = None,
+) -> Endpoint:
+    """Listen on 127.0.0.1 (ephemeral port) for ``sup`` and write the discovery file.
+
+    ``roots`` are the folders this broker serves (clients pick the broker by folder).
+    Call :meth:`Endpoint.close` before closing the supervisor.
+    """
+    endpoint = Endpoint(sup, roots, headless=headless, limits=limits, runtime=runtime)
+    await endpoint.start()
+    return endpoint

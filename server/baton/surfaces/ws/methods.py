@@ -1,0 +1,326 @@
+"""The broker's JSON-RPC methods: each reads its params, asks the Supervisor, shapes the answer.
+
+Connection-bound methods (``auth``, ``watch``/``subscribe``, ``unsubscribe``) live in
+:mod:`baton.surfaces.ws.endpoint`; everything here only needs the Supervisor. Every task in an
+answer carries ``next``; a move refused in the task's state is a ``WRONG_STATE`` error whose
+message and ``data.next`` name the moves that do make sense.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from baton import __version__
+from baton.core.lifecycle import TaskState
+from baton.core.task import Target
+from baton.runtime.requests import DelegateRequest
+from baton.runtime.supervisor import Supervisor, TaskError, broker_alive
+from baton.store import AmbiguousTask, UnknownTask
+from baton.surfaces.ws import protocol as p
+from baton.surfaces.ws import views
+
+Handler = Callable[[dict[str, Any]], Awaitable[Any]]
+
+ACTIONS = ("delegate", "fix", "explain", "tests", "run")
+ISOLATION = ("worktree",)
+_STATES = tuple(str(s) for s in TaskState)
+
+
+class Methods:
+    """The method table of one broker."""
+
+    def __init__(self, sup: Supervisor, roots: list[str], info: Callable[[], dict[str, Any]]):
+        self.sup = sup
+        self.roots = roots
+        self._info = info
+        self.started = time.time()
+        self.table: dict[str, Handler] = {
+            "delegate": self.delegate,
+            "tasks": self.tasks,
+            "inspect": self.inspect,
+            "get": self.get,
+            "diff": self.diff,
+            "accept": self.accept,
+            "reject": self.reject,
+            "reply": self.reply,
+            "steer": self.steer,
+            "cancel": self.cancel,
+            "retry": self.retry,
+            "events": self.events,
+            "memory": self.memory,
+            "workers": self.workers,
+            "models": self.workers,
+            "health": self.health,
+        }
+
+    async def call(self, method: str, params: dict[str, Any]) -> Any:
+        handler = self.table.get(method)
+        if handler is None:
+            raise p.RpcError(p.METHOD_NOT_FOUND, f"unknown method {method!r}")
+        try:
+            return await handler(params)
+        except (UnknownTask, AmbiguousTask) as exc:
+            raise p.RpcError(p.UNKNOWN_TASK, str(exc).strip("'\"")) from None
+
+    # ------------------------------------------------------------------ tasks
+
+    async def delegate(self, params: dict[str, Any]) -> dict[str, Any]:
+        p.known(
+            params,
+            "instruction",
+            "cwd",
+            "worker",
+            "model",
+            "kind",
+            "scope",
+            "isolation",
+            "action",
+            "targets",
+            "title",
+            "group",
+        )
+        instruction = p.nonempty(params, "instruction")
+        cwd = p.opt_text(params, "cwd") or (self.roots[0] if self.roots else None)
+        if cwd is None:
+            raise p.RpcError(p.INVALID_PARAMS, "cwd: required (this broker serves no folder)")
+        root = Path(cwd).expanduser()
+        if not root.is_absolute():
+            raise p.RpcError(p.INVALID_PARAMS, f"cwd: {cwd} is not an absolute path")
+        if not await asyncio.to_thread(root.is_dir):
+            raise p.RpcError(p.INVALID_PARAMS, f"cwd: {cwd} is not a folder")
+        worker = p.opt_text(params, "worker", 200)
+        if worker is not None and worker not in self.sup.profiles:
+            known = ", ".join(sorted(self.sup.profiles)) or "none"
+            raise p.RpcError(
+                p.INVALID_PARAMS, f"unknown worker {worker!r}; configured workers: {known}"
+            )
+        p.choice(params, "isolation", ISOLATION, "worktree")
+        task = await self._moved(
+            self.sup.delegate(
+                DelegateRequest(
+                    instruction=instruction,
+                    root=str(root),
+                    action=p.choice(params, "action", ACTIONS, "delegate"),
+                    kind=p.opt_text(params, "kind", 100),
+                    targets=_targets(params.get("targets")),
+                    scope=p.texts(params, "scope") or [],
+                    worker=worker,
+                    model=p.opt_text(params, "model", 200),
+                    title=p.opt_text(params, "title", 500),
+                    group=p.opt_text(params, "group", 200),
+                )
+            )
+        )
+        return {"task": views.task_brief(task)}
+
+    async def tasks(self, params: dict[str, Any]) -> dict[str, Any]:
+        p.known(params, "state", "text", "since", "worker", "group", "root", "limit")
+        states = p.texts(params, "state", limit=len(_STATES))
+        for s in states or []:
+            if s not in _STATES:
+                raise p.RpcError(p.INVALID_PARAMS, f"state: {s!r} is not one of {_STATES}")
+        text = p.opt_text(params, "text")
+        found = await self.sup.list_tasks(
+            states=states,
+            query=text,
+            since=p.number(params, "since"),
+            worker=p.opt_text(params, "worker", 200),
+            group=p.opt_text(params, "group", 200),
+            root=p.opt_text(params, "root"),
+            limit=p.integer(params, "limit", lo=1, hi=1000) or 50,
+        )
+        return {"tasks": [views.task_json(t) for t in found]}
+
+    async def get(self, params: dict[str, Any]) -> dict[str, Any]:
+        p.known(params, "id")
+        task = await self.sup.get(_id(params))
+        return {"task": views.task_json(task)}
+
+    async def inspect(self, params: dict[str, Any]) -> dict[str, Any]:
+        p.known(params, "id", "events")
+        task = await self.sup.get(_id(params))
+        last = p.integer(params, "events", lo=0, hi=10_000_000)
+        attempts = await self.sup.attempts(task.id)
+        events = await self.sup.events(task.id)
+        files, final = await self.sup.diff(task.id)
+        keep = events[-(last if last is not None else 50) :] if last != 0 else []
+        return {
+            "task": views.task_json(task),
+            "attempts": [views.attempt_json(a) for a in attempts],
+            "events": [views.event_json(e) for e in keep],
+            "eventCount": len(events),
+            "diff": views.diff_stats(files, final),
+        }
+
+    async def events(self, params: dict[str, Any]) -> dict[str, Any]:
+        p.known(params, "id", "after")
+        task = await self.sup.get(_id(params))
+        after = p.integer(params, "after", lo=0) or 0
+        events = await self.sup.events(task.id, after)
+        return {"task": views.task_brief(task), "events": [views.event_json(e) for e in events]}
+
+    async def diff(self, params: dict[str, Any]) -> dict[str, Any]:
+        p.known(params, "id")
+        task = await self.sup.get(_id(params))
+        files, final = await self.sup.diff(task.id)
+        return {"task": views.task_json(task), **views.diff_json(files, final)}
+
+    async def accept(self, params: dict[str, Any]) -> dict[str, Any]:
+        p.known(params, "id", "hunks")
+        tid = _id(params)
+        result = await self._moved(self.sup.accept(tid, p.texts(params, "hunks") or None), tid)
+        task = await self.sup.get(tid)
+        return {
+            "task": views.task_json(task),
+            "applied": result.applied,
+            "conflicts": [{"hunk": h, "reason": r} for h, r in result.conflicts],
+            "refused": [{"hunk": h, "reason": r} for h, r in result.refused],
+        }
+
+    async def reject(self, params: dict[str, Any]) -> dict[str, Any]:
+        p.known(params, "id", "hunks")
+        tid = _id(params)
+        rejected = await self._moved(self.sup.reject(tid, p.texts(params, "hunks") or None), tid)
+        task = await self.sup.get(tid)
+        return {"task": views.task_json(task), "rejected": rejected}
+
+    async def reply(self, params: dict[str, Any]) -> dict[str, Any]:
+        p.known(params, "id", "text")
+        tid, text = _id(params), p.nonempty(params, "text")
+        task = await self._moved(self.sup.reply(tid, text), tid)
+        return {"task": views.task_brief(task)}
+
+    async def steer(self, params: dict[str, Any]) -> dict[str, Any]:
+        p.known(params, "id", "text")
+        tid, text = _id(params), p.nonempty(params, "text")
+        task = await self._moved(self.sup.steer(tid, text), tid)
+        return {"task": views.task_brief(task)}
+
+    async def retry(self, params: dict[str, Any]) -> dict[str, Any]:
+        p.known(params, "id")
+        tid = _id(params)
+        task = await self._moved(self.sup.retry(tid), tid)
+        return {"task": views.task_brief(task)}
+
+    async def cancel(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Cancel; rides out the moment between "running" and the agent's process existing."""
+        p.known(params, "id")
+        tid = _id(params)
+        deadline = time.monotonic() + 2.0
+        while True:
+            try:
+                task = await self._moved(self.sup.cancel(tid), tid)
+                break
+            except p.RpcError as err:
+                state = (err.data or {}).get("state")
+                gap = (
+                    err.code == p.WRONG_STATE
+                    and state in ("running", "preparing")
+                    and "brokerPid" not in (err.data or {})
+                )
+                if not gap or time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.05)
+        return {"task": views.task_brief(task)}
+
+    async def _moved(self, move: Awaitable[Any], task_id: str | None = None) -> Any:
+        """Await a move; a refusal becomes WRONG_STATE naming the moves that make sense."""
+        try:
+            return await move
+        except TaskError as exc:
+            data: dict[str, Any] = {}
+            if task_id is not None:
+                try:
+                    task = await self.sup.get(task_id)
+                except (UnknownTask, AmbiguousTask):
+                    raise
+                data = {"id": task.id, "state": str(task.state), "next": views.next_moves(task)}
+                owner = await self.sup.store.call(lambda s: s.owner_of(task.id))
+                if owner and owner != self.sup.id and broker_alive(owner):
+                    data["brokerPid"] = int(owner.split(":", 1)[0])
+            message = str(exc)
+            if data.get("next"):
+                message += f" (next: {', '.join(data['next'])})"
+            raise p.RpcError(p.WRONG_STATE, message, data or None) from None
+
+    # ------------------------------------------------------------------ the rest
+
+    async def memory(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Durable project facts that go into every brief for that folder."""
+        p.known(params, "op", "root", "text", "id")
+        op = p.choice(params, "op", ("list", "add", "remove"), "list")
+        root_text = p.opt_text(params, "root") or (self.roots[0] if self.roots else None)
+        if root_text is None:
+            raise p.RpcError(p.INVALID_PARAMS, "root: required (this broker serves no folder)")
+        root = str(Path(root_text).expanduser().resolve())
+        store = self.sup.store
+        if op == "add":
+            fact = p.nonempty(params, "text", limit=4000)
+            await store.call(lambda s: s.add_memory(root, fact))
+        elif op == "remove":
+            mid = p.integer(params, "id", lo=1)
+            if mid is None:
+                raise p.RpcError(p.INVALID_PARAMS, "id: required to remove a memory")
+            if not await store.call(lambda s: s.remove_memory(mid)):
+                raise p.RpcError(p.INVALID_PARAMS, f"id: no memory {mid}")
+        items = await store.call(lambda s: s.list_memory(root))
+        return {"root": root, "memory": [{"id": i, "text": t} for i, t in items]}
+
+    async def workers(self, params: dict[str, Any]) -> dict[str, Any]:
+        p.known(params)
+        return {
+            "default": self.sup.default_worker,
+            "workers": [
+                {
+                    "name": prof.name,
+                    "provider": prof.provider,
+                    "model": prof.model,
+                    "label": prof.label,
+                    "enabled": prof.enabled,
+                    "concurrency": prof.concurrency,
+                }
+                for prof in self.sup.profiles.values()
+            ],
+        }
+
+    async def health(self, params: dict[str, Any]) -> dict[str, Any]:
+        p.known(params)
+        counts = await self.sup.store.call(lambda s: s.count_by_state())
+        return {
+            "ok": True,
+            "version": __version__,
+            "pid": os.getpid(),
+            "broker": self.sup.id,
+            "uptime": round(time.time() - self.started, 3),
+            "roots": self.roots,
+            "tasks": counts,
+            **self._info(),
+        }
+
+
+def _id(params: dict[str, Any]) -> str:
+    return p.nonempty(params, "id", limit=200).strip()
+
+
+def _targets(value: Any) -> list[Target]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > 100:
+        raise p.RpcError(p.INVALID_PARAMS, "targets: must be a list of {path, start?, end?}")
+    out = []
+    for item in value:
+        if not isinstance(item, dict):
+            raise p.RpcError(p.INVALID_PARAMS, "targets: each item is {path, start?, end?}")
+        p.known(item, "path", "start", "end")
+        path = p.nonempty(item, "path", limit=4096)
+        start = p.integer(item, "start", lo=1)
+        end = p.integer(item, "end", lo=1)
+        if end is not None and (start is None or end < start):
+            raise p.RpcError(p.INVALID_PARAMS, "targets: end needs a start and must be >= it")
+        out.append(Target(path, start, end))
+    return out
