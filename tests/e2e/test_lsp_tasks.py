@@ -269,3 +269,40 @@ async def test_draft_diff_follows_silent_changes_in_the_worktree(lsp: Session) -
     assert draft["files"][0]["hunks"][0]["newText"] == "    return 'silent'\n"
     await lsp.command("baton.cancel", {"taskId": task_id})
     assert await lsp.settle(task_id, "cancelled") == "cancelled"
+
+
+async def test_hunks_can_be_decided_through_code_actions(lsp: Session) -> None:
+    """For clients without code lenses (Helix, eglot): Accept / Reject as code actions."""
+    doc = lsp.open("app.py")
+    task_id = await delegate(
+        lsp,
+        {"edit": "app.py", "old": "return 1", "new": "return 10"},
+        {"edit": "app.py", "old": "return 2", "new": "return 20"},
+    )
+    assert await lsp.settle(task_id) == "review"
+    await wait_for(lambda: any(d["final"] for d in lsp.rec.diffs_of(task_id)), what="review")
+    actions = await lsp.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(doc.uri),
+            range=types.Range(types.Position(1, 4), types.Position(1, 4)),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    review = [
+        a
+        for a in actions or []
+        if isinstance(a, types.CodeAction) and a.kind == "refactor.baton.review"
+    ]
+    titles = [a.title.split(" (")[0] for a in review]
+    assert titles == [
+        "Baton: Accept this change",
+        "Baton: Reject this change",
+        "Baton: Accept all 2 changes in this file",
+        "Baton: Reject all 2 changes in this file",
+    ]
+    accept = review[0].command
+    assert accept is not None and accept.command == "baton.accept"
+    result = await lsp.command(accept.command, *(accept.arguments or []))
+    assert len(result["applied"]) == 1 and result["state"] == "review"
+    await wait_for(lambda: "return 10" in doc.text, what="edit applied")
+    assert "return 2\n" in doc.text

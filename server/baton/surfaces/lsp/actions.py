@@ -41,7 +41,7 @@ SUGGESTIONS: tuple[str, ...] = (
 )
 
 
-def _wanted(kind: str, only: list[str] | None) -> bool:
+def wanted(kind: str, only: list[str] | None) -> bool:
     if not only:
         return True
     return any(kind == o or kind.startswith(o + ".") for o in only)
@@ -79,7 +79,7 @@ def code_actions(params: types.CodeActionParams, line_count: int | None) -> list
     only = [str(k) for k in params.context.only] if params.context.only else None
     out: list[types.CodeAction] = []
     diagnostics = list(params.context.diagnostics or [])
-    if diagnostics and _wanted(FIX_KIND, only):
+    if diagnostics and wanted(FIX_KIND, only):
         n = len(diagnostics)
         args = {
             "uri": uri,
@@ -97,7 +97,7 @@ def code_actions(params: types.CodeActionParams, line_count: int | None) -> list
             )
         )
     for kind, action_kind, title, instruction in ACTIONS:
-        if not _wanted(action_kind, only):
+        if not wanted(action_kind, only):
             continue
         args = {"uri": uri, "range": _range_json(rng), "kind": kind}
         if instruction is not None:

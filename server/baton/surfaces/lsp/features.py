@@ -3,6 +3,7 @@ code lenses and progress cancel. Each handler takes the server as its first para
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from lsprotocol import types
@@ -57,10 +58,22 @@ def did_change_folders(ls: BatonServer, params: types.DidChangeWorkspaceFoldersP
         ls.roots.add(str(folder.resolve()))
 
 
-def code_action(ls: BatonServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+async def code_action(ls: BatonServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     doc = ls.open_document(params.text_document.uri)
     count = None if doc is None else len(doc[0].splitlines())
-    return actions.code_actions(params, count)
+    found = actions.code_actions(params, count)
+    reviews = [td for td in ls.reviews.values() if td.task.state == "review"]
+    only = [str(k) for k in params.context.only] if params.context.only else None
+    if reviews and doc is not None and actions.wanted(lenses.REVIEW_KIND, only):
+        found += await asyncio.to_thread(
+            lenses.review_actions,
+            reviews,
+            params.text_document.uri,
+            doc[0],
+            ls.encoding,
+            params.range,
+        )
+    return found
 
 
 async def code_lens(ls: BatonServer, params: types.CodeLensParams) -> list[types.CodeLens]:

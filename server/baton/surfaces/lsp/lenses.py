@@ -17,6 +17,9 @@ from baton.core.diff import HunkState
 from baton.core.lifecycle import TaskState
 from baton.surfaces.lsp import review
 
+#: Code-action kind of the Accept / Reject actions on hunks.
+REVIEW_KIND = "refactor.baton.review"
+
 
 def _lens(line: int, title: str, command: str, task_id: str, hunks: list[str]) -> types.CodeLens:
     pos = types.Position(line, 0)
@@ -54,6 +57,58 @@ def lenses_for(
                 tag = " (edited since)" if not p.intact else ""
                 out.append(_lens(line, f"Accept{tag}", "baton.accept", td.task.id, [p.hunk.id]))
                 out.append(_lens(line, "Reject", "baton.reject", td.task.id, [p.hunk.id]))
+    return out
+
+
+def _overlaps(a: types.Range, start: int, end: int) -> bool:
+    """Whether lines ``start``..``end`` (inclusive) meet the range ``a``."""
+    return a.start.line <= end and start <= a.end.line
+
+
+def review_actions(
+    reviews: Iterable[review.TaskDiff],
+    uri: str,
+    current: str | None,
+    encoding: str,
+    where: types.Range,
+) -> list[types.CodeAction]:
+    """Accept / Reject code actions for the pending hunks under ``where`` (clients without
+    code lenses, like Helix or eglot, decide hunks through these)."""
+    out: list[types.CodeAction] = []
+    for td in reviews:
+        if td.task.state != TaskState.REVIEW:
+            continue
+        for f in td.files:
+            if unquote(td.uri(f)) != unquote(uri):
+                continue
+            placed = review.place_file(td, f, current, encoding)
+            pending = [p for p in placed if p.hunk.state == HunkState.PENDING]
+            for p in pending:
+                last = max(p.range.start.line, p.range.end.line - (p.range.end.character == 0))
+                if not _overlaps(where, p.range.start.line, last):
+                    continue
+                for verb, command in (("Accept", "baton.accept"), ("Reject", "baton.reject")):
+                    title = f"Baton: {verb} this change ({td.task.title})"
+                    args = [{"taskId": td.task.id, "hunkIds": [p.hunk.id]}]
+                    out.append(
+                        types.CodeAction(
+                            title=title,
+                            kind=REVIEW_KIND,
+                            command=types.Command(title=title, command=command, arguments=args),
+                        )
+                    )
+            if len(pending) > 1:
+                ids = [p.hunk.id for p in pending]
+                for verb, command in (("Accept", "baton.accept"), ("Reject", "baton.reject")):
+                    title = f"Baton: {verb} all {len(ids)} changes in this file ({td.task.title})"
+                    args = [{"taskId": td.task.id, "hunkIds": ids}]
+                    out.append(
+                        types.CodeAction(
+                            title=title,
+                            kind=REVIEW_KIND,
+                            command=types.Command(title=title, command=command, arguments=args),
+                        )
+                    )
     return out
 
 
