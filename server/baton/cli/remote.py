@@ -8,10 +8,9 @@ supervises the task is sent again to that broker.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
@@ -25,10 +24,10 @@ from baton.core.task import Attempt, Task
 from baton.surfaces.ws import protocol
 from baton.surfaces.ws.client import (
     BrokerError,
-    BrokerUnavailable,
     Client,
     broker_by_pid,
     connect_for,
+    events_until,
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -86,54 +85,6 @@ def read_text(value: str) -> str:
 
 
 # ------------------------------------------------------------------------------ following
-
-
-async def events_until(
-    c: Client,
-    task_ids: list[str],
-    done: Callable[[str], bool],
-    on_event: Callable[[Event, bool], None],
-    timeout: float | None = None,
-) -> tuple[dict[str, str], str | None]:
-    """Watch tasks (history first) until one reaches a state where ``done(state)``.
-
-    ``on_event(event, history)`` sees every event. Returns the latest state of each task and
-    the id of the one that is done (None on timeout).
-    """
-    res = await c.call("watch", ids=task_ids)
-    sid = res["subscription"]
-    replayed: dict[str, int] = res.get("replayed", {})
-    states = {t["id"]: t["state"] for t in res["tasks"]}
-    deadline = None if timeout is None else time.monotonic() + timeout
-    ready = next((tid for tid, s in states.items() if done(s)), None)
-    pending_history = {tid: seq for tid, seq in replayed.items() if seq > 0}
-    while True:
-        if ready is not None and not pending_history:
-            return states, ready
-        left = None if deadline is None else deadline - time.monotonic()
-        if left is not None and left <= 0:
-            return states, None
-        try:
-            msg = await asyncio.wait_for(c.notifications.get(), left)
-        except TimeoutError:
-            return states, None
-        if msg is None:
-            raise BrokerUnavailable("the broker closed the connection")
-        params = msg.get("params") or {}
-        if msg.get("method") == "overflow":
-            raise BrokerUnavailable("fell behind the broker's events; run the command again")
-        if msg.get("method") != "event" or params.get("subscription") != sid:
-            continue
-        event = Event.from_json(params["event"])
-        history = event.seq <= replayed.get(event.task_id, 0)
-        if history and pending_history.get(event.task_id) == event.seq:
-            del pending_history[event.task_id]
-        on_event(event, history)
-        if event.type == EventType.STATE and not history:
-            to = str(event.data.get("to"))
-            states[event.task_id] = to
-            if ready is None and done(to):
-                ready = event.task_id
 
 
 async def follow(c: Client, task_id: str, out: render.Output) -> Task:
@@ -356,9 +307,7 @@ async def reject(args: argparse.Namespace, out: render.Output) -> int:
 async def cancel(args: argparse.Namespace, out: render.Output) -> int:
     async with broker(args) as c:
         tid = (await call(c, "cancel", id=args.id))["task"]["id"]
-        await events_until(
-            c, [tid], lambda s: s in STOP, lambda e, h: None, timeout=15.0
-        )
+        await events_until(c, [tid], lambda s: s in STOP, lambda e, h: None, timeout=15.0)
         task = (await call(c, "get", id=tid))["task"]
     out.result({"task": _brief(task)}, f"task {task['id']} is {task['state']}")
     return EXIT_OK if task["state"] == "cancelled" else EXIT_FAILED

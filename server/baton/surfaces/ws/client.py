@@ -16,12 +16,14 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from baton.core.events import Event, EventType
 from baton.store.paths import runtime_dir, state_home
 from baton.surfaces.ws import discovery
 from baton.surfaces.ws.discovery import Discovery
@@ -120,6 +122,57 @@ class Client:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+# ------------------------------------------------------------------------------ watching
+
+
+async def events_until(
+    c: Client,
+    task_ids: list[str],
+    done: Callable[[str], bool],
+    on_event: Callable[[Event, bool], None],
+    timeout: float | None = None,
+) -> tuple[dict[str, str], str | None]:
+    """Watch tasks (history first) until one reaches a state where ``done(state)``.
+
+    ``on_event(event, history)`` sees every event. Returns the latest state of each task and
+    the id of the one that is done (None on timeout).
+    """
+    res = await c.call("watch", ids=task_ids)
+    sid = res["subscription"]
+    replayed: dict[str, int] = res.get("replayed", {})
+    states = {t["id"]: t["state"] for t in res["tasks"]}
+    deadline = None if timeout is None else time.monotonic() + timeout
+    ready = next((tid for tid, s in states.items() if done(s)), None)
+    pending_history = {tid: seq for tid, seq in replayed.items() if seq > 0}
+    while True:
+        if ready is not None and not pending_history:
+            return states, ready
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            return states, None
+        try:
+            msg = await asyncio.wait_for(c.notifications.get(), left)
+        except TimeoutError:
+            return states, None
+        if msg is None:
+            raise BrokerUnavailable("the broker closed the connection")
+        params = msg.get("params") or {}
+        if msg.get("method") == "overflow":
+            raise BrokerUnavailable("fell behind the broker's events; run the command again")
+        if msg.get("method") != "event" or params.get("subscription") != sid:
+            continue
+        event = Event.from_json(params["event"])
+        history = event.seq <= replayed.get(event.task_id, 0)
+        if history and pending_history.get(event.task_id) == event.seq:
+            del pending_history[event.task_id]
+        on_event(event, history)
+        if event.type == EventType.STATE and not history:
+            to = str(event.data.get("to"))
+            states[event.task_id] = to
+            if ready is None and done(to):
+                ready = event.task_id
 
 
 # ------------------------------------------------------------------------------ finding
