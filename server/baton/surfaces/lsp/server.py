@@ -143,7 +143,7 @@ class BatonServer(LanguageServer):
     async def start_broker(self) -> None:
         try:
             home = await asyncio.to_thread(state_home)
-            sup = Supervisor(home)
+            sup = await asyncio.to_thread(Supervisor, home)  # opens (migrates) the database
             await sup.start()
         except Exception as exc:
             self.start_error = str(exc)
