@@ -107,7 +107,7 @@ def test_parser_logs_lines_it_does_not_understand() -> None:
     assert e.type == EventType.LOG
 
 
-def test_script_sources_fence_then_env_then_default(
+def test_script_sources_env_then_fence_then_default(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fenced = 'x\n```baton-fake\n{"steps": [{"say": "fenced"}]}\n```\n'
@@ -116,8 +116,10 @@ def test_script_sources_fence_then_env_then_default(
     path.write_text('{"steps": [{"say": "env"}]}')
     monkeypatch.setenv("BATON_FAKE_SCRIPT", str(path))
     assert script_for("plain")["steps"] == [{"say": "env"}]
-    assert script_for(fenced)["steps"] == [{"say": "fenced"}]
+    # A profile's script wins over a script its prompt quotes (a reviewer sees the brief).
+    assert script_for(fenced)["steps"] == [{"say": "env"}]
     monkeypatch.delenv("BATON_FAKE_SCRIPT")
+    assert script_for(fenced)["steps"] == [{"say": "fenced"}]
     assert script_for("\n  Hello there\nmore")["summary"] == "fake agent: Hello there"
 
 

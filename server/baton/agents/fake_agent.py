@@ -1,8 +1,9 @@
 """The fake agent: a real program that follows a JSON script, so every path can be tested.
 
 Run as ``python -m baton.agents.fake_agent --prompt-file F [--resume ID] [--model M]``.
-The script comes from a fenced block in the prompt (```` ```baton-fake ````), else from the
-file named by ``BATON_FAKE_SCRIPT``, else a default that just answers. A script is
+The script comes from the file named by ``BATON_FAKE_SCRIPT`` (a profile's ``script``
+option), else from a fenced block in the prompt (```` ```baton-fake ````), else a default
+that just answers. A script is
 ``{"steps": [...], "summary": "..."}``; the steps are listed in :data:`STEP_FIELDS`. File
 paths are relative to the working folder and must stay inside it (the one exception:
 ``spawn_sleeper``'s pid file, test plumbing, may be an absolute path anywhere).
@@ -166,10 +167,9 @@ def default_script(prompt: str) -> dict[str, Any]:
 
 
 def script_for(prompt: str) -> dict[str, Any]:
-    """The script of a first turn: fenced in the prompt, else $BATON_FAKE_SCRIPT, else default."""
-    fenced = FENCE.search(prompt)
-    if fenced:
-        return parse_script(fenced.group(1))
+    """The script of a first turn: $BATON_FAKE_SCRIPT (a profile that always plays one
+    script, e.g. a reviewer, whatever its prompt quotes), else fenced in the prompt, else
+    the default."""
     path = os.environ.get("BATON_FAKE_SCRIPT")
     if path:
         try:
@@ -177,6 +177,9 @@ def script_for(prompt: str) -> dict[str, Any]:
         except OSError as exc:
             raise BrokenScript(f"cannot read BATON_FAKE_SCRIPT {path}: {exc.strerror}") from None
         return parse_script(text)
+    fenced = FENCE.search(prompt)
+    if fenced:
+        return parse_script(fenced.group(1))
     return default_script(prompt)
 
 

@@ -23,7 +23,8 @@ class EventType(StrEnum):
     # Baton's own.
     STATE = "state"  # {"from": TaskState, "to": TaskState, "reason": str}
     DIFF = "diff"  # {"final": bool, "files": int, "hunks": int, "added": int, "removed": int}
-    VERIFY = "verify"  # {"command": [...], "exit": int, "seconds": float}
+    VERIFY = "verify"  # {"name": str, "command": [...], "exit": int, "seconds": float, "passed"}
+    REVIEW = "review"  # {"worker": str, "verdict": str, "findings": [...], "summary": str}
     LOG = "log"  # {"level": str, "message": str}: Baton's notes about the task (stderr, adoption)
 
 
@@ -114,6 +115,12 @@ def describe(event: Event) -> str:
                 "",
             )
             return f"{done}/{len(entries)}" + (f": {current}" if current else "")
+        case EventType.VERIFY:
+            verdict = "passed" if d.get("passed") else f"failed (exit {d.get('exit')})"
+            return f"check {d.get('name', '')} {verdict}"
+        case EventType.REVIEW:
+            n = len(d.get("findings") or [])
+            return f"review by {d.get('worker', '?')}: {d.get('verdict', '?')}, {n} finding(s)"
         case EventType.PERMISSION:
             return f"asks permission: {d.get('tool', '')} {str(d.get('preview', ''))[:60]}"
         case _:

@@ -27,6 +27,8 @@ from baton.core.brief import BriefParts, Selection, build_brief, title_of
 from baton.core.diff import FileDiff, HunkState, count_lines, with_states
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import SETTLED, Completion, TaskState, transition
+from baton.core.review import REQUEST_CHANGES, Verdict, parse_verdict, review_brief
+from baton.core.review import repair_brief as review_repair_brief
 from baton.core.task import Attempt, Task, new_task_id
 from baton.runtime import runner
 from baton.runtime.bus import EventBus, Subscription
@@ -43,6 +45,7 @@ from baton.workspace import (
     compute_diff,
     create_worktree,
     remove_worktree,
+    run_git,
     sweep_orphans,
     take_snapshot,
 )
@@ -85,6 +88,7 @@ class _Live:
     started: float
     last_output: float
     parser: Parser
+    side: bool = False  # a side attempt (review): it must not touch the task's session
     stop: Completion | None = None
     stop_message: str = ""
 
@@ -583,7 +587,6 @@ class Supervisor:
         profile = self._profile(task.worker)
         adapter = adapter_for(profile.provider)
         tdir = task_dir(self.home, task.id)
-        n = task.attempts + 1
         turn = Turn(
             task_id=task.id,
             prompt=prompt,
@@ -595,28 +598,37 @@ class Supervisor:
             scope=tuple(task.scope),
             task_dir=str(tdir),
         )
-        if self._closed:
+        attempt = await self._start_process(task, profile, adapter, turn, reason)
+        if attempt is None:
             return
+        if task.state != S.RUNNING:
+            await self._move(task, S.RUNNING, f"{profile.name} started")
+        await self._follow(task, attempt, adapter, Outcome())
+
+    async def _start_process(
+        self, task: Task, profile: Profile, adapter: Adapter, turn: Turn, reason: str
+    ) -> Attempt | None:
+        """Spawn the agent and record its attempt; None (and the task failed) if it can't."""
+        if self._closed:
+            return None
         # From spawn to the attempt's record nothing may interrupt us: a broker closing in
         # between would leave an agent running that no later broker could find.
         self._launching += 1
         self._no_launch.clear()
         try:
+            n = task.attempts + 1
             try:
                 launch = adapter.launch(turn, profile)
-                proc = await asyncio.to_thread(runner.spawn, launch, tdir, n)
+                proc = await asyncio.to_thread(runner.spawn, launch, Path(turn.task_dir), n)
             except (AgentNotFound, OSError, KeyError) as exc:
                 await self._log(task, f"could not start {profile.name}: {exc}", "error")
                 await self._move(task, S.FAILED, str(exc), Completion.WORKER_ERROR)
-                return
-            attempt = await self._record_attempt(task, profile, proc, n, reason)
-            if task.state != S.RUNNING:
-                await self._move(task, S.RUNNING, f"{profile.name} started")
+                return None
+            return await self._record_attempt(task, profile, proc, n, reason)
         finally:
             self._launching -= 1
             if not self._launching:
                 self._no_launch.set()
-        await self._follow(task, attempt, adapter, Outcome())
 
     async def _record_attempt(
         self, task: Task, profile: Profile, proc: runner.ProcessRecord, n: int, reason: str
@@ -645,9 +657,20 @@ class Supervisor:
         self, task: Task, attempt: Attempt, adapter: Adapter, outcome: Outcome
     ) -> None:
         """Tail the attempt's output, watch it, and settle the task when it ends."""
+        live = await self._run(task, attempt, adapter, outcome)
+        try:
+            await self._settle_attempt(live)
+        finally:
+            if self._live.get(task.id) is live:
+                del self._live[task.id]
+
+    async def _run(
+        self, task: Task, attempt: Attempt, adapter: Adapter, outcome: Outcome, side: bool = False
+    ) -> _Live:
+        """Tail the attempt's output and watch it until the process ends."""
         now = time.monotonic()
         tailer = Tailer(Path(attempt.out_path), attempt.out_offset)
-        live = _Live(task, attempt, adapter, tailer, outcome, now, now, adapter.parser())
+        live = _Live(task, attempt, adapter, tailer, outcome, now, now, adapter.parser(), side)
         self._live[task.id] = live
         pump = asyncio.get_running_loop().create_task(self._pump(live))
         try:
@@ -660,11 +683,9 @@ class Supervisor:
             await self._emit_agent(live, parser_end)
             attempt.exit_code = exit_code
             attempt.ended_at = time.time()
-            await self._settle_attempt(live)
         finally:
             pump.cancel()
-            if self._live.get(task.id) is live:
-                del self._live[task.id]
+        return live
 
     async def _watch(self, live: _Live, pump: asyncio.Task[None]) -> int | None:
         """Wait for the process to end, enforcing the idle and wall-clock limits."""
@@ -717,6 +738,8 @@ class Supervisor:
         stamped = [dataclasses.replace(e, task_id=task.id, attempt=attempt.n) for e in events]
         for e in stamped:
             live.outcome.observe(e)
+            if live.side:
+                continue
             if e.type == EventType.SESSION and e.data.get("id"):
                 task.session_id = attempt.session_id = str(e.data["id"])
             elif e.type == EventType.TOOL and e.data.get("files"):
@@ -774,50 +797,99 @@ class Supervisor:
             self._record_evidence(task, [], files)
             await self._move(task, S.ANSWERED, "no changes", Completion.COMPLETED)
             await self._cleanup(task)
-        elif _checks_of(task):
+        elif _checks_of(task) or _reviewer_of(task):
             await self._verify(task)
         else:
             self._record_evidence(task, [], files)
             await self._move(task, S.REVIEW, "ready for review", Completion.COMPLETED)
 
     async def _verify(self, task: Task) -> None:
-        """Run the project's checks in the worktree; repair, or reach review with the result."""
-        checks = _checks_of(task)
+        """Run the project's checks, then the independent review; repair, or reach review."""
+        checks, reviewer = _checks_of(task), _reviewer_of(task)
         if task.state != S.VERIFYING:
-            await self._move(task, S.VERIFYING, f"running {len(checks)} check(s)")
-        cwd = _agent_cwd(task)
+            await self._move(task, S.VERIFYING, "verifying the change")
         results = []
         for check in checks:
-            result = await asyncio.to_thread(run_check, check, cwd)
+            result = await asyncio.to_thread(run_check, check, _agent_cwd(task))
             results.append(result)
-            await self.bus.emit(
-                [
-                    Event(
-                        EventType.VERIFY,
-                        {
-                            "name": result.name,
-                            "command": list(result.argv),
-                            "exit": result.exit_code,
-                            "seconds": round(result.seconds, 3),
-                            "passed": result.passed,
-                            "output": result.output[-1000:],
-                        },
-                        task_id=task.id,
-                        attempt=task.attempts,
-                    )
-                ]
+            await self._emit(
+                task,
+                EventType.VERIFY,
+                {
+                    "name": result.name,
+                    "command": list(result.argv),
+                    "exit": result.exit_code,
+                    "seconds": round(result.seconds, 3),
+                    "passed": result.passed,
+                    "output": result.output[-1000:],
+                },
             )
         files, _ = await self.diff(task.id)
-        self._record_evidence(task, results, files)
-        message = checks_summary(results)
+        notes = [checks_summary(results)] if checks else []
         rounds = int(task.options.get("repair_rounds", 2))
         done = int(task.options.get("repair_round", 0))
-        if all(r.passed for r in results) or done >= rounds or not task.session_id:
+        can_repair = done < rounds and bool(task.session_id)
+        repair: str | None = None
+        if not all(r.passed for r in results):
+            repair = repair_prompt(results, done + 1, rounds)
+        elif reviewer == task.worker:
+            notes.append(f"review skipped: {reviewer} wrote the change")
+        elif reviewer:
+            verdict = await self._review(task, reviewer, files)
+            if verdict is None:  # cancelled during the review
+                await self._move(task, S.CANCELLED, "cancelled by the user", Completion.CANCELLED)
+                return
+            task.options["review_result"] = {"worker": reviewer, **verdict.to_json()}
+            await self._emit(task, EventType.REVIEW, task.options["review_result"])
+            notes.append(f"review by {reviewer}: {verdict.verdict.replace('_', ' ')}")
+            if verdict.verdict == REQUEST_CHANGES and verdict.readable:
+                repair = review_repair_brief(verdict)
+        self._record_evidence(task, results, files)
+        message = "; ".join(notes) or "ready for review"
+        if repair is None or not can_repair:
             await self._move(task, S.REVIEW, message, Completion.COMPLETED)
             return
         task.options["repair_round"] = done + 1
         await self._move(task, S.RUNNING, f"{message}; repair round {done + 1} of {rounds}")
-        await self._launch(task, repair_prompt(results, done + 1, rounds), "repair")
+        await self._launch(task, repair, "repair")
+
+    async def _review(self, task: Task, reviewer: str, files: Sequence[FileDiff]) -> Verdict | None:
+        """A different worker reviews the change in a checkout of its own; None if cancelled."""
+        profile = self._profile(reviewer)
+        adapter = adapter_for(profile.provider)
+        snap = _snapshot_of(task)
+        review_id = f"{task.id}-review"
+        result = await asyncio.to_thread(_result_snapshot, snap, task.id)
+        path = await asyncio.to_thread(create_worktree, result, review_id, worktrees_dir(self.home))
+        try:
+            turn = Turn(
+                task_id=task.id,
+                prompt=review_brief(task.instruction, files),
+                cwd=str(path / snap.prefix),
+                reason="review",
+                model=profile.model,
+                task_dir=str(task_dir(self.home, task.id)),
+            )
+            attempt = await self._start_process(task, profile, adapter, turn, "review")
+            if attempt is None:
+                return Verdict(
+                    REQUEST_CHANGES, summary="the reviewer could not start", readable=False
+                )
+            live = await self._run(task, attempt, adapter, Outcome(), side=True)
+            if self._live.get(task.id) is live:
+                del self._live[task.id]
+            attempt.completion = live.stop or live.outcome.completion
+            attempt.session_id = live.outcome.session_id
+            await self.store.call(Store.save_attempt, dataclasses.replace(attempt))
+            if live.stop == Completion.CANCELLED:
+                return None
+            if live.stop is not None or live.outcome.error is not None:
+                why = live.stop_message or live.outcome.error_message
+                return Verdict(REQUEST_CHANGES, summary=f"the review failed: {why}", readable=False)
+            return parse_verdict(live.outcome.answer)
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(remove_worktree, result, review_id, path)
 
     def _record_evidence(
         self, task: Task, results: Sequence[CheckResult], files: Sequence[FileDiff]
@@ -1090,6 +1162,9 @@ class Supervisor:
         snapshot = _copy(task)
         await self.store.call(lambda s: s.save_task(snapshot, owner=self.id))
 
+    async def _emit(self, task: Task, type: EventType, data: dict[str, Any]) -> None:
+        await self.bus.emit([Event(type, data, task_id=task.id, attempt=task.attempts)])
+
     async def _log(self, task: Task, message: str, level: str = "info") -> None:
         with contextlib.suppress(Exception):
             await self.bus.emit(
@@ -1152,6 +1227,19 @@ def _request_of(task: Task) -> DelegateRequest:
         title=task.title,
         group=task.group,
     )
+
+
+def _reviewer_of(task: Task) -> str | None:
+    review = task.options.get("review")
+    if isinstance(review, dict) and isinstance(review.get("worker"), str):
+        return str(review["worker"])
+    return None
+
+
+def _result_snapshot(snap: Snapshot, task_id: str) -> Snapshot:
+    """The worker's result (the commit compute_diff last recorded) as a snapshot to check out."""
+    commit = str(run_git(["rev-parse", snap.result_ref], snap.git_dir, git_dir=snap.git_dir))
+    return dataclasses.replace(snap, commit=commit.strip(), task_id=f"{task_id}-review")
 
 
 def _checks_of(task: Task) -> list[Check]:
