@@ -58,6 +58,7 @@ class EndpointLimits:
     max_subscriptions: int = 64  # per connection
     queue: int = 10_000  # events buffered per subscription before it is cut off
     auth_timeout: float = 10.0  # seconds to present the token
+    max_refused: int = 2000  # messages refused in a row (too fast) before the connection closes
 
 
 class _Bucket:
@@ -213,7 +214,7 @@ class Endpoint:
             async for frame in ws:
                 if not conn.bucket.take():
                     conn.refused += 1
-                    if conn.refused > self.limits.burst:
+                    if conn.refused > self.limits.max_refused:
                         await ws.close(1008, "too many messages")
                         break
                     await self._send(conn, p.error_response(None, _rate_limited()))
