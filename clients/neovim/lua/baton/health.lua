@@ -1,0 +1,105 @@
+--- `:checkhealth baton`: Neovim's version, the server (found, its version), the LSP client
+--- (running, attached to this buffer) and the workers (from `baton doctor --json`).
+
+local M = {}
+
+---@param cmd string[]
+---@return boolean ok
+---@return string output or error
+local function run(cmd)
+  local ok, proc = pcall(vim.system, cmd, { text = true })
+  if not ok then
+    return false, tostring(proc)
+  end
+  local result = proc:wait(10000)
+  if result.code ~= 0 then
+    return false, vim.trim((result.stderr or '') .. (result.stdout or ''))
+  end
+  return true, result.stdout or ''
+end
+
+function M.check()
+  local health = vim.health
+  local client = require('baton.client')
+
+  health.start('Neovim')
+  if vim.fn.has('nvim-0.10') == 1 then
+    local v = vim.version()
+    health.ok(string.format('Neovim %d.%d.%d', v.major, v.minor, v.patch))
+  else
+    health.error('Baton needs Neovim 0.10 or later')
+  end
+
+  health.start('Server')
+  local buf = vim.api.nvim_get_current_buf()
+  local cmd, problem = client.cmd(client.root(buf))
+  if not cmd then
+    health.error(problem or 'the server was not found', {
+      'Install Baton (pip install baton-lsp) so that `baton` is on PATH',
+      'or set `cmd` in require("baton").setup({ cmd = { "/path/to/baton", "lsp" } })',
+    })
+    return
+  end
+  health.ok('command: ' .. table.concat(cmd, ' '))
+  local ok, out = run(client.sibling(cmd, '--version'))
+  if ok then
+    health.ok('version: ' .. vim.trim(out))
+  else
+    health.error('`' .. table.concat(client.sibling(cmd, '--version'), ' ') .. '` failed: ' .. out)
+  end
+
+  health.start('Language server')
+  local clients = client.all()
+  if #clients == 0 then
+    health.warn('not running', {
+      'It starts when you open a file under a workspace root (' .. table.concat(
+        require('baton.config').current.root_markers,
+        ', '
+      ) .. '), or with :Baton attach',
+    })
+  else
+    for _, c in ipairs(clients) do
+      local state = c.initialized and 'running' or 'starting'
+      health.ok(string.format('client %d %s for %s', c.id, state, c.root_dir or '?'))
+    end
+    local attached = 0
+    for _, c in ipairs(clients) do
+      attached = attached + vim.tbl_count(c.attached_buffers or {})
+    end
+    if attached > 0 then
+      health.ok(string.format('attached to %d buffer%s', attached, attached == 1 and '' or 's'))
+    else
+      health.warn('attached to no buffer')
+    end
+  end
+
+  health.start('Workers')
+  local dok, dout = run(client.sibling(cmd, 'doctor', '--json'))
+  local decoded_ok, report = pcall(vim.json.decode, dout)
+  if not decoded_ok or type(report) ~= 'table' then
+    health.error('`baton doctor --json` failed: ' .. (dok and 'not JSON' or dout))
+    return
+  end
+  local usable = 0
+  for _, p in ipairs(report.profiles or {}) do
+    local label = string.format('%s (%s)', p.name, p.provider)
+    if p.ok then
+      usable = usable + 1
+      local version = p.version ~= vim.NIL and p.version or ''
+      health.ok(string.format('worker %s: %s', label, version))
+    else
+      local problems = p.problems ~= vim.NIL and p.problems or {}
+      health.warn(string.format('worker %s: %s', label, table.concat(problems, '; ')))
+    end
+  end
+  for _, cli in ipairs(report.clis or {}) do
+    if not cli.ok then
+      health.info(string.format('%s: %s', cli.provider, cli.advice ~= vim.NIL and cli.advice or 'not usable'))
+    end
+  end
+  if usable == 0 then
+    health.error('no worker is usable', { 'Run `baton doctor` for what to install or log in to' })
+  end
+end
+
+return M

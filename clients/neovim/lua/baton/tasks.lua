@@ -1,0 +1,236 @@
+--- `:Baton tasks` and the task moves: pick a task with `vim.ui.select`, then open its diff,
+--- reply, cancel, retry, accept or reject it all, or inspect it. Windows open only when the
+--- user asks for something to look at (a file, an inspection).
+
+local client = require('baton.client')
+
+local M = {}
+
+---@param c vim.lsp.Client|nil
+---@return vim.lsp.Client|nil
+local function any_client(c)
+  c = c or client.get(0)
+  if not c then
+    c = client.all()[1]
+  end
+  if not c then
+    vim.notify('Baton: no Baton server is running (open a file in a workspace)', vim.log.levels.WARN)
+  end
+  return c
+end
+
+---@param task table
+---@return string
+function M.format(task)
+  local message = task.message and task.message ~= vim.NIL and task.message ~= '' and ('  ' .. task.message)
+    or ''
+  return string.format('[%s] %s (%s)%s', task.state, task.title or '', task.id, message)
+end
+
+---Pick a task (newest first).
+---@param filter { states?: string[] }|nil
+---@param on_choice fun(task: table, c: vim.lsp.Client)
+function M.pick(filter, on_choice)
+  local c = any_client(nil)
+  if not c then
+    return
+  end
+  local args = { limit = 100, states = filter and filter.states or nil }
+  client.command(c, 'baton.tasks', args, function(result)
+    local tasks = result and result.tasks or {}
+    if #tasks == 0 then
+      vim.notify('Baton: no tasks', vim.log.levels.INFO)
+      return
+    end
+    vim.ui.select(tasks, { prompt = 'Baton tasks', format_item = M.format }, function(task)
+      if task then
+        on_choice(task, c)
+      end
+    end)
+  end)
+end
+
+---Find a task by id, or pick one in the given states.
+---@param id string|nil
+---@param states string[]
+---@param fn fun(task_id: string, c: vim.lsp.Client)
+local function with_task(id, states, fn)
+  if id and id ~= '' then
+    local c = any_client(nil)
+    if c then
+      fn(id, c)
+    end
+    return
+  end
+  M.pick({ states = states }, function(task, c)
+    fn(task.id, c)
+  end)
+end
+
+---@param id? string
+---@param text? string
+function M.reply(id, text)
+  with_task(id, { 'needs_input', 'review' }, function(task_id, c)
+    local function send(answer)
+      client.command(c, 'baton.reply', { taskId = task_id, text = answer })
+    end
+    if text and text ~= '' then
+      send(text)
+    else
+      vim.ui.input({ prompt = 'Baton: reply to ' .. task_id .. ': ' }, function(answer)
+        if answer and vim.trim(answer) ~= '' then
+          send(answer)
+        end
+      end)
+    end
+  end)
+end
+
+---@param id? string
+function M.cancel(id)
+  with_task(id, { 'queued', 'preparing', 'running', 'verifying', 'rate_limited', 'needs_input' }, function(task_id, c)
+    client.command(c, 'baton.cancel', { taskId = task_id })
+  end)
+end
+
+---@param id? string
+function M.retry(id)
+  with_task(id, { 'failed', 'cancelled', 'interrupted', 'answered' }, function(task_id, c)
+    client.command(c, 'baton.retry', { taskId = task_id })
+  end)
+end
+
+---Show a task's details in a scratch buffer in a new split (the user asked to see it).
+---@param id? string
+function M.inspect(id)
+  with_task(id, nil, function(task_id, c)
+    client.command(c, 'baton.inspect', { taskId = task_id, events = 50 }, function(result)
+      local task = result.task or {}
+      local lines = {
+        string.format('# %s', task.title or task_id),
+        '',
+        string.format('id:      %s', task_id),
+        string.format('state:   %s', tostring(task.state)),
+        string.format('worker:  %s %s', tostring(task.worker), task.model ~= vim.NIL and tostring(task.model or '') or ''),
+        string.format('next:    %s', table.concat(task.next or {}, ', ')),
+      }
+      if task.message and task.message ~= vim.NIL and task.message ~= '' then
+        table.insert(lines, 'message: ' .. task.message)
+      end
+      if task.summary and task.summary ~= vim.NIL and task.summary ~= '' then
+        vim.list_extend(lines, { '', '## Summary', '' })
+        vim.list_extend(lines, vim.split(task.summary, '\n', { plain = true }))
+      end
+      vim.list_extend(lines, { '', string.format('## Events (last %d of %d)', #(result.events or {}), result.eventCount or 0), '' })
+      for _, e in ipairs(result.events or {}) do
+        table.insert(lines, string.format('- %s %s', e.type or '?', vim.json.encode(e.data or {})))
+      end
+      local buf = vim.api.nvim_create_buf(false, true)
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+      vim.bo[buf].filetype = 'markdown'
+      vim.bo[buf].modifiable = false
+      vim.bo[buf].bufhidden = 'wipe'
+      vim.cmd('botright split')
+      vim.api.nvim_win_set_buf(0, buf)
+    end)
+  end)
+end
+
+---Open the first file of a task's diff in the current window (its hunks are then drawn).
+---@param task_id string
+---@param c vim.lsp.Client
+function M.open_diff(task_id, c)
+  client.command(c, 'baton.diff', { taskId = task_id }, function(payload)
+    local file = payload.files and payload.files[1]
+    if not file then
+      vim.notify('Baton: this task changed no file', vim.log.levels.INFO)
+      return
+    end
+    require('baton.diff').on_diff(c.id, payload, true)
+    vim.cmd.edit(vim.fn.fnameescape(vim.uri_to_fname(file.uri)))
+    local hunk = file.hunks and file.hunks[1]
+    if hunk then
+      pcall(vim.api.nvim_win_set_cursor, 0, { hunk.range.start.line + 1, 0 })
+    end
+  end)
+end
+
+---The moves offered for a task in the picker.
+---@param task table
+---@return { [1]: string, [2]: fun(task_id: string, c: vim.lsp.Client) }[]
+local function moves(task)
+  local next_moves = {}
+  for _, m in ipairs(task.next or {}) do
+    next_moves[m] = true
+  end
+  local out = {}
+  if next_moves.diff or next_moves.watch then
+    table.insert(out, { 'open diff', M.open_diff })
+  end
+  if next_moves.reply then
+    table.insert(out, {
+      'reply',
+      function(id)
+        M.reply(id)
+      end,
+    })
+  end
+  if next_moves.accept then
+    table.insert(out, {
+      'accept all',
+      function(id, c)
+        client.command(c, 'baton.accept', { taskId = id })
+      end,
+    })
+  end
+  if next_moves.reject then
+    table.insert(out, {
+      'reject all',
+      function(id, c)
+        client.command(c, 'baton.reject', { taskId = id })
+      end,
+    })
+  end
+  if next_moves.cancel then
+    table.insert(out, {
+      'cancel',
+      function(id)
+        M.cancel(id)
+      end,
+    })
+  end
+  if next_moves.retry then
+    table.insert(out, {
+      'retry',
+      function(id)
+        M.retry(id)
+      end,
+    })
+  end
+  table.insert(out, {
+    'inspect',
+    function(id)
+      M.inspect(id)
+    end,
+  })
+  return out
+end
+
+---`:Baton tasks`: pick a task, then what to do with it.
+function M.open()
+  M.pick(nil, function(task, c)
+    local options = moves(task)
+    vim.ui.select(options, {
+      prompt = M.format(task),
+      format_item = function(item)
+        return item[1]
+      end,
+    }, function(choice)
+      if choice then
+        choice[2](task.id, c)
+      end
+    end)
+  end)
+end
+
+return M

@@ -1,0 +1,33 @@
+-- The :Baton command and the <Plug> maps; everything else loads on first use (:h baton).
+if vim.g.loaded_baton then
+  return
+end
+vim.g.loaded_baton = true
+
+vim.api.nvim_create_user_command('Baton', function(args)
+  require('baton.command').run(args)
+end, {
+  nargs = '*',
+  range = true,
+  desc = 'Baton: delegate to a coding agent and review its diff',
+  complete = function(lead, line, pos)
+    return require('baton.command').complete(lead, line, pos)
+  end,
+})
+
+for name, fn in pairs({
+  ['baton-delegate'] = 'delegate_selection',
+  ['baton-fix'] = 'fix',
+  ['baton-accept'] = 'accept',
+  ['baton-reject'] = 'reject',
+  ['baton-accept-all'] = 'accept_all',
+  ['baton-reject-all'] = 'reject_all',
+  ['baton-next'] = 'next_hunk',
+  ['baton-prev'] = 'prev_hunk',
+  ['baton-tasks'] = 'tasks',
+}) do
+  local modes = (fn == 'delegate_selection' or fn == 'fix') and { 'n', 'x' } or 'n'
+  vim.keymap.set(modes, '<Plug>(' .. name .. ')', function()
+    require('baton')[fn]()
+  end, { desc = 'Baton: ' .. fn:gsub('_', ' ') })
+end
