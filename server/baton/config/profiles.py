@@ -14,7 +14,8 @@ class Profile:
     provider: str  # claude | codex | opencode | gemini | pi | command | fake
     binary: str | None = None  # the CLI to run; None = the provider's default on PATH
     model: str | None = None
-    env: dict[str, str] = field(default_factory=dict)
+    models: list[str] = field(default_factory=list)  # enabled models; empty = any
+    env: dict[str, str] = field(default_factory=dict)  # values may be ``keyring:service/name``
     config_dir: str | None = None
     concurrency: int = 4
     enabled: bool = True

@@ -1,0 +1,285 @@
+"""Secrets: profile env values that refer to the OS keyring, masking, and the opt-in file backend.
+
+A profile's env value ``keyring:SERVICE/NAME`` (``keyring:NAME`` means service ``baton``) is
+looked up in the keyring only when an agent is started, and only handed to that process: it
+is never written to the database, a log, an event or any output. Values of secret-like
+variables (names containing KEY, TOKEN, SECRET or PASS) are shown masked everywhere.
+
+Where no keyring backend exists (headless Linux without Secret Service or KWallet), Baton
+says so and uses :class:`FileKeyring` — an unencrypted JSON file readable only by the
+user — only when the user opts in: ``[secrets] backend = "file"`` in the user config,
+``BATON_KEYRING=file``, or ``PYTHON_KEYRING_BACKEND=baton.config.secrets.FileKeyring``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import keyring
+import keyring.errors
+from keyring.backend import KeyringBackend
+from keyring.backends import fail
+from keyring.compat import properties
+
+REF_PREFIX = "keyring:"
+DEFAULT_SERVICE = "baton"
+MASK = "********"
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS", re.I)
+_OPT_IN = "BATON_KEYRING"
+_THIS = "baton.config.secrets.FileKeyring"
+
+
+@dataclass(frozen=True, slots=True)
+class SecretRef:
+    """A keyring entry: service and name (keyring's "username")."""
+
+    service: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{REF_PREFIX}{self.service}/{self.name}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.service}/{self.name}"
+
+
+class SecretError(RuntimeError):
+    """A secret cannot be read or written; the message says what to do."""
+
+
+class NoKeyring(SecretError):
+    """No keyring backend is available and the file backend was not opted in to."""
+
+
+def parse_ref(value: str) -> SecretRef | None:
+    """The reference in an env value ``keyring:SERVICE/NAME``, or None for a plain value."""
+    if not value.startswith(REF_PREFIX):
+        return None
+    return parse_name(value[len(REF_PREFIX) :])
+
+
+def parse_name(text: str) -> SecretRef:
+    """``SERVICE/NAME`` or ``NAME`` (service ``baton``) as a reference."""
+    service, sep, name = text.strip().partition("/")
+    if not sep:
+        service, name = DEFAULT_SERVICE, service
+    if not service or not name:
+        raise SecretError(f"{text!r}: expected SERVICE/NAME or NAME, e.g. baton/claude-work")
+    return SecretRef(service, name)
+
+
+def is_secret_like(name: str) -> bool:
+    """A variable or setting whose name says it holds a secret (KEY, TOKEN, SECRET, PASS)."""
+    return bool(_SECRET_NAME.search(name))
+
+
+def mask(name: str, value: Any) -> Any:
+    """``value`` as it may be shown: references as they are, secret-like values masked."""
+    if isinstance(value, str) and parse_ref(value) is not None:
+        return value
+    if is_secret_like(name) and value not in (None, ""):
+        return MASK
+    return value
+
+
+# -- backends -----------------------------------------------------------------------------------
+
+
+def secrets_file() -> Path:
+    """Where the opt-in file backend keeps secrets (``$BATON_SECRETS_FILE`` or XDG data)."""
+    explicit = os.environ.get("BATON_SECRETS_FILE")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME", "")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
+    return base / "baton" / "secrets.json"
+
+
+def _opted_in() -> bool:
+    return os.environ.get(_OPT_IN) == "file" or os.environ.get("PYTHON_KEYRING_BACKEND") == _THIS
+
+
+class FileKeyring(KeyringBackend):
+    """An unencrypted JSON file (0600), for machines without a keyring; opt-in only.
+
+    Not viable unless opted in, so keyring never picks it on its own.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+
+    @properties.classproperty
+    def priority(cls) -> float:
+        if not _opted_in():
+            raise RuntimeError(
+                f"Baton's file keyring is opt-in: set {_OPT_IN}=file or "
+                '[secrets] backend = "file" in your user config'
+            )
+        return 0.2
+
+    def _load(self) -> dict[str, dict[str, str]]:
+        path = secrets_file()
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            raise keyring.errors.KeyringError(f"cannot read {path}: {exc}") from exc
+        return data if isinstance(data, dict) else {}
+
+    def _save(self, data: dict[str, dict[str, str]]) -> None:
+        path = secrets_file()
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".secrets-")
+        try:
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self._load().get(service, {}).get(username)
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        data = self._load()
+        data.setdefault(service, {})[username] = password
+        self._save(data)
+
+    def delete_password(self, service: str, username: str) -> None:
+        data = self._load()
+        if username not in data.get(service, {}):
+            raise keyring.errors.PasswordDeleteError(f"no secret {service}/{username}")
+        del data[service][username]
+        self._save(data)
+
+
+def use_backend(choice: str | None) -> None:
+    """Apply the user's ``[secrets] backend`` choice (``file`` opts in to the file backend)."""
+    if choice == "file" or os.environ.get(_OPT_IN) == "file":
+        os.environ.setdefault(_OPT_IN, "file")
+        if not isinstance(keyring.get_keyring(), FileKeyring):
+            keyring.set_keyring(FileKeyring())
+
+
+def backend() -> KeyringBackend:
+    """The keyring in use; :class:`NoKeyring` with what to do when there is none."""
+    if os.environ.get(_OPT_IN) == "file" and not isinstance(keyring.get_keyring(), FileKeyring):
+        keyring.set_keyring(FileKeyring())
+    kr = keyring.get_keyring()
+    if isinstance(kr, fail.Keyring):
+        raise NoKeyring(
+            "no OS keyring is available here (no Secret Service, KWallet, macOS Keychain or "
+            "Windows Credential Locker; usual on headless Linux). Start one (e.g. "
+            "gnome-keyring-daemon), or opt in to Baton's unencrypted file backend "
+            f"({secrets_file()}, readable only by you): set {_OPT_IN}=file or add "
+            '[secrets] backend = "file" to your user config'
+        )
+    return kr
+
+
+def backend_name() -> str:
+    kr = backend()
+    return f"{type(kr).__module__}.{type(kr).__name__}"
+
+
+def get_secret(ref: SecretRef) -> str | None:
+    try:
+        return backend().get_password(ref.service, ref.name)
+    except keyring.errors.KeyringError as exc:
+        raise SecretError(f"could not read {ref.label} from the keyring: {exc}") from exc
+
+
+def set_secret(ref: SecretRef, value: str) -> None:
+    try:
+        backend().set_password(ref.service, ref.name, value)
+    except keyring.errors.KeyringError as exc:
+        raise SecretError(f"could not store {ref.label} in the keyring: {exc}") from exc
+
+
+def delete_secret(ref: SecretRef) -> bool:
+    """Remove a secret; False when there was none."""
+    kr = backend()
+    if kr.get_password(ref.service, ref.name) is None:
+        return False
+    try:
+        kr.delete_password(ref.service, ref.name)
+    except keyring.errors.KeyringError as exc:
+        raise SecretError(f"could not delete {ref.label}: {exc}") from exc
+    return True
+
+
+def resolve_env(env: Mapping[str, str], owner: str = "") -> tuple[dict[str, str], list[str]]:
+    """``env`` with keyring references replaced by their values, and the secret values.
+
+    Raises :class:`SecretError` naming the variable and the command that sets a missing one.
+    """
+    out: dict[str, str] = {}
+    secrets: list[str] = []
+    for key, value in env.items():
+        ref = parse_ref(value)
+        if ref is None:
+            out[key] = value
+            if is_secret_like(key) and len(value) >= 8:
+                secrets.append(value)
+            continue
+        found = get_secret(ref)
+        if found is None:
+            who = f"profile {owner!r}: " if owner else ""
+            raise SecretError(
+                f"{who}env {key} refers to {ref}, which is not in the keyring; "
+                f"set it with: baton secret set {ref.label}"
+            )
+        out[key] = found
+        secrets.append(found)
+    return out, secrets
+
+
+R = TypeVar("R")
+
+
+def redact(obj: R, secrets: list[str]) -> R:
+    """``obj`` (str, list, dict, nested) with every secret value replaced by the mask."""
+    if not secrets:
+        return obj
+    if isinstance(obj, str):
+        text: str = obj
+        for s in secrets:
+            if s:
+                text = text.replace(s, MASK)
+        return text  # type: ignore[return-value]
+    if isinstance(obj, list):
+        return [redact(x, secrets) for x in obj]  # type: ignore[return-value]
+    if isinstance(obj, dict):
+        return {k: redact(v, secrets) for k, v in obj.items()}  # type: ignore[return-value]
+    return obj
+
+
+__all__ = [
+    "MASK",
+    "FileKeyring",
+    "NoKeyring",
+    "SecretError",
+    "SecretRef",
+    "backend",
+    "delete_secret",
+    "get_secret",
+    "is_secret_like",
+    "mask",
+    "parse_name",
+    "parse_ref",
+    "redact",
+    "resolve_env",
+    "set_secret",
+    "use_backend",
+]

@@ -1,0 +1,174 @@
+"""The settings cache of a broker: settings per project folder, re-read when a file changes.
+
+:class:`SettingsCache` loads a folder's settings on first use and keeps them; a watcher
+(watchfiles, non-recursive, on the folders whose config files decide each cached entry)
+drops and re-reads an entry when one of its files is written, created or removed — so an
+edited ``.baton.toml`` takes effect without restarting the broker. A broken file keeps its
+error in the cache (``get`` raises it, naming file and line) and the last good settings
+stay available to tasks already running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from baton.config.layers import PROJECT_FILE, PYPROJECT, ConfigError, user_config_path
+from baton.config.profiles import Profile
+from baton.config.settings import Settings, load_settings
+
+log = logging.getLogger(__name__)
+
+
+class SettingsCache:
+    """Settings per project folder, invalidated by a file watcher."""
+
+    def __init__(
+        self,
+        *,
+        profiles: Mapping[str, Profile] | None = None,
+        default_worker: str = "fake",
+        user_config: Path | None = None,
+        on_change: Callable[[Path], None] | None = None,
+    ) -> None:
+        self._profiles = profiles  # kept by reference: a broker may add profiles later
+        self._default_worker = default_worker
+        self._user_config = user_config
+        self._on_change = on_change
+        self._entries: dict[Path, Settings | ConfigError] = {}
+        self._good: dict[Path, Settings] = {}
+        self._seen = self._fingerprint()
+        self._watcher: asyncio.Task[None] | None = None
+        self._restart = asyncio.Event()
+        self._closed = False
+        self._watching: frozenset[Path] = frozenset()
+        #: Bumped after every reload caused by a file change (tests wait on it).
+        self.generation = 0
+        self.changed = asyncio.Condition()
+
+    def _load(self, root: Path) -> Settings | ConfigError:
+        try:
+            settings = load_settings(
+                root,
+                profiles=self._profiles,
+                default_worker=self._default_worker,
+                user_config=self._user_config,
+            )
+        except ConfigError as exc:
+            return exc
+        self._good[root] = settings
+        return settings
+
+    def _fingerprint(self) -> tuple[tuple[str, int], ...]:
+        return tuple((k, id(v)) for k, v in (self._profiles or {}).items())
+
+    def get(self, root: Path | str) -> Settings:
+        """The settings of ``root``; raises :class:`ConfigError` when a file is broken."""
+        key = Path(root).resolve()
+        if self._fingerprint() != self._seen:  # the broker's own profiles changed
+            self._seen = self._fingerprint()
+            self._entries.clear()
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._entries[key] = self._load(key)
+            self._kick()
+        if isinstance(entry, ConfigError):
+            raise entry
+        return entry
+
+    def last_good(self, root: Path | str) -> Settings | None:
+        """The settings ``root`` had before its file broke (None if it never loaded)."""
+        key = Path(root).resolve()
+        with contextlib.suppress(ConfigError):
+            return self.get(key)
+        return self._good.get(key)
+
+    def invalidate(self, changed: Path | None = None) -> list[Path]:
+        """Re-read the entries ``changed`` (a file) may decide, or all; returns their roots."""
+        roots = [
+            root
+            for root in self._entries
+            if changed is None or changed.parent in self._folders(root)
+        ]
+        for root in roots:
+            self._entries[root] = self._load(root)
+            entry = self._entries[root]
+            if isinstance(entry, ConfigError):
+                log.error("settings of %s: %s", root, entry)
+            if self._on_change is not None:
+                self._on_change(root)
+        return roots
+
+    def _folders(self, root: Path) -> tuple[Path, ...]:
+        entry = self._entries.get(root)
+        if isinstance(entry, Settings):
+            return entry.watched
+        good = self._good.get(root)
+        user = (self._user_config or user_config_path()).parent
+        return (*(good.watched if good else ()), user, root)
+
+    # -- the watcher ------------------------------------------------------------------------
+
+    def _wanted(self) -> frozenset[Path]:
+        folders = {f for root in self._entries for f in self._folders(root)}
+        return frozenset(f for f in folders if f.is_dir())
+
+    def _kick(self) -> None:
+        if self._watcher is not None and self._wanted() != self._watching:
+            self._restart.set()
+
+    def start(self) -> None:
+        """Start watching (needs a running event loop)."""
+        if self._watcher is None:
+            self._watcher = asyncio.get_running_loop().create_task(
+                self._watch(), name="settings watcher"
+            )
+
+    async def close(self) -> None:
+        self._closed = True
+        self._restart.set()
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._watcher
+
+    async def _watch(self) -> None:
+        from watchfiles import awatch
+
+        names = {PROJECT_FILE, PYPROJECT, (self._user_config or user_config_path()).name}
+
+        def only_config(_change: object, path: str) -> bool:
+            return Path(path).name in names
+
+        while not self._closed:
+            self._restart.clear()
+            self._watching = self._wanted()
+            if not self._watching:
+                await self._restart.wait()
+                continue
+            try:
+                async for changes in awatch(
+                    *sorted(self._watching),
+                    watch_filter=only_config,
+                    recursive=False,
+                    debounce=50,
+                    step=20,
+                    stop_event=self._restart,
+                ):
+                    for _, path in changes:
+                        self.invalidate(Path(path))
+                    async with self.changed:
+                        self.generation += 1
+                        self.changed.notify_all()
+            except (OSError, RuntimeError) as exc:  # a watched folder vanished
+                log.warning("settings watcher: %s", exc)
+                await asyncio.sleep(0.5)
+
+    async def wait_for_change(self, after: int, timeout: float = 10.0) -> int:
+        """Wait until a file change was handled after generation ``after``; return the new one."""
+        async with self.changed:
+            await asyncio.wait_for(self.changed.wait_for(lambda: self.generation > after), timeout)
+            return self.generation
