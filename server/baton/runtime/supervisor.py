@@ -22,15 +22,21 @@ import psutil
 
 from baton.agents.base import Adapter, AgentNotFound, Outcome, Parser, Turn
 from baton.agents.registry import adapter_for
+from baton.config.layers import ConfigError
 from baton.config.profiles import Profile, default_profiles
+from baton.config.secrets import SecretError, redact, resolve_env, use_backend
+from baton.config.settings import Settings
+from baton.config.watch import SettingsCache
 from baton.core.brief import BriefParts, Selection, build_brief, title_of
 from baton.core.diff import FileDiff, HunkState, count_lines, with_states
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import SETTLED, Completion, TaskState, transition
 from baton.core.review import REQUEST_CHANGES, Verdict, parse_verdict, review_brief
 from baton.core.review import repair_brief as review_repair_brief
+from baton.core.routing import RoutingError
 from baton.core.task import Attempt, Task, new_task_id
-from baton.runtime import runner
+from baton.runtime import accounts, runner
+from baton.runtime import routing as routes
 from baton.runtime.bus import EventBus, Subscription
 from baton.runtime.checks import Check, CheckResult, repair_prompt, run_check
 from baton.runtime.checks import summary as checks_summary
@@ -119,10 +125,17 @@ class Supervisor:
         default_worker: str = "fake",
         limits: Limits | None = None,
         adopt: bool = True,
+        settings: SettingsCache | None = None,
     ) -> None:
         self.home = home
         self.profiles: dict[str, Profile] = dict(profiles or default_profiles())
         self.default_worker = default_worker
+        # Each project's settings (profiles, routing, rules), read at delegate time; the
+        # profiles above are their defaults layer.
+        self.settings = settings or SettingsCache(
+            profiles=self.profiles, default_worker=default_worker
+        )
+        self._secrets: dict[str, list[str]] = {}  # task id → secret values its agent got
         self.limits = limits or Limits()
         self.id = broker_id()
         self._adopt = adopt
@@ -149,6 +162,7 @@ class Supervisor:
 
     async def start(self) -> None:
         self.bus.start()
+        self.settings.start()
         await self.store.call(lambda s: s.register_broker(self.id, os.getpid()))
         if self._adopt:
             await self._sweep_if_alone()
@@ -212,6 +226,7 @@ class Supervisor:
         await asyncio.gather(*self._background, return_exceptions=True)
         for task_id in list(self._tasks):
             await self.store.call(Store.set_owner, task_id, None)
+        await self.settings.close()
         await self.bus.close()
         await self.store.call(lambda s: s.unregister_broker(self.id))
         await self.store.close()
@@ -232,27 +247,34 @@ class Supervisor:
 
     async def delegate(self, req: DelegateRequest) -> Task:
         """Record the task and return it at once; the work starts in the background."""
-        worker = req.worker or self.default_worker
-        profile = self._profile(worker)
+        root = str(Path(req.root).resolve())
+        settings = self._settings(root)
+        cooling, evidence = await self._availability()
+        try:
+            route = routes.decide(settings, req, cooling=cooling, evidence=evidence)
+        except RoutingError as exc:
+            raise TaskError(str(exc)) from None
+        profile = settings.profiles[route.worker]
         now = time.time()
         task = Task(
             id=new_task_id(now),
             instruction=req.instruction,
-            root=str(Path(req.root).resolve()),
+            root=root,
             title=req.title or title_of(req.instruction),
             action=req.action,
-            kind=req.kind or ("question" if req.action == "explain" else "general"),
+            kind=route.kind,
             targets=list(req.targets),
             scope=list(req.scope),
             worker=profile.name,
             provider=profile.provider,
-            model=req.model or profile.model,
-            route_reason="named by the request" if req.worker else "default worker",
+            model=route.model,
+            route_reason=route.reason,
             group=req.group,
-            options=dict(req.options),
+            options={**_project_options(settings, route.kind), **req.options},
             created_at=now,
             updated_at=now,
         )
+        task.options["route"] = routes.route_record(req, route)
         try:
             _checks_of(task)
         except ValueError as exc:
@@ -266,9 +288,85 @@ class Supervisor:
         if req.depends_on:
             self._deferred[task.id] = req
             self._spawn(self._release_dependents(), f"dependents of {task.id}")
+        elif route.hold_until is not None:
+            await self._log(task, f"waiting: {route.reason}")
+            self._start_later(task, req, route.hold_until)
         else:
             self._spawn(self._prepare_and_run(task, req), f"task {task.id}")
         return task
+
+    def _start_later(self, task: Task, req: DelegateRequest, at: float) -> None:
+        """Start a queued task once its worker's cool-down is over (cancel drops the timer)."""
+
+        def start() -> None:
+            self._timers.pop(task.id, None)
+            self._spawn(self._prepare_and_run(task, req), f"task {task.id}")
+
+        self._cancel_timer(task.id)
+        delay = max(0.0, at - time.time())
+        self._timers[task.id] = asyncio.get_running_loop().call_later(delay, start)
+
+    async def handoff(self, task_id: str, worker: str | None = None) -> Task:
+        """Hand a failed, cancelled, interrupted or rate-limited task to another worker.
+
+        The task keeps its id, worktree, events and attempts; the new worker starts a fresh
+        session with the brief. Without ``worker``, the project's routing picks the next one.
+        """
+        task = await self._owned_or_adopt(task_id)
+        async with self._lock(task.id):
+            handable = (S.FAILED, S.CANCELLED, S.INTERRUPTED, S.RATE_LIMITED)
+            if task.state not in handable:
+                raise TaskError(
+                    f"task {task.id} is {task.state}; handoff is for failed, cancelled, "
+                    "interrupted or rate-limited tasks"
+                )
+            if not await self._hand_off(task, "handed off by the user", worker, automatic=False):
+                raise TaskError(f"no other worker may take task {task.id}")
+            return task
+
+    async def _hand_off(
+        self, task: Task, why: str, worker: str | None = None, automatic: bool = True
+    ) -> bool:
+        """Move ``task`` to the next allowed worker and start it there; False to hold."""
+        settings = self.settings.last_good(task.root)
+        if settings is None:
+            return False
+        cooling, evidence = await self._availability()
+        try:
+            route = routes.handoff_route(
+                settings,
+                task,
+                cooling=cooling,
+                evidence=evidence,
+                worker=worker,
+                automatic=automatic,
+            )
+        except RoutingError as exc:
+            raise TaskError(str(exc)) from None
+        if route is None or (route.worker == task.worker and route.model == task.model):
+            return False
+        before = task.worker
+        profile = settings.profiles[route.worker]
+        task.worker, task.provider, task.model = profile.name, profile.provider, route.model
+        task.session_id = None  # another account cannot resume this one's session
+        task.route_reason = f"{task.route_reason}; {why}: {before} → {route.reason}"
+        task.completion, task.message, task.resets_at = None, "", None
+        self._cancel_timer(task.id)
+        await self._move(task, S.QUEUED, f"{why}: {before} → {profile.name}")
+        self._spawn(self._run_queued(task, "handoff", task.brief), f"handoff {task.id}")
+        return True
+
+    async def _availability(self) -> tuple[dict[str, float], routes.EvidenceMap]:
+        """Running cool-downs (worker → until) and the evidence ledger, from the store."""
+        cooling = await self.store.call(accounts.cooldowns)
+        evidence = await self.store.call(accounts.evidence)
+        return {w: c.until for w, c in cooling.items()}, evidence
+
+    def _settings(self, root: str) -> Settings:
+        try:
+            return self.settings.get(root)
+        except ConfigError as exc:
+            raise TaskError(f"Baton's settings: {exc}") from None
 
     async def delegate_graph(self, nodes: Sequence[GraphNode]) -> dict[str, Task]:
         """Delegate a small graph in one call: each node starts once the nodes it comes
@@ -307,7 +405,7 @@ class Supervisor:
         if len(workers) < 2:
             raise TaskError("compare needs at least two workers")
         for w in workers:
-            self._profile(w)
+            self._profile(w, req.root)
         group = "g" + new_task_id()
         options = {**req.options, "compare": True}
         return [
@@ -505,7 +603,7 @@ class Supervisor:
     # ------------------------------------------------------------------ the work
 
     async def _prepare_and_run(self, task: Task, req: DelegateRequest) -> None:
-        slot = self._slot(task.worker)
+        slot = self._slot(task.worker, task.root)
         async with slot:
             if task.state != S.QUEUED:
                 return
@@ -522,6 +620,7 @@ class Supervisor:
         # The slot is held by the attempt itself from here (see _begin).
 
     async def _prepare(self, task: Task, req: DelegateRequest) -> None:
+        settings = self.settings.last_good(task.root)
         tdir = task_dir(self.home, task.id)
         tdir.mkdir(parents=True, exist_ok=True)
         memory = await self.store.call(lambda s: s.list_memory(task.root))
@@ -546,6 +645,7 @@ class Supervisor:
                 selection=selection,
                 diagnostics=req.diagnostics,
                 memory=[text for _, text in memory],
+                rules=settings.brief_rules if settings else (),
                 scope=req.scope,
             )
         )
@@ -553,13 +653,14 @@ class Supervisor:
             await self._log(task, note)
         await self._save(task)
 
-    def _slot(self, worker: str) -> asyncio.Semaphore:
+    def _slot(self, worker: str, root: str | None = None) -> asyncio.Semaphore:
         if worker not in self._slots:
-            self._slots[worker] = asyncio.Semaphore(max(1, self._profile(worker).concurrency))
+            cap = self._profile(worker, root).concurrency
+            self._slots[worker] = asyncio.Semaphore(max(1, cap))
         return self._slots[worker]
 
     async def _run_queued(self, task: Task, reason: str, prompt: str | None = None) -> None:
-        async with self._slot(task.worker):
+        async with self._slot(task.worker, task.root):
             if task.state != S.QUEUED:
                 return
             if not task.worktree or not Path(task.worktree).exists():
@@ -576,7 +677,7 @@ class Supervisor:
         self._spawn(self._follow_up(task, prompt, reason), f"{reason} {task.id}")
 
     async def _follow_up(self, task: Task, prompt: str, reason: str) -> None:
-        async with self._slot(task.worker):
+        async with self._slot(task.worker, task.root):
             await self._launch(task, prompt, reason)
 
     async def _begin(self, task: Task, prompt: str, reason: str) -> None:
@@ -584,7 +685,7 @@ class Supervisor:
 
     async def _launch(self, task: Task, prompt: str, reason: str) -> None:
         """Start one attempt and follow it to the end (holding the caller's slot)."""
-        profile = self._profile(task.worker)
+        profile = self._profile(task.worker, task.root)
         adapter = adapter_for(profile.provider)
         tdir = task_dir(self.home, task.id)
         turn = Turn(
@@ -611,6 +712,12 @@ class Supervisor:
         """Spawn the agent and record its attempt; None (and the task failed) if it can't."""
         if self._closed:
             return None
+        try:
+            profile = await self._with_secrets(task, profile)
+        except SecretError as exc:
+            await self._log(task, f"could not start {profile.name}: {exc}", "error")
+            await self._move(task, S.FAILED, str(exc), Completion.AUTH)
+            return None
         # From spawn to the attempt's record nothing may interrupt us: a broker closing in
         # between would leave an agent running that no later broker could find.
         self._launching += 1
@@ -629,6 +736,19 @@ class Supervisor:
             self._launching -= 1
             if not self._launching:
                 self._no_launch.set()
+
+    async def _with_secrets(self, task: Task, profile: Profile) -> Profile:
+        """``profile`` with its keyring references resolved, for this launch only.
+
+        The values go to the agent's environment and nowhere else; events mentioning one
+        are redacted before they are stored (see :meth:`_emit_agent`).
+        """
+        settings = self.settings.last_good(task.root)
+        use_backend(settings.secrets_backend if settings else None)
+        env, secrets = await asyncio.to_thread(resolve_env, profile.env, profile.name)
+        known = self._secrets.setdefault(task.id, [])
+        known.extend(s for s in secrets if s not in known)
+        return dataclasses.replace(profile, env=env)
 
     async def _record_attempt(
         self, task: Task, profile: Profile, proc: runner.ProcessRecord, n: int, reason: str
@@ -735,7 +855,11 @@ class Supervisor:
 
     async def _emit_agent(self, live: _Live, events: Sequence[Event], wait: bool = True) -> None:
         task, attempt = live.task, live.attempt
-        stamped = [dataclasses.replace(e, task_id=task.id, attempt=attempt.n) for e in events]
+        secrets = self._secrets.get(task.id, [])
+        stamped = [
+            dataclasses.replace(e, task_id=task.id, attempt=attempt.n, data=redact(e.data, secrets))
+            for e in events
+        ]
         for e in stamped:
             live.outcome.observe(e)
             if live.side:
@@ -779,11 +903,22 @@ class Supervisor:
             await self._move(task, target, live.stop_message, stop)
             return
         if outcome.error == Completion.RATE_LIMIT:
+            settings = self.settings.last_good(task.root)
+            fallback = settings.cooldown_for(task.provider) if settings else 60.0
             task.resets_at = outcome.resets_at or (
-                time.time() + (outcome.retry_after if outcome.retry_after is not None else 60.0)
+                time.time() + (outcome.retry_after if outcome.retry_after is not None else fallback)
             )
             await self._move(task, S.RATE_LIMITED, outcome.error_message, Completion.RATE_LIMIT)
-            self._hold_until_reset(task)
+            await self.store.call(
+                accounts.record_cooldown,
+                task.worker,
+                task.provider,
+                task.resets_at,
+                outcome.error_message[:500],
+                task.id,
+            )
+            if not await self._hand_off(task, "rate limited"):
+                self._hold_until_reset(task)
             return
         if outcome.error is not None:
             await self._move(task, S.FAILED, outcome.error_message, outcome.error)
@@ -855,7 +990,7 @@ class Supervisor:
 
     async def _review(self, task: Task, reviewer: str, files: Sequence[FileDiff]) -> Verdict | None:
         """A different worker reviews the change in a checkout of its own; None if cancelled."""
-        profile = self._profile(reviewer)
+        profile = self._profile(reviewer, task.root)
         adapter = adapter_for(profile.provider)
         snap = _snapshot_of(task)
         review_id = f"{task.id}-review"
@@ -1075,7 +1210,7 @@ class Supervisor:
         for e in await self.events(task.id):
             if e.attempt == last.n:
                 outcome.observe(e)
-        adapter = adapter_for(self._profile(task.worker).provider)
+        adapter = adapter_for(self._profile(task.worker, task.root).provider)
         self._spawn(self._follow_adopted(task, last, adapter, outcome), f"adopted {task.id}")
 
     async def _follow_adopted(
@@ -1107,10 +1242,13 @@ class Supervisor:
 
     # ------------------------------------------------------------------ helpers
 
-    def _profile(self, name: str) -> Profile:
-        profile = self.profiles.get(name)
+    def _profile(self, name: str, root: str | None = None) -> Profile:
+        """A worker's profile in the settings of ``root`` (the broker's defaults without)."""
+        settings = self.settings.last_good(root) if root else None
+        profiles = settings.profiles if settings is not None else self.profiles
+        profile = profiles.get(name) or self.profiles.get(name)
         if profile is None:
-            known = ", ".join(sorted(self.profiles)) or "none"
+            known = ", ".join(sorted(profiles)) or "none"
             raise TaskError(f"unknown worker {name!r}; configured workers: {known}")
         if not profile.enabled:
             raise TaskError(f"worker {name!r} is disabled")
@@ -1157,6 +1295,12 @@ class Supervisor:
             await self.bus.emit([Event(EventType.STATE, data, task_id=task.id)])
         except Exception as exc:
             log.error("task %s: could not record %s → %s: %s", task.id, before, target, exc)
+        if target in SETTLED or target == S.REVIEW:
+            self._secrets.pop(task.id, None)
+            try:
+                await self.store.call(accounts.record_outcome, snapshot)
+            except Exception as exc:
+                log.warning("task %s: could not record its outcome in the ledger: %s", task.id, exc)
 
     async def _save(self, task: Task) -> None:
         snapshot = _copy(task)
@@ -1227,6 +1371,19 @@ def _request_of(task: Task) -> DelegateRequest:
         title=task.title,
         group=task.group,
     )
+
+
+def _project_options(settings: Settings, kind: str) -> dict[str, Any]:
+    """The project's checks, repair rounds and reviewer as task options (a request's win)."""
+    out: dict[str, Any] = {"repair_rounds": settings.repair_rounds}
+    if settings.verify:
+        out["verify"] = [
+            {"name": v.name, "argv": list(v.argv), "timeout": v.timeout} for v in settings.verify
+        ]
+    review = settings.review
+    if review.worker and (not review.kinds or kind in review.kinds):
+        out["review"] = {"worker": review.worker}
+    return out
 
 
 def _reviewer_of(task: Task) -> str | None:

@@ -154,6 +154,49 @@ def initial(db: Database) -> None:
     tasks.enable_fts(FTS_COLUMNS, create_triggers=True, tokenize="porter")
 
 
+@MIGRATIONS(name="0002_accounts")
+def accounts(db: Database) -> None:
+    """Cool-downs of rate-limited accounts (shared by every broker) and the evidence ledger."""
+    db.execute(
+        """
+        CREATE TABLE cooldowns (
+            worker TEXT PRIMARY KEY,
+            provider TEXT NOT NULL DEFAULT '',
+            until REAL NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            task_id TEXT,
+            recorded_at REAL NOT NULL
+        )
+        """
+    )
+    # One row per task: its last worker, model and kind, and how it went. Rewritten as the
+    # task settles and as its hunks are decided.
+    db.execute(
+        """
+        CREATE TABLE ledger (
+            task_id TEXT PRIMARY KEY REFERENCES tasks(id) ON DELETE CASCADE,
+            worker TEXT NOT NULL,
+            provider TEXT NOT NULL DEFAULT '',
+            model TEXT,
+            kind TEXT NOT NULL,
+            root TEXT NOT NULL DEFAULT '',
+            state TEXT NOT NULL,
+            completion TEXT,
+            ok INTEGER NOT NULL DEFAULT 0,
+            hunks INTEGER NOT NULL DEFAULT 0,
+            hunks_accepted INTEGER NOT NULL DEFAULT 0,
+            hunks_decided INTEGER NOT NULL DEFAULT 0,
+            duration REAL NOT NULL DEFAULT 0,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cost REAL,
+            settled_at REAL NOT NULL
+        )
+        """
+    )
+    db.table("ledger").create_index(["worker", "model", "kind"], index_name="idx_ledger_worker")
+
+
 def apply(db: Database) -> None:
     """Apply every pending migration (each in its own transaction)."""
     MIGRATIONS.apply(db)

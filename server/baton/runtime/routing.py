@@ -1,0 +1,113 @@
+"""Routing glue: a delegate request and a project's settings → the pure routing decision.
+
+The supervisor calls :func:`decide` at delegate time and :func:`handoff_route` when a
+worker is rate limited (or the user hands a failed task on); the cool-downs and evidence
+come from the store (:mod:`baton.runtime.accounts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from baton.config.settings import Settings
+from baton.core.routing import (
+    KINDS,
+    Classification,
+    Evidence,
+    Kind,
+    Route,
+    RoutingError,
+    classify,
+    route,
+)
+from baton.core.task import Task
+from baton.runtime.requests import DelegateRequest
+
+EvidenceMap = Mapping[tuple[str, str | None, str], Evidence]
+
+
+def kind_of(req: DelegateRequest) -> Classification:
+    """The request's kind: named by it, else classified from instruction, selection, action."""
+    if req.kind:
+        if req.kind not in KINDS:
+            raise RoutingError(f"unknown task kind {req.kind!r}; kinds: {', '.join(KINDS)}")
+        return Classification(Kind(req.kind), "named by the request")
+    lines = None
+    if req.targets and req.targets[0].start_line is not None:
+        first = req.targets[0]
+        lines = (first.end_line or first.start_line or 0) - (first.start_line or 0) + 1
+    return classify(
+        req.instruction, action=req.action, selection_lines=lines, files=len(req.targets)
+    )
+
+
+def decide(
+    settings: Settings,
+    req: DelegateRequest,
+    *,
+    cooling: Mapping[str, float],
+    evidence: EvidenceMap,
+    now: float | None = None,
+) -> Route:
+    """Who runs a new task (raises :class:`RoutingError` when nobody may)."""
+    kind = kind_of(req)
+    return route(
+        kind.kind,
+        settings.policy(),
+        settings.accounts(),
+        worker=req.worker,
+        model=req.model,
+        kind_reason=kind.reason,
+        cooling=cooling,
+        evidence=evidence,
+        now=now,
+    )
+
+
+def route_record(req: DelegateRequest, r: Route) -> dict[str, Any]:
+    """What the task keeps of its routing (in ``task.options["route"]``)."""
+    return {
+        "explicit": r.explicit,
+        "model": req.model,
+        "candidates": [c.worker + (f"/{c.model}" if c.model else "") for c in r.candidates],
+    }
+
+
+def handoff_route(
+    settings: Settings,
+    task: Task,
+    *,
+    cooling: Mapping[str, float],
+    evidence: EvidenceMap,
+    worker: str | None = None,
+    automatic: bool = True,
+    now: float | None = None,
+) -> Route | None:
+    """The next worker for ``task``, or None when it should wait (hold) instead.
+
+    Automatic handoffs (a rate limit) follow ``on_rate_limit`` and never move a task whose
+    worker the request named; a handoff asked for by the user may name the worker.
+    """
+    record = task.options.get("route") or {}
+    if automatic and (settings.on_rate_limit == "hold" or record.get("explicit")):
+        return None
+    try:
+        r = route(
+            task.kind,
+            settings.policy(),
+            settings.accounts(),
+            worker=worker,
+            model=record.get("model") if not worker else None,
+            cooling=cooling,
+            evidence=evidence,
+            exclude=() if worker else {task.worker},
+            now=now,
+        )
+    except RoutingError:
+        if not automatic:
+            raise
+        return None
+    if r.hold_until is not None and automatic:
+        return None
+    return r
