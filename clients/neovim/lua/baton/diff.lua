@@ -219,10 +219,11 @@ local function draw(buf, client_id, payload, hunk)
   end
 
   local anchor_row = math.min(s, math.max(n - 1, 0))
-  local anchor_opts = { right_gravity = false, end_right_gravity = true }
+  local anchor_opts = { right_gravity = false } ---@type table
   if e > s then
     local last = vim.api.nvim_buf_get_lines(buf, e - 1, e, false)[1] or ''
     anchor_opts.end_row, anchor_opts.end_col = e - 1, #last
+    anchor_opts.end_right_gravity = true
   end
   local anchor = vim.api.nvim_buf_set_extmark(buf, M.ns_anchor, anchor_row, 0, anchor_opts)
 
