@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from baton import __version__
-from baton.cli import remote, render
+from baton.cli import config_cmds, remote, render
 from baton.cli.remote import UsageError
 from baton.core.lifecycle import TaskState
 from baton.runtime.supervisor import TaskError
@@ -132,6 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     c = cmd("demo", "run a delegation end to end in a throwaway repository")
     c.add_argument("--worker", help="profile to use instead of the fake agent")
     c.add_argument("--keep", action="store_true", help="keep the throwaway folder")
+    config_cmds.add_commands(cmd)
     return p
 
 
@@ -224,6 +225,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, render.Output], Awaitable[int
     "memory": remote.memory,
     "workers": remote.workers,
     "health": remote.health,
+    **config_cmds.COMMANDS,
 }
 
 
