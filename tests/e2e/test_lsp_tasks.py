@@ -118,7 +118,9 @@ async def test_explain_sees_the_unsaved_buffer_and_shows_the_answer(lsp: Session
     assert (lsp.repo / "app.py").read_text() == APP
 
 
-async def test_user_edits_while_running_accept_merges(lsp: Session) -> None:
+async def test_user_edits_while_a_task_runs_accept_merges_or_reports_a_conflict(
+    lsp: Session,
+) -> None:
     doc = lsp.open("app.py")
     task_id = await delegate(
         lsp, {"sleep": 0.3}, {"edit": "app.py", "old": "return 2", "new": "return 20"}
@@ -139,19 +141,18 @@ async def test_user_edits_while_running_accept_merges(lsp: Session) -> None:
     )
     assert (lsp.repo / "app.py").read_text() == APP
 
-
-async def test_user_edits_the_same_lines_accept_reports_a_conflict(lsp: Session) -> None:
-    doc = lsp.open("app.py")
-    task_id = await delegate(lsp, {"edit": "app.py", "old": "return 2", "new": "return 20"})
+    # Now the user rewrites the very lines a second task changed.
+    notes = lsp.open("notes.txt")
+    task_id = await delegate(lsp, {"edit": "notes.txt", "old": "three", "new": "THREE"})
     assert await lsp.settle(task_id) == "review"
-    mine = APP.replace("return 2", "return 'mine'")
-    lsp.change(doc, mine)
+    mine = notes.text.replace("three", "3, mine")
+    lsp.change(notes, mine)
     diff = await lsp.command("baton.diff", {"taskId": task_id})
     assert diff["files"][0]["hunks"][0]["stale"]
     result = await lsp.command("baton.accept", {"taskId": task_id})
     assert result["applied"] == [] and len(result["conflicts"]) == 1
     assert result["state"] == "review"
-    assert not lsp.rec.edits and doc.text == mine
+    assert len(lsp.rec.edits) == 1 and notes.text == mine
     await wait_for(
         lambda: any("conflict" in m.message for m in lsp.client.messages), what="warning"
     )
@@ -160,36 +161,46 @@ async def test_user_edits_the_same_lines_accept_reports_a_conflict(lsp: Session)
     assert rejected["state"] == "rejected"
 
 
-async def test_editor_refuses_the_edit_nothing_is_recorded(lsp: Session) -> None:
+async def test_refused_edits_record_nothing_and_closed_files_go_to_disk(lsp: Session) -> None:
     doc = lsp.open("app.py")
-    task_id = await delegate(lsp, {"edit": "app.py", "old": "return 1", "new": "return 10"})
-    assert await lsp.settle(task_id) == "review"
-    lsp.rec.apply_edits = False
-    result = await lsp.command("baton.accept", {"taskId": task_id})
-    assert result["applied"] == [] and result["notApplied"][0]["reason"] == "user said no"
-    assert len(lsp.rec.edits) == 1 and doc.text == APP
-    diff = await lsp.command("baton.diff", {"taskId": task_id})
-    assert diff["files"][0]["hunks"][0]["state"] == "pending"
-    lsp.rec.apply_edits = True
-    result = await lsp.command("baton.accept", {"taskId": task_id})
-    assert result["state"] == "applied"
-
-
-async def test_closed_files_are_accepted_on_disk(lsp: Session) -> None:
     task_id = await delegate(
         lsp,
         {"edit": "app.py", "old": "return 1", "new": "return 10"},
         {"write": "new_module.py", "content": "X = 1\n"},
     )
     assert await lsp.settle(task_id) == "review"
+    diff = await lsp.command("baton.diff", {"taskId": task_id})
+    app_hunk, new_hunk = (f["hunks"][0]["id"] for f in diff["files"])
+    lsp.rec.apply_edits = False
     result = await lsp.command("baton.accept", {"taskId": task_id})
-    assert result["state"] == "applied" and len(result["applied"]) == 2
-    assert not lsp.rec.edits
-    assert "return 10" in (lsp.repo / "app.py").read_text()
+    # The open file went to the editor, which said no: nothing recorded for it.
+    assert [n["hunkId"] for n in result["notApplied"]] == [app_hunk]
+    assert result["notApplied"][0]["reason"] == "user said no"
+    # The closed file was written on disk.
+    assert result["applied"] == [new_hunk] and result["state"] == "review"
     assert (lsp.repo / "new_module.py").read_text() == "X = 1\n"
+    assert len(lsp.rec.edits) == 1 and doc.text == APP
+    diff = await lsp.command("baton.diff", {"taskId": task_id})
+    assert [h["state"] for f in diff["files"] for h in f["hunks"]] == ["pending", "accepted"]
+    lsp.rec.apply_edits = True
+    result = await lsp.command("baton.accept", {"taskId": task_id})
+    assert result["applied"] == [app_hunk] and result["state"] == "applied"
+    await wait_for(lambda: "return 10" in doc.text, what="edit applied")
+    assert (lsp.repo / "app.py").read_text() == APP  # the editor owns the buffer
 
 
-async def test_fix_these_diagnostics_brief_carries_them(lsp: Session) -> None:
+async def test_settings_and_fix_these_diagnostics_reach_the_brief(lsp: Session) -> None:
+    lsp.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(
+            settings={"baton": {"briefRules": ["Never touch notes.txt"], "worker": "nope"}}
+        )
+    )
+    with pytest.raises(JsonRpcException, match="unknown worker 'nope'"):
+        await delegate(lsp, {"say": "hi"})
+    lsp.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"baton": {"worker": None, "isolation": 3}})
+    )
+    await wait_for(lambda: any("isolation" in m.message for m in lsp.client.messages))
     doc = lsp.open("app.py")
     diagnostic = types.Diagnostic(
         range=types.Range(types.Position(1, 4), types.Position(1, 12)),
@@ -216,7 +227,10 @@ async def test_fix_these_diagnostics_brief_carries_them(lsp: Session) -> None:
     brief = inspect["task"]["brief"]
     assert "Fix the diagnostics listed below" in brief
     assert "- line 2 warning ruff [PLR2004]: Returning a magic number" in brief
+    assert "- Never touch notes.txt" in brief
     assert inspect["task"]["action"] == "fix"
+    listed = await lsp.command("baton.tasks", {"states": ["answered"]})
+    assert [t["id"] for t in listed["tasks"]] == [task_id]
 
 
 async def test_plain_client_is_offered_ready_made_instructions(lsp: Session) -> None:
@@ -231,26 +245,6 @@ async def test_plain_client_is_offered_ready_made_instructions(lsp: Session) -> 
     await lsp.settle(result["taskId"])
     lsp.rec.pick = None
     assert await lsp.command("baton.delegate", args) == {"taskId": None, "cancelled": True}
-
-
-async def test_settings_from_configuration_reach_the_task(lsp: Session) -> None:
-    lsp.client.workspace_did_change_configuration(
-        types.DidChangeConfigurationParams(
-            settings={"baton": {"briefRules": ["Never touch notes.txt"], "worker": "nope"}}
-        )
-    )
-    with pytest.raises(JsonRpcException, match="unknown worker 'nope'"):
-        await delegate(lsp, {"say": "hi"})
-    lsp.client.workspace_did_change_configuration(
-        types.DidChangeConfigurationParams(settings={"baton": {"worker": None, "isolation": 3}})
-    )
-    await wait_for(lambda: any("isolation" in m.message for m in lsp.client.messages))
-    task_id = await delegate(lsp, {"say": "hi"})
-    await lsp.settle(task_id)
-    inspect = await lsp.command("baton.inspect", {"taskId": task_id, "events": 0})
-    assert "- Never touch notes.txt" in inspect["task"]["brief"]
-    listed = await lsp.command("baton.tasks", {"states": ["answered"]})
-    assert [t["id"] for t in listed["tasks"]] == [task_id]
 
 
 async def test_draft_diff_follows_silent_changes_in_the_worktree(lsp: Session) -> None:
