@@ -275,7 +275,7 @@ def classify(
 
 # -- quality ----------------------------------------------------------------------------------
 
-_FAST = re.compile(r"haiku|mini|nano|flash|lite|small|fast", re.I)
+_FAST = re.compile(r"\b(?:haiku|mini|nano|flash|lite|small|fast)", re.I)
 _FRONTIER = re.compile(r"opus|\bo[13]\b|o[13]-|gpt-5(?!-?(?:mini|nano))|-pro\b|pro-|\bmax\b", re.I)
 
 
