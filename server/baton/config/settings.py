@@ -65,6 +65,7 @@ from baton.config.layers import (
     Layer,
     Source,
     dotted,
+    locate,
     project_config_path,
     read_layer,
     user_config_path,
@@ -243,16 +244,20 @@ def _merge(base: dict[Key, tuple[Any, Source]], layer: Layer) -> dict[Key, tuple
 class _Values:
     """The merged items, read with type checks whose errors name the file and line."""
 
-    def __init__(self, items: dict[Key, tuple[Any, Source]]) -> None:
+    def __init__(
+        self, items: dict[Key, tuple[Any, Source]], lines: Mapping[str, Mapping[Key, int]]
+    ) -> None:
         self.items = items
+        self.lines = lines  # file → where each key is written
 
     def fail(self, key: Key, message: str) -> ConfigError:
         src = self.items[key][1] if key in self.items else None
-        if src is None:
-            parents = [k for k in self.items if k[: len(key)] == key]
-            src = self.items[parents[0]][1] if parents else None
-        path = src.path if src else None
-        return ConfigError(f"{dotted(key)}: {message}", path, src.line if src else None)
+        line = src.line if src else None
+        if src is None:  # a table: name the file of what is under it, and its header's line
+            below = [k for k in self.items if k[: len(key)] == key]
+            src = self.items[below[-1]][1] if below else None
+            line = locate(self.lines.get(src.path or "", {}), key) if src else None
+        return ConfigError(f"{dotted(key)}: {message}", src.path if src else None, line)
 
     def has(self, key: Key) -> bool:
         return key in self.items
@@ -528,16 +533,18 @@ def load_settings(
     items = _merge(items, user)
     layers.append(LayerInfo("user", str(user_path), user.exists))
     watched = [user_path.parent]
+    lines = {str(user.path): user.lines}
     if root is not None:
         found, looked = project_config_path(root)
         watched.extend(looked)
         if found is not None:
             project = read_layer("project", found)
             items = _merge(items, project)
+            lines[str(project.path)] = project.lines
             layers.append(LayerInfo("project", str(found), True))
         else:
             layers.append(LayerInfo("project", None, False))
-    return _build(_Values(items), root, tuple(layers), tuple(watched), default_worker)
+    return _build(_Values(items, lines), root, tuple(layers), tuple(watched), default_worker)
 
 
 def with_profiles(settings: Settings, extra: Mapping[str, Profile]) -> Settings:
