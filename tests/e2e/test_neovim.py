@@ -182,12 +182,23 @@ def test_screen_shows_draft_then_final_diff_and_status(editor: Editor) -> None:
         assert screen.row_attrs(i)[5].get("foreground") == delete["fg"]
         assert screen.row_attrs(i - 1)[5].get("foreground") != delete["fg"]  # "def a():"
 
+        # The user edits above the hunks while they wait: the diff moves with the text...
+        ed.feed("ggO# note<Esc>")
+        text = screen.wait_for(lambda t: t[0][2:] == "# note", "the typed line")
+        assert [line[2:].rstrip()[:13] for line in text[1:5]] == [
+            "def a():",
+            "    return 1 ",
+            "    return 10",
+            "",
+        ]
+        # ...and accepting merges into the edited text.
         ed.command("Baton accept_all")
         text = screen.wait_for(
             lambda t: not any("Baton" in line for line in t[:-1]),
             "the accepted buffer, no Baton left",
         )
-        assert [line[2:] for line in text[:6]] == [
+        assert [line[2:] for line in text[:7]] == [
+            "# note",
             "def a():",
             "    return 10",
             "",
@@ -271,9 +282,38 @@ def test_a_question_is_notified_and_answered(repo: Path, baton_home: Path, tmp_p
             what="a notification of the question",
         )
         assert "Should b() return 20 too?" in note["msg"] and note["level"] == 3  # WARN
-        task_id = ed.lua("return vim.tbl_keys(require('baton.status').tasks)[1]")
-        ed.command(f"Baton reply {task_id} yes please")
+        # :Baton reply without an id: pick the task, then type the answer at the prompt.
+        ed.lua(
+            "vim.ui.select = function(items, opts, on_choice)"
+            " _G.test_choices = vim.tbl_map(opts.format_item, items) on_choice(items[1]) end"
+        )
+        ed.command("Baton reply")
+        wait_for(lambda: ed.nvim.eval("mode(1)") == "c", what="the reply prompt")
+        choices = ed.lua("return _G.test_choices")
+        assert len(choices) == 1 and choices[0].startswith("[needs_input] Bigger numbers please")
+        ed.feed("yes please<CR>")
         wait_for(lambda: status(ed) == "Baton ✓1", what="ready after the reply")
         wait_for(lambda: [h["row"] for h in hunks(ed)] == [5], what="the hunk drawn")
+        # :Baton inspect opens what was asked for, in a split
+        task_id = ed.lua("return vim.tbl_keys(require('baton.status').tasks)[1]")
+        ed.command(f"Baton inspect {task_id}")
+        wait_for(lambda: len(ed.nvim.api.list_wins()) == 2, what="the inspection")
+        text = "\n".join(ed.lines())
+        assert "state:   review" in text and "Bigger numbers please" in text
+        ed.command("close")
+        # :Baton tasks: pick the task, then "reject all" among its moves
+        ed.lua(
+            "vim.ui.select = function(items, opts, on_choice)"
+            " local labels = vim.tbl_map(opts.format_item, items)"
+            " table.insert(_G.test_menus, labels)"
+            " for i, label in ipairs(labels) do"
+            "   if label == 'reject all' then return on_choice(items[i]) end end"
+            " on_choice(items[1]) end _G.test_menus = {}"
+        )
+        ed.command("Baton tasks")
+        wait_for(lambda: status(ed) == "", what="the task rejected from :Baton tasks")
+        wait_for(lambda: hunks(ed) == [], what="its diff cleared")
+        menus = ed.lua("return _G.test_menus")
+        assert menus[1] == ["open diff", "reply", "accept all", "reject all", "inspect"]
     finally:
         ed.close()

@@ -218,3 +218,14 @@ def test_command_completion(ed: Editor) -> None:
         {"worker": "x"},
         "do it",
     ]
+
+
+def test_plug_delegate_takes_the_visual_lines(ed: Editor) -> None:
+    ed.lua("require('baton.delegate').delegate = function(opts) _G.test_opts = opts end")
+    ed.command("xmap X <Plug>(baton-delegate)")
+    ed.feed("2GVjX")
+    assert ed.lua("return _G.test_opts") == {"line1": 2, "line2": 3}
+    assert ed.nvim.eval("mode(1)") == "n"
+    ed.command("nmap X <Plug>(baton-delegate)")
+    ed.feed("X")  # normal mode: the whole file
+    assert ed.lua("return _G.test_opts") in ({}, [])
