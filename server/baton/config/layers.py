@@ -122,10 +122,11 @@ def read_layer(name: str, path: Path) -> Layer:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = _AT_LINE.search(str(exc))
-        message = _AT_LINE.sub("", str(exc)).strip()
-        raise ConfigError(
-            f"not valid TOML: {message}", str(path), int(m.group(1)) if m else None
-        ) from exc
+        line = int(m.group(1)) if m else None
+        if line is None and "end of document" in str(exc):
+            line = max(1, len(text.splitlines()))
+        message = _AT_LINE.sub("", str(exc)).replace("(at end of document)", "").strip()
+        raise ConfigError(f"not valid TOML: {message}", str(path), line) from exc
     prefix: Key = ()
     if path.name == PYPROJECT:
         tool = data.get("tool")
