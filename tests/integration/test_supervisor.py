@@ -303,3 +303,25 @@ async def test_full_disk_on_the_event_log_fails_the_task_clearly(
             break
         assert time.monotonic() < deadline, f"stored state still {stored.state}"
         await asyncio.sleep(0.1)
+
+
+async def test_cancel_while_preparing_or_starting_stops_at_the_next_step(
+    sup: Supervisor, repo: Path
+) -> None:
+    for i in range(400):  # a bigger tree makes preparing last long enough to hit
+        (repo / f"f{i}.txt").write_text(f"{i}\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "more")
+    task = await sup.delegate(delegate(repo, {"say": "should never run"}))
+    deadline = time.monotonic() + 10
+    while (await sup.get(task.id)).state == S.QUEUED:
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.001)
+    assert (await sup.get(task.id)).state == S.PREPARING
+    await sup.cancel(task.id)
+    assert await settle(sup, task.id) == S.CANCELLED
+    await asyncio.sleep(0.3)
+    done = await sup.get(task.id)
+    assert done.state == S.CANCELLED and done.attempts == 0
+    texts = [e for e in await sup.events(task.id) if e.type == EventType.TEXT]
+    assert texts == []

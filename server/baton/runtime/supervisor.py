@@ -153,6 +153,7 @@ class Supervisor:
         # by get(), and written again by the tick until the store takes them.
         self._unsaved: dict[str, tuple[Task, str | None]] = {}
         self._deferred: dict[str, DelegateRequest] = {}  # tasks waiting on prerequisites
+        self._cancelling: set[str] = set()  # cancelled between steps; stopped at the next
         self._launching = 0
         self._no_launch = asyncio.Event()
         self._no_launch.set()
@@ -468,9 +469,14 @@ class Supervisor:
                 live.stop, live.stop_message = Completion.CANCELLED, "cancelled by the user"
                 await runner.kill_tree(live.attempt.pid or 0, self.limits.kill_grace)
                 return task
-            if task.state in (S.QUEUED, S.NEEDS_INPUT, S.RATE_LIMITED, S.INTERRUPTED, S.PREPARING):
+            if task.state in (S.QUEUED, S.NEEDS_INPUT, S.RATE_LIMITED, S.INTERRUPTED):
                 self._cancel_timer(task.id)
                 await self._move(task, S.CANCELLED, "cancelled by the user", Completion.CANCELLED)
+                return task
+            if task.state in (S.PREPARING, S.RUNNING, S.VERIFYING):
+                # Between steps (snapshot, starting the agent, checks): the work stops at
+                # its next step, which moves the task to cancelled.
+                self._cancelling.add(task.id)
                 return task
             raise TaskError(f"task {task.id} is {task.state}: nothing to cancel")
 
@@ -615,6 +621,8 @@ class Supervisor:
                 await self._move(
                     task, S.FAILED, f"could not prepare: {exc}", Completion.WORKER_ERROR
                 )
+                return
+            if await self._stop_if_cancelled(task):
                 return
             await self._begin(task, task.brief, "first")
         # The slot is held by the attempt itself from here (see _begin).
@@ -792,6 +800,10 @@ class Supervisor:
         tailer = Tailer(Path(attempt.out_path), attempt.out_offset)
         live = _Live(task, attempt, adapter, tailer, outcome, now, now, adapter.parser(), side)
         self._live[task.id] = live
+        if task.id in self._cancelling:  # cancelled while the agent was being started
+            self._cancelling.discard(task.id)
+            live.stop, live.stop_message = Completion.CANCELLED, "cancelled by the user"
+            self._spawn(runner.kill_tree(attempt.pid or 0, self.limits.kill_grace), "cancel")
         pump = asyncio.get_running_loop().create_task(self._pump(live))
         try:
             exit_code = await self._watch(live, pump)
@@ -945,6 +957,8 @@ class Supervisor:
             await self._move(task, S.VERIFYING, "verifying the change")
         results = []
         for check in checks:
+            if await self._stop_if_cancelled(task):
+                return
             result = await asyncio.to_thread(run_check, check, _agent_cwd(task))
             results.append(result)
             await self._emit(
@@ -970,6 +984,8 @@ class Supervisor:
         elif reviewer == task.worker:
             notes.append(f"review skipped: {reviewer} wrote the change")
         elif reviewer:
+            if await self._stop_if_cancelled(task):
+                return
             verdict = await self._review(task, reviewer, files)
             if verdict is None:  # cancelled during the review
                 await self._move(task, S.CANCELLED, "cancelled by the user", Completion.CANCELLED)
@@ -1037,6 +1053,14 @@ class Supervisor:
             "branch": task.branch,
             "repair_rounds": int(task.options.get("repair_round", 0)),
         }
+
+    async def _stop_if_cancelled(self, task: Task) -> bool:
+        """Honour a cancel that came between steps; True if the task is now cancelled."""
+        if task.id not in self._cancelling:
+            return False
+        self._cancelling.discard(task.id)
+        await self._move(task, S.CANCELLED, "cancelled by the user", Completion.CANCELLED)
+        return True
 
     def _hold_until_reset(self, task: Task) -> None:
         delay = max(0.0, (task.resets_at or time.time()) - time.time())
@@ -1272,6 +1296,7 @@ class Supervisor:
         if reason and target not in (S.RUNNING, S.PREPARING, S.QUEUED):
             task.message = reason
         if target in SETTLED or target == S.REVIEW:
+            self._cancelling.discard(task.id)
             task.settled_at = task.updated_at
             self._tasks.pop(task.id, None)
         else:
