@@ -111,8 +111,16 @@ class Editor:
             stdout=subprocess.DEVNULL,
             stderr=self.log,
         )
-        wait_for(lambda: Path(self.address).exists(), 10, "the nvim socket")
-        self.nvim = pynvim.attach("socket", path=self.address)
+        self.nvim = wait_for(self._connect, 10, "the nvim socket")
+
+    def _connect(self) -> pynvim.Nvim | None:
+        # The socket file exists from bind(); connect() is refused until listen().
+        if not Path(self.address).exists():
+            return None
+        try:
+            return pynvim.attach("socket", path=self.address)
+        except (ConnectionRefusedError, FileNotFoundError):
+            return None
 
     def lua(self, code: str, *args: Any) -> Any:
         return self.nvim.exec_lua(code, *args)

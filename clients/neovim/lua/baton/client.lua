@@ -203,7 +203,13 @@ function M.request(client, method, params, handler, buf)
       end
       return
     end
-    if client.is_stopped and (has_011 and client:is_stopped() or client.is_stopped()) then
+    local stopped
+    if has_011 then
+      stopped = client:is_stopped()
+    else
+      stopped = client.is_stopped()
+    end
+    if stopped then
       handler({ message = 'the Baton server stopped' }, nil)
       return
     end
@@ -239,7 +245,10 @@ function M.command(client, name, args, on_result, buf)
   local params = { command = name, arguments = args and { args } or {} }
   M.request(client, 'workspace/executeCommand', params, function(err, result)
     if err then
-      vim.notify(string.format('Baton: %s: %s', name, err.message or tostring(err)), vim.log.levels.ERROR)
+      vim.notify(
+        string.format('Baton: %s: %s', name, err.message or tostring(err)),
+        vim.log.levels.ERROR
+      )
       return
     end
     if on_result then

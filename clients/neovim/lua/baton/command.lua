@@ -95,7 +95,10 @@ M.subcommands = {
   end,
   status = function()
     local text = require('baton.status').text()
-    vim.notify(text ~= '' and text or 'Baton: no task running, waiting or ready', vim.log.levels.INFO)
+    vim.notify(
+      text ~= '' and text or 'Baton: no task running, waiting or ready',
+      vim.log.levels.INFO
+    )
   end,
 }
 
@@ -105,7 +108,10 @@ function M.run(a)
   local name = table.remove(words, 1) or 'tasks'
   local sub = M.subcommands[name]
   if not sub then
-    vim.notify('Baton: unknown subcommand ' .. name .. ' (see :h baton-commands)', vim.log.levels.ERROR)
+    vim.notify(
+      'Baton: unknown subcommand ' .. name .. ' (see :h baton-commands)',
+      vim.log.levels.ERROR
+    )
     return
   end
   sub(a, words)
@@ -128,7 +134,14 @@ function M.complete(lead, line)
   local sub = words[first]
   if sub == 'delegate' or sub == 'fix' or sub == 'explain' or sub == 'tests' then
     local out = {}
-    for _, k in ipairs({ 'kind=delegate', 'kind=fix', 'kind=explain', 'kind=tests', 'worker=', 'model=' }) do
+    for _, k in ipairs({
+      'kind=delegate',
+      'kind=fix',
+      'kind=explain',
+      'kind=tests',
+      'worker=',
+      'model=',
+    }) do
       if vim.startswith(k, lead) then
         table.insert(out, k)
       end

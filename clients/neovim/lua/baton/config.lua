@@ -93,7 +93,10 @@ local function check(name, value, expected, optional, falsy)
     return
   end
   if type(value) ~= expected then
-    error(string.format('baton.setup: %s must be a %s, got %s', name, expected, vim.inspect(value)), 3)
+    error(
+      string.format('baton.setup: %s must be a %s, got %s', name, expected, vim.inspect(value)),
+      3
+    )
   end
 end
 

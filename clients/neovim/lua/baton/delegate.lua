@@ -53,11 +53,14 @@ end
 ---@param where string
 ---@param on_text fun(text: string)
 function M.ask(where, on_text)
-  vim.ui.input({ prompt = string.format('Baton: what should the agent do with %s? ', where) }, function(text)
-    if text and vim.trim(text) ~= '' then
-      on_text(text)
+  vim.ui.input(
+    { prompt = string.format('Baton: what should the agent do with %s? ', where) },
+    function(text)
+      if text and vim.trim(text) ~= '' then
+        on_text(text)
+      end
     end
-  end)
+  )
 end
 
 ---@param c vim.lsp.Client

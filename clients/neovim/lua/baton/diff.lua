@@ -387,7 +387,11 @@ end
 -- -- notifications and state ------------------------------------------------------------------
 
 local function fire(data)
-  pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'BatonDiff', modeline = false, data = data })
+  pcall(
+    vim.api.nvim_exec_autocmds,
+    'User',
+    { pattern = 'BatonDiff', modeline = false, data = data }
+  )
 end
 
 ---Draw a task's hunks of one file in a buffer (replacing what was drawn for that task).
@@ -468,11 +472,7 @@ function M.on_diff(client_id, payload, fresh)
       drawn[buf] = true
       render_file(buf, client_id, payload, file)
       local version = file.version
-      if
-        not fresh
-        and type(version) == 'number'
-        and version ~= vim.lsp.util.buf_versions[buf]
-      then
+      if not fresh and type(version) == 'number' and version ~= vim.lsp.util.buf_versions[buf] then
         refetch(client_id, task_id, buf)
       end
     end

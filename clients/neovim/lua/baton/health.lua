@@ -52,10 +52,9 @@ function M.check()
   local clients = client.all()
   if #clients == 0 then
     health.warn('not running', {
-      'It starts when you open a file under a workspace root (' .. table.concat(
-        require('baton.config').current.root_markers,
-        ', '
-      ) .. '), or with :Baton attach',
+      'It starts when you open a file under a workspace root ('
+        .. table.concat(require('baton.config').current.root_markers, ', ')
+        .. '), or with :Baton attach',
     })
   else
     for _, c in ipairs(clients) do
@@ -94,7 +93,9 @@ function M.check()
   end
   for _, cli in ipairs(report.clis or {}) do
     if not cli.ok then
-      health.info(string.format('%s: %s', cli.provider, cli.advice ~= vim.NIL and cli.advice or 'not usable'))
+      health.info(
+        string.format('%s: %s', cli.provider, cli.advice ~= vim.NIL and cli.advice or 'not usable')
+      )
     end
   end
   if usable == 0 then

@@ -14,7 +14,10 @@ local function any_client(c)
     c = client.all()[1]
   end
   if not c then
-    vim.notify('Baton: no Baton server is running (open a file in a workspace)', vim.log.levels.WARN)
+    vim.notify(
+      'Baton: no Baton server is running (open a file in a workspace)',
+      vim.log.levels.WARN
+    )
   end
   return c
 end
@@ -22,7 +25,10 @@ end
 ---@param task table
 ---@return string
 function M.format(task)
-  local message = task.message and task.message ~= vim.NIL and task.message ~= '' and ('  ' .. task.message)
+  local message = task.message
+      and task.message ~= vim.NIL
+      and task.message ~= ''
+      and ('  ' .. task.message)
     or ''
   return string.format('[%s] %s (%s)%s', task.state, task.title or '', task.id, message)
 end
@@ -88,9 +94,13 @@ end
 
 ---@param id? string
 function M.cancel(id)
-  with_task(id, { 'queued', 'preparing', 'running', 'verifying', 'rate_limited', 'needs_input' }, function(task_id, c)
-    client.command(c, 'baton.cancel', { taskId = task_id })
-  end)
+  with_task(
+    id,
+    { 'queued', 'preparing', 'running', 'verifying', 'rate_limited', 'needs_input' },
+    function(task_id, c)
+      client.command(c, 'baton.cancel', { taskId = task_id })
+    end
+  )
 end
 
 ---@param id? string
@@ -111,7 +121,11 @@ function M.inspect(id)
         '',
         string.format('id:      %s', task_id),
         string.format('state:   %s', tostring(task.state)),
-        string.format('worker:  %s %s', tostring(task.worker), task.model ~= vim.NIL and tostring(task.model or '') or ''),
+        string.format(
+          'worker:  %s %s',
+          tostring(task.worker),
+          task.model ~= vim.NIL and tostring(task.model or '') or ''
+        ),
         string.format('next:    %s', table.concat(task.next or {}, ', ')),
       }
       if task.message and task.message ~= vim.NIL and task.message ~= '' then
@@ -121,7 +135,18 @@ function M.inspect(id)
         vim.list_extend(lines, { '', '## Summary', '' })
         vim.list_extend(lines, vim.split(task.summary, '\n', { plain = true }))
       end
-      vim.list_extend(lines, { '', string.format('## Events (last %d of %d)', #(result.events or {}), result.eventCount or 0), '' })
+      vim.list_extend(
+        lines,
+        {
+          '',
+          string.format(
+            '## Events (last %d of %d)',
+            #(result.events or {}),
+            result.eventCount or 0
+          ),
+          '',
+        }
+      )
       for _, e in ipairs(result.events or {}) do
         table.insert(lines, string.format('- %s %s', e.type or '?', vim.json.encode(e.data or {})))
       end
