@@ -490,7 +490,7 @@ end
 ---@param task_id string
 ---@param state string
 function M.on_task_state(task_id, state)
-  if not SHOWN[state] and (M.payloads[task_id] or next(M.shown) ~= nil) then
+  if not SHOWN[state] then
     M.payloads[task_id] = nil
     M.clear_task(task_id)
   end
@@ -691,5 +691,7 @@ end
 function M.prev()
   jump(false)
 end
+
+M.highlights() -- also without setup(): the groups are defined `default`, so yours win
 
 return M

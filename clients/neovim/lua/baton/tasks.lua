@@ -135,18 +135,11 @@ function M.inspect(id)
         vim.list_extend(lines, { '', '## Summary', '' })
         vim.list_extend(lines, vim.split(task.summary, '\n', { plain = true }))
       end
-      vim.list_extend(
-        lines,
-        {
-          '',
-          string.format(
-            '## Events (last %d of %d)',
-            #(result.events or {}),
-            result.eventCount or 0
-          ),
-          '',
-        }
-      )
+      vim.list_extend(lines, {
+        '',
+        string.format('## Events (last %d of %d)', #(result.events or {}), result.eventCount or 0),
+        '',
+      })
       for _, e in ipairs(result.events or {}) do
         table.insert(lines, string.format('- %s %s', e.type or '?', vim.json.encode(e.data or {})))
       end
