@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from baton import __version__
 from baton.cli import config_cmds, remote, render
@@ -26,7 +26,9 @@ from baton.core.lifecycle import TaskState
 from baton.runtime.supervisor import TaskError
 from baton.store import AmbiguousTask, StoreError, UnknownTask
 from baton.surfaces.ws.client import BrokerError, BrokerUnavailable
-from baton.surfaces.ws.endpoint import Endpoint
+
+if TYPE_CHECKING:
+    from baton.surfaces.ws.endpoint import Endpoint
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -189,11 +191,15 @@ async def _serve(args: argparse.Namespace, out: render.Output) -> int:
 
     def ready(endpoint: Endpoint) -> None:
         path = endpoint.discovery_path
-        out.result(
-            {"pid": os.getpid(), "url": endpoint.url, "discovery": str(path), "roots": roots},
-            f"baton broker {os.getpid()} on {endpoint.url} serving {', '.join(roots)} "
-            f"(discovery file {path})",
-        )
+        info = {"pid": os.getpid(), "url": endpoint.url, "discovery": str(path), "roots": roots}
+        if out.json_mode:  # one line: whoever started it reads it while the broker runs
+            sys.stdout.write(json.dumps(info) + "\n")
+        else:
+            out.console.print(
+                f"baton broker {os.getpid()} on {endpoint.url} serving {', '.join(roots)} "
+                f"(discovery file {path})",
+                markup=False,
+            )
         sys.stdout.flush()
 
     return await serve(roots, idle_exit=args.idle_exit, on_ready=ready)

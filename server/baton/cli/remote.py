@@ -60,7 +60,9 @@ def folder_of(args: argparse.Namespace) -> Path:
 
 @asynccontextmanager
 async def broker(args: argparse.Namespace) -> AsyncIterator[Client]:
-    client = await connect_for(folder_of(args))
+    # A command about a task by id may use any broker of this state home.
+    by_id = args.command not in ("delegate", "run", "memory")
+    client = await connect_for(folder_of(args), any_broker=by_id)
     try:
         yield client
     finally:

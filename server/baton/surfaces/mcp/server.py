@@ -50,14 +50,14 @@ class Bridge:
         self.folder = folder
 
     async def call(self, method: str, **params: Any) -> Any:
-        client = await connect_for(self.folder)
+        client = await connect_for(self.folder, any_broker=method not in ("delegate", "memory"))
         try:
             return await _call(client, method, **params)
         finally:
             await client.close()
 
     async def watch(self, ids: list[str], timeout: float) -> dict[str, Any]:
-        client = await connect_for(self.folder)
+        client = await connect_for(self.folder, any_broker=True)
         try:
             _, ready = await events_until(
                 client, ids, lambda s: s in STOP, lambda e, h: None, timeout

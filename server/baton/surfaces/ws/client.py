@@ -204,10 +204,20 @@ def idle_exit_default() -> float:
         return DEFAULT_IDLE_EXIT
 
 
-async def connect_for(folder: Path, *, start: bool = True, timeout: float = 20.0) -> Client:
-    """A client of the broker serving ``folder``; starts one on demand when none does."""
+async def connect_for(
+    folder: Path, *, start: bool = True, any_broker: bool = False, timeout: float = 20.0
+) -> Client:
+    """A client of the broker serving ``folder``; starts one on demand when none does.
+
+    With ``any_broker`` (requests about a task by id: every broker of this state home can
+    answer them) a running broker is used even when it serves other folders.
+    """
     folder = folder.resolve()
     found = find_broker(folder)
+    if found is None and any_broker:
+        home = _home()
+        others = discovery.live_brokers(runtime_dir(home), home=home)
+        found = others[0] if others else None
     if found is not None:
         with contextlib.suppress(BrokerUnavailable):
             return await Client.connect(found)

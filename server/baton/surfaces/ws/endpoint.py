@@ -37,6 +37,7 @@ from baton.core.events import Event, EventType
 from baton.core.lifecycle import SETTLED, TaskState
 from baton.runtime.bus import Subscription
 from baton.runtime.supervisor import Supervisor
+from baton.store import AmbiguousTask, UnknownTask
 from baton.surfaces.ws import discovery, views
 from baton.surfaces.ws import protocol as p
 from baton.surfaces.ws.methods import Methods
@@ -282,7 +283,8 @@ class Endpoint:
                 result = {"ok": True, "version": __version__}
             else:
                 result = await self.methods.call(req.method, req.params)
-        except p.RpcError as err:
+        except (p.RpcError, UnknownTask, AmbiguousTask) as exc:
+            err = exc if isinstance(exc, p.RpcError) else p.RpcError(p.UNKNOWN_TASK, _quoted(exc))
             if req.id is not None:
                 await self._send(conn, p.error_response(req.id, err))
             return
@@ -450,6 +452,10 @@ def _rid(err: p.RpcError) -> p.RequestId | None:
         if isinstance(rid, str | int):
             return rid
     return None
+
+
+def _quoted(exc: Exception) -> str:
+    return str(exc).strip("'\"")
 
 
 def _rate_limited() -> p.RpcError:
