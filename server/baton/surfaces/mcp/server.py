@@ -25,8 +25,14 @@ from baton.surfaces.ws.client import (
 
 try:  # mcp >= 2
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
 except ImportError:  # pragma: no cover - mcp 1.x
-    from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[no-redef,attr-defined,unused-ignore]
+    from mcp.server.fastmcp import (  # type: ignore[no-redef,attr-defined,unused-ignore]
+        FastMCP as MCPServer,
+    )
+    from mcp.server.fastmcp.exceptions import (  # type: ignore[no-redef,import-not-found,unused-ignore]
+        ToolError,
+    )
 
 log = logging.getLogger(__name__)
 
@@ -125,9 +131,9 @@ def build(folder: Path) -> MCPServer[Any]:
         try:
             return await bridge.call(method, **params)
         except BrokerError as exc:
-            raise ValueError(exc.message) from None
+            raise ToolError(exc.message) from None
         except BrokerUnavailable as exc:
-            raise RuntimeError(str(exc)) from None
+            raise ToolError(str(exc)) from None
 
     @mcp.tool(structured_output=False)
     async def delegate(
@@ -164,8 +170,8 @@ def build(folder: Path) -> MCPServer[Any]:
         or the timeout passes; returns their states, the settled one's summary and `next`."""
         try:
             res = await bridge.watch(ids, max(0.0, min(timeout, 3600.0)))
-        except BrokerError as exc:
-            raise ValueError(exc.message) from None
+        except (BrokerError, BrokerUnavailable) as exc:
+            raise ToolError(str(exc)) from None
         return _dump(res)
 
     @mcp.tool(structured_output=False)
