@@ -1,0 +1,97 @@
+"""The real Claude Code CLI as the lead agent, configured with `baton mcp`: against the scripted
+model server it calls Baton's delegate tool, then watch and inspect, and receives the result.
+
+The delegated work runs on Baton's fake agent (in a broker started on demand behind the MCP
+bridge); Claude itself talks only to the model server on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import fake_script
+from tests.e2e.test_cli import stop_brokers
+from tests.e2e.test_worker_claude import require
+from tests.support.modelserver import (
+    Answer,
+    CallContext,
+    DenyAllProxy,
+    ModelServer,
+    Script,
+    ToolCall,
+    env_for_claude,
+)
+
+pytestmark = pytest.mark.agents
+
+WORK = fake_script(
+    {"say": "editing", "chunks": 2},
+    {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"},
+    summary="Changed a() to return 10.",
+)
+TASK_ID = re.compile(r'\\*"id\\*"\s*:\s*\\*"([0-9a-z]{11})\\*"')
+
+
+def task_id_from(ctx: CallContext) -> str:
+    """The id the delegate tool returned, as Claude sent it back in the conversation."""
+    found = TASK_ID.findall(json.dumps(ctx.body))
+    if not found:
+        raise LookupError("no task id in the conversation yet")
+    return str(found[-1])
+
+
+def test_claude_delegates_through_baton_mcp(baton_home: Path, repo: Path, tmp_path: Path) -> None:
+    require("claude")
+    agent_home = tmp_path / "agent-home"
+    script = Script.of(
+        ToolCall(("mcp__baton__delegate",), {"instruction": WORK}),
+        ToolCall(("mcp__baton__watch",), lambda ctx: {"ids": [task_id_from(ctx)], "timeout": 60}),
+        ToolCall(("mcp__baton__inspect",), lambda ctx: {"id": task_id_from(ctx)}),
+        Answer("Baton finished the task; it is ready for review."),
+    )
+    with DenyAllProxy() as proxy, ModelServer(script) as srv:
+        launch = env_for_claude(srv, agent_home, proxy=proxy.url, max_retries=0)
+        config = tmp_path / "mcp.json"
+        server = {
+            "command": sys.executable,
+            "args": ["-m", "baton.cli", "mcp", "--cwd", str(repo)],
+            "env": {
+                "BATON_HOME": str(baton_home),
+                "XDG_RUNTIME_DIR": str(tmp_path / "run"),
+                "GIT_CONFIG_NOSYSTEM": "1",
+            },
+        }
+        config.write_text(json.dumps({"mcpServers": {"baton": server}}))
+        argv = [
+            *launch.argv[:-1],
+            "--mcp-config",
+            str(config),
+            "--strict-mcp-config",
+            "--allowedTools",
+            "mcp__baton",
+            "-p",
+        ]
+        launch.argv = argv
+        # Connect MCP servers before the first model request (else they join later).
+        launch.env["MCP_CONNECTION_NONBLOCKING"] = "0"
+        try:
+            run = launch.run("Delegate the change to Baton and report back.", repo, timeout=120)
+        finally:
+            stop_brokers(tmp_path / "run" / "baton")
+        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+        lines = [json.loads(x) for x in run.stdout.splitlines() if x.startswith("{")]
+        assert lines[-1]["type"] == "result" and "ready for review" in lines[-1]["result"]
+        # What Claude's tools received from Baton, as it sent them back to the model.
+        requests = srv.main_requests
+        assert len(requests) == 4, [r.path for r in requests]
+        final = json.dumps(requests[-1].body)
+        assert '\\"settled\\"' in final and "Changed a() to return 10." in final
+        assert '\\"state\\":\\"review\\"' in final and '\\"pending\\":1' in final
+        assert proxy.attempts == []
+    # The work happened in Baton, and waits for review there.
+    assert "return 1\n" in (repo / "app.py").read_text()
