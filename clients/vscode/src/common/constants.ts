@@ -1,0 +1,31 @@
+/** Ids the extension owns. Client commands live under `baton.client.*` so they never collide
+ * with the server's `baton.*` executeCommand ids, which vscode-languageclient registers. */
+
+export const EXTENSION_ID = "baton.baton";
+export const CONFIG_SECTION = "baton";
+
+export const Command = {
+  delegateSelection: "baton.client.delegateSelection",
+  delegateWithOptions: "baton.client.delegateWithOptions",
+  acceptHunk: "baton.client.acceptHunk",
+  rejectHunk: "baton.client.rejectHunk",
+  acceptAll: "baton.client.acceptAll",
+  rejectAll: "baton.client.rejectAll",
+  nextHunk: "baton.client.nextHunk",
+  previousHunk: "baton.client.previousHunk",
+  openDiff: "baton.client.openDiff",
+  showTasks: "baton.client.showTasks",
+  reply: "baton.client.reply",
+  cancel: "baton.client.cancel",
+  retry: "baton.client.retry",
+  inspect: "baton.client.inspect",
+  refreshTasks: "baton.client.refreshTasks",
+  restart: "baton.client.restart",
+  showLog: "baton.client.showLog",
+} as const;
+
+/** Context key: the active editor has reviewable hunks. */
+export const CONTEXT_HAS_HUNKS = "baton.hasHunks";
+/** Scheme of the read-only proposal documents opened by "Open Diff". */
+export const PROPOSAL_SCHEME = "baton-proposal";
+export const TASK_VIEW = "baton.tasks";

@@ -1,0 +1,125 @@
+/**
+ * The inline diff drawn from `baton/diff`: lines a hunk would replace get a "removed"
+ * background, and the proposed text trails them as ghost text; a draft (task still working)
+ * is drawn fainter. Hovering a hunk shows it as a diff with Accept / Reject links. Nothing
+ * here opens an editor or moves focus.
+ */
+
+import * as vscode from "vscode";
+
+import { Command, CONTEXT_HAS_HUNKS } from "./constants";
+import { paint } from "./inlineDiff";
+import { Reviews, uriKey } from "./reviews";
+import { setContext, visibleTextEditors } from "./vscodeapi";
+
+function kinds(draft: boolean): { removed: vscode.TextEditorDecorationType; added: vscode.TextEditorDecorationType } {
+  const removed = vscode.window.createTextEditorDecorationType({
+    isWholeLine: true,
+    backgroundColor: new vscode.ThemeColor("diffEditor.removedLineBackground"),
+    overviewRulerColor: new vscode.ThemeColor("editorOverviewRuler.deletedForeground"),
+    overviewRulerLane: vscode.OverviewRulerLane.Left,
+    opacity: draft ? "0.7" : undefined,
+    border: draft ? "1px dashed" : undefined,
+    borderColor: draft ? new vscode.ThemeColor("diffEditor.removedTextBorder") : undefined,
+  });
+  const added = vscode.window.createTextEditorDecorationType({
+    after: {
+      color: new vscode.ThemeColor("gitDecoration.addedResourceForeground"),
+      backgroundColor: new vscode.ThemeColor("diffEditor.insertedTextBackground"),
+      margin: "0 0 0 2em",
+      fontStyle: draft ? "italic" : "normal",
+    },
+    overviewRulerColor: new vscode.ThemeColor("editorOverviewRuler.addedForeground"),
+    overviewRulerLane: vscode.OverviewRulerLane.Right,
+  });
+  return { removed, added };
+}
+
+function hover(markdown: string, taskId: string, hunkId: string, final: boolean): vscode.MarkdownString {
+  const md = new vscode.MarkdownString(markdown);
+  if (final) {
+    const args = encodeURIComponent(JSON.stringify([{ taskId, hunkIds: [hunkId] }]));
+    md.appendMarkdown(
+      `\n\n[Accept](command:${Command.acceptHunk}?${args}) · [Reject](command:${Command.rejectHunk}?${args})`,
+    );
+    md.isTrusted = { enabledCommands: [Command.acceptHunk, Command.rejectHunk] };
+  } else {
+    md.appendMarkdown("\n\n*Draft: the task is still working.*");
+  }
+  return md;
+}
+
+export class InlineDecorations implements vscode.Disposable {
+  private readonly final = kinds(false);
+  private readonly draft = kinds(true);
+  private readonly disposables: vscode.Disposable[] = [];
+  private hasHunks: boolean | undefined;
+
+  constructor(
+    private readonly reviews: Reviews,
+    private readonly enabled: () => boolean,
+  ) {
+    this.disposables.push(
+      vscode.window.onDidChangeVisibleTextEditors(() => this.refreshAll()),
+      vscode.window.onDidChangeActiveTextEditor(() => this.updateContext()),
+    );
+  }
+
+  /** Redraw the editors showing these documents (URI keys); all when omitted. */
+  refresh(keys?: Set<string>): void {
+    for (const editor of visibleTextEditors()) {
+      if (keys === undefined || keys.has(uriKey(editor.document.uri.toString()))) this.draw(editor);
+    }
+    this.updateContext();
+  }
+
+  refreshAll(): void {
+    this.refresh();
+  }
+
+  private draw(editor: vscode.TextEditor): void {
+    const uri = editor.document.uri.toString();
+    const entries = this.enabled() ? this.reviews.entries(uri) : [];
+    const sets = {
+      final: { removed: [] as vscode.DecorationOptions[], added: [] as vscode.DecorationOptions[] },
+      draft: { removed: [] as vscode.DecorationOptions[], added: [] as vscode.DecorationOptions[] },
+    };
+    const lastLine = editor.document.lineCount - 1;
+    for (const e of entries) {
+      const p = paint(e.hunk);
+      const set = e.final ? sets.final : sets.draft;
+      const hoverMessage = hover(p.hover, e.taskId, e.hunk.id, e.final);
+      for (const line of p.removed) {
+        if (line > lastLine) continue;
+        set.removed.push({ range: new vscode.Range(line, 0, line, 0), hoverMessage });
+      }
+      for (const g of p.added) {
+        const line = Math.min(g.line, lastLine);
+        const end = editor.document.lineAt(line).range.end;
+        set.added.push({
+          range: new vscode.Range(end, end),
+          hoverMessage,
+          renderOptions: { after: { contentText: g.text } },
+        });
+      }
+    }
+    editor.setDecorations(this.final.removed, sets.final.removed);
+    editor.setDecorations(this.final.added, sets.final.added);
+    editor.setDecorations(this.draft.removed, sets.draft.removed);
+    editor.setDecorations(this.draft.added, sets.draft.added);
+  }
+
+  private updateContext(): void {
+    const editor = vscode.window.activeTextEditor;
+    const has = editor !== undefined && this.reviews.reviewable(editor.document.uri.toString()).length > 0;
+    if (has !== this.hasHunks) {
+      this.hasHunks = has;
+      void setContext(CONTEXT_HAS_HUNKS, has);
+    }
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+    for (const t of [this.final.removed, this.final.added, this.draft.removed, this.draft.added]) t.dispose();
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * "Open Diff": VS Code's diff editor between the real document (left, still editable) and a
+ * read-only virtual document holding the task's proposal (right), served under the
+ * `baton-proposal:` scheme and refreshed as the task's diff changes.
+ */
+
+import * as vscode from "vscode";
+
+import { PROPOSAL_SCHEME } from "./constants";
+import { applyHunks } from "./proposal";
+import { Reviews, uriKey } from "./reviews";
+import { executeCommand, textDocuments } from "./vscodeapi";
+
+interface ProposalRef {
+  taskId: string;
+  uri: string;
+}
+
+export function proposalUri(ref: ProposalRef): vscode.Uri {
+  const file = vscode.Uri.parse(ref.uri);
+  return vscode.Uri.from({ scheme: PROPOSAL_SCHEME, path: file.path, query: JSON.stringify(ref) });
+}
+
+function readRef(uri: vscode.Uri): ProposalRef | undefined {
+  try {
+    const o = JSON.parse(uri.query) as Partial<ProposalRef>;
+    return typeof o.taskId === "string" && typeof o.uri === "string" ? { taskId: o.taskId, uri: o.uri } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export class ProposalView implements vscode.TextDocumentContentProvider, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+  private readonly open = new Map<string, vscode.Uri>();
+
+  constructor(private readonly reviews: Reviews) {}
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const ref = readRef(uri);
+    if (ref === undefined) return "";
+    this.open.set(uri.toString(), uri);
+    const key = uriKey(ref.uri);
+    const doc = textDocuments().find((d) => uriKey(d.uri.toString()) === key);
+    let text: string;
+    if (doc !== undefined) text = doc.getText();
+    else {
+      try {
+        text = new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.parse(ref.uri)));
+      } catch {
+        text = "";
+      }
+    }
+    const hunks = this.reviews.entries(ref.uri).filter((e) => e.taskId === ref.taskId).map((e) => e.hunk);
+    return applyHunks(text, hunks);
+  }
+
+  /** Re-read the open proposals (their task's diff changed). */
+  refresh(): void {
+    for (const uri of this.open.values()) this.changed.fire(uri);
+  }
+
+  async show(ref: ProposalRef): Promise<void> {
+    const file = vscode.Uri.parse(ref.uri);
+    const name = file.path.split("/").pop() ?? file.path;
+    const title = this.reviews.task(ref.taskId)?.title ?? ref.taskId;
+    await executeCommand("vscode.diff", file, proposalUri(ref), `${name} ↔ Baton: ${title}`, { preview: true });
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}

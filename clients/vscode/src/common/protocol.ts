@@ -1,0 +1,243 @@
+/**
+ * The Baton language server's custom protocol as the client sees it: the payloads of the
+ * `baton/tasks`, `baton/status` and `baton/diff` notifications and the `baton.*` commands,
+ * with readers that check untrusted JSON before any of it is used (pure; no vscode import).
+ */
+
+/** A position as LSP sends it (0-based line, UTF-16 character). */
+export interface Position {
+  line: number;
+  character: number;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+/** "pending", "accepted" or "rejected". */
+export type HunkState = string;
+
+/** One hunk of a task's diff, placed in the document the user has now. */
+export interface Hunk {
+  id: string;
+  range: Range;
+  oldText: string;
+  newText: string;
+  state: HunkState;
+  stale: boolean;
+  wholeFile: boolean;
+}
+
+export interface FileDiff {
+  uri: string;
+  path: string;
+  oldPath: string | null;
+  status: string;
+  binary: boolean;
+  version: number | null;
+  hunks: Hunk[];
+}
+
+/** `baton/diff`: one task's diff (a draft while it works, the final one in review). */
+export interface TaskDiff {
+  taskId: string;
+  title: string;
+  state: string;
+  final: boolean;
+  files: FileDiff[];
+}
+
+/** `baton/status`: the counts the status bar shows. */
+export interface StatusCounts {
+  running: number;
+  needsInput: number;
+  review: number;
+  failed: number;
+}
+
+/** A task as `baton/tasks` and `baton.tasks` describe it. */
+export interface TaskSummary {
+  id: string;
+  title: string;
+  state: string;
+  action: string;
+  worker: string | null;
+  model: string | null;
+  root: string;
+  message: string;
+  summary: string;
+  updatedAt: number;
+  createdAt: number;
+  next: string[];
+}
+
+/** The arguments of the server's `baton.delegate` command. */
+export interface DelegateArgs {
+  uri: string;
+  range?: Range;
+  kind?: "delegate" | "fix" | "explain" | "tests";
+  instruction?: string;
+  diagnostics?: unknown[];
+  worker?: string;
+  model?: string;
+}
+
+/** The arguments of `baton.accept` / `baton.reject`. */
+export interface HunkArgs {
+  taskId: string;
+  hunkIds?: string[];
+}
+
+export const NOTIFY_TASKS = "baton/tasks";
+export const NOTIFY_STATUS = "baton/status";
+export const NOTIFY_DIFF = "baton/diff";
+
+/** The server's executeCommand ids (registered by vscode-languageclient, never by us). */
+export const ServerCommand = {
+  delegate: "baton.delegate",
+  cancel: "baton.cancel",
+  reply: "baton.reply",
+  steer: "baton.steer",
+  retry: "baton.retry",
+  accept: "baton.accept",
+  reject: "baton.reject",
+  tasks: "baton.tasks",
+  inspect: "baton.inspect",
+  diff: "baton.diff",
+  status: "baton.status",
+} as const;
+
+/** States in which a task's agent is at work. */
+export const WORKING_STATES: ReadonlySet<string> = new Set([
+  "queued",
+  "preparing",
+  "running",
+  "verifying",
+  "rate_limited",
+]);
+
+// -- readers ---------------------------------------------------------------------------------
+
+type Json = Record<string, unknown>;
+
+export class ProtocolError extends Error {}
+
+function obj(value: unknown, what: string): Json {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new ProtocolError(`${what} must be an object`);
+  }
+  return value as Json;
+}
+
+function str(o: Json, key: string, what: string): string {
+  const v = o[key];
+  if (typeof v !== "string") throw new ProtocolError(`${what}.${key} must be a string`);
+  return v;
+}
+
+function optStr(o: Json, key: string): string | null {
+  const v = o[key];
+  return typeof v === "string" ? v : null;
+}
+
+function num(o: Json, key: string, what: string): number {
+  const v = o[key];
+  if (typeof v !== "number" || !Number.isFinite(v)) {
+    throw new ProtocolError(`${what}.${key} must be a number`);
+  }
+  return v;
+}
+
+function count(o: Json, key: string): number {
+  const v = o[key];
+  return typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0;
+}
+
+function readPosition(value: unknown, what: string): Position {
+  const o = obj(value, what);
+  return { line: num(o, "line", what), character: num(o, "character", what) };
+}
+
+export function readRange(value: unknown, what = "range"): Range {
+  const o = obj(value, what);
+  return { start: readPosition(o.start, `${what}.start`), end: readPosition(o.end, `${what}.end`) };
+}
+
+function readHunk(value: unknown, what: string): Hunk {
+  const o = obj(value, what);
+  return {
+    id: str(o, "id", what),
+    range: readRange(o.range, `${what}.range`),
+    oldText: str(o, "oldText", what),
+    newText: str(o, "newText", what),
+    state: str(o, "state", what),
+    stale: o.stale === true,
+    wholeFile: o.wholeFile === true,
+  };
+}
+
+function readFile(value: unknown, what: string): FileDiff {
+  const o = obj(value, what);
+  const hunks = Array.isArray(o.hunks) ? o.hunks : [];
+  const version = o.version;
+  return {
+    uri: str(o, "uri", what),
+    path: str(o, "path", what),
+    oldPath: optStr(o, "oldPath"),
+    status: optStr(o, "status") ?? "modified",
+    binary: o.binary === true,
+    version: typeof version === "number" ? version : null,
+    hunks: hunks.map((h, i) => readHunk(h, `${what}.hunks[${i}]`)),
+  };
+}
+
+/** A `baton/diff` payload (or the answer of `baton.diff`). Throws ProtocolError. */
+export function readTaskDiff(value: unknown): TaskDiff {
+  const o = obj(value, "baton/diff");
+  const files = Array.isArray(o.files) ? o.files : [];
+  return {
+    taskId: str(o, "taskId", "baton/diff"),
+    title: optStr(o, "title") ?? "",
+    state: str(o, "state", "baton/diff"),
+    final: o.final === true,
+    files: files.map((f, i) => readFile(f, `baton/diff.files[${i}]`)),
+  };
+}
+
+/** A `baton/status` payload; missing or bad counts read as 0. */
+export function readStatus(value: unknown): StatusCounts {
+  const o = obj(value, "baton/status");
+  return {
+    running: count(o, "running"),
+    needsInput: count(o, "needsInput"),
+    review: count(o, "review"),
+    failed: count(o, "failed"),
+  };
+}
+
+export function readTask(value: unknown, what = "task"): TaskSummary {
+  const o = obj(value, what);
+  const next = Array.isArray(o.next) ? o.next.filter((n): n is string => typeof n === "string") : [];
+  return {
+    id: str(o, "id", what),
+    title: optStr(o, "title") ?? "",
+    state: str(o, "state", what),
+    action: optStr(o, "action") ?? "delegate",
+    worker: optStr(o, "worker"),
+    model: optStr(o, "model"),
+    root: optStr(o, "root") ?? "",
+    message: optStr(o, "message") ?? "",
+    summary: optStr(o, "summary") ?? "",
+    updatedAt: typeof o.updatedAt === "number" ? o.updatedAt : 0,
+    createdAt: typeof o.createdAt === "number" ? o.createdAt : 0,
+    next,
+  };
+}
+
+/** A `baton/tasks` payload or the answer of `baton.tasks`: `{tasks: [...]}`. */
+export function readTasks(value: unknown): TaskSummary[] {
+  const o = obj(value, "baton/tasks");
+  const tasks = Array.isArray(o.tasks) ? o.tasks : [];
+  return tasks.map((t, i) => readTask(t, `tasks[${i}]`));
+}

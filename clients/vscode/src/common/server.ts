@@ -1,0 +1,198 @@
+/**
+ * The language client: starts `baton lsp`, passes the Baton notifications to the extension,
+ * and runs the server's `baton.*` commands. Restarting is stop + start with fresh settings.
+ *
+ * Two middlewares: the server's CodeLenses are dropped (the extension draws its own from
+ * `baton/diff`, draft included, with "Open diff"), and the server's "Delegate selection…"
+ * code action, which carries no instruction, is routed to the client's input box.
+ */
+
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as vscode from "vscode";
+import {
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  RevealOutputChannelOn,
+  ServerOptions,
+  State,
+} from "vscode-languageclient/node";
+
+import { routeDelegateAction } from "./codeActions";
+import { traceError, traceInfo } from "./log";
+import {
+  NOTIFY_DIFF,
+  NOTIFY_STATUS,
+  NOTIFY_TASKS,
+  StatusCounts,
+  TaskDiff,
+  TaskSummary,
+  readStatus,
+  readTaskDiff,
+  readTasks,
+} from "./protocol";
+import { selectedInterpreter } from "./python";
+import { ServerCommand as Launch, resolveServerCommand } from "./serverCommand";
+import { Settings, serverSettings } from "./settings";
+import { ServerState } from "./statusText";
+
+export interface ServerEvents {
+  tasks(tasks: TaskSummary[]): void;
+  status(counts: StatusCounts): void;
+  diff(diff: TaskDiff): void;
+  state(state: ServerState): void;
+  /** The server is up (after every start): time to load the task list. */
+  started(): void;
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function which(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
+    if (dir && isExecutable(path.join(dir, name))) return path.join(dir, name);
+  }
+  return undefined;
+}
+
+export class BatonServer implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private starting: Promise<void> | undefined;
+  private subscriptions: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly channel: vscode.LogOutputChannel,
+    private readonly events: ServerEvents,
+    private readonly settings: () => Settings,
+  ) {}
+
+  get running(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  start(): Promise<void> {
+    this.starting ??= this.doStart().finally(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  private async launch(): Promise<Launch | undefined> {
+    const s = this.settings();
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const python = s.serverPath.length === 0 && !s.interpreter ? await selectedInterpreter(folder) : undefined;
+    const found = resolveServerCommand(s, { pythonExtension: python, isExecutable, which });
+    if ("error" in found) {
+      traceError(found.error);
+      this.events.state("failed");
+      void vscode.window.showErrorMessage(found.error, "Open Settings").then((pick) => {
+        if (pick) void vscode.commands.executeCommand("workbench.action.openSettings", "baton.server");
+      });
+      return undefined;
+    }
+    return found;
+  }
+
+  private async doStart(): Promise<void> {
+    if (this.client !== undefined) return;
+    const found = await this.launch();
+    if (found === undefined) return;
+    const s = this.settings();
+    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    traceInfo(`starting ${[found.command, ...found.args].join(" ")} (${found.source})`);
+    const serverOptions: ServerOptions = {
+      command: found.command,
+      args: found.args,
+      options: { cwd, env: { ...process.env, ...s.serverEnv } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: "file" }],
+      outputChannel: this.channel,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationOptions: serverSettings(s),
+      synchronize: { configurationSection: "baton" },
+      middleware: {
+        provideCodeLenses: () => [],
+        provideCodeActions: async (document, range, context, token, next) => {
+          const items = await next(document, range, context, token);
+          return items?.map(routeDelegateAction);
+        },
+      },
+    };
+    const client = new LanguageClient("baton", "Baton", serverOptions, clientOptions);
+    this.client = client;
+    this.subscriptions.push(
+      client.onDidChangeState((e) => {
+        if (e.newState === State.Running) this.events.state("running");
+        else if (e.newState === State.Starting) this.events.state("starting");
+        else this.events.state(this.client === client ? "failed" : "stopped");
+      }),
+      client.onNotification(NOTIFY_TASKS, (params: unknown) => this.guard(NOTIFY_TASKS, () => this.events.tasks(readTasks(params)))),
+      client.onNotification(NOTIFY_STATUS, (params: unknown) => this.guard(NOTIFY_STATUS, () => this.events.status(readStatus(params)))),
+      client.onNotification(NOTIFY_DIFF, (params: unknown) => this.guard(NOTIFY_DIFF, () => this.events.diff(readTaskDiff(params)))),
+    );
+    this.events.state("starting");
+    try {
+      await client.start();
+    } catch (err) {
+      traceError("the Baton server did not start:", err);
+      this.events.state("failed");
+      void vscode.window.showErrorMessage(`Baton: the server did not start: ${String(err)}`, "Show Log").then((pick) => {
+        if (pick) this.channel.show(true);
+      });
+      return;
+    }
+    this.events.state("running");
+    this.events.started();
+  }
+
+  private guard(what: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      traceError(`bad ${what} notification:`, err);
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.starting?.catch(() => undefined);
+    const client = this.client;
+    this.client = undefined;
+    for (const d of this.subscriptions.splice(0)) d.dispose();
+    if (client !== undefined) {
+      try {
+        await client.stop(5000);
+      } catch (err) {
+        traceError("stopping the server:", err);
+      }
+      this.events.state("stopped");
+    }
+  }
+
+  /** Run one of the server's `baton.*` commands with one object argument. */
+  async request<T = unknown>(command: string, args?: object): Promise<T> {
+    if (this.starting) await this.starting;
+    const client = this.client;
+    if (client === undefined || client.state !== State.Running) {
+      throw new Error("the Baton server is not running (Baton: Restart Server, or see Baton: Show Log)");
+    }
+    return (await client.sendRequest(ExecuteCommandRequest.type, {
+      command,
+      arguments: args === undefined ? [] : [args],
+    })) as T;
+  }
+
+  dispose(): void {
+    void this.stop();
+  }
+}

@@ -1,0 +1,45 @@
+/** The status-bar item's look for the server's counts (pure). */
+
+import { StatusCounts } from "./protocol";
+
+export type ServerState = "starting" | "running" | "stopped" | "failed";
+
+export interface StatusLook {
+  text: string;
+  tooltip: string;
+  /** Draw attention (needs input or failed). */
+  warning: boolean;
+}
+
+export function statusLook(counts: StatusCounts | undefined, server: ServerState): StatusLook {
+  if (server === "starting") return { text: "$(loading~spin) Baton", tooltip: "Baton: starting the server…", warning: false };
+  if (server === "failed") return { text: "$(error) Baton", tooltip: "Baton: the server is not running — click to see the tasks, or run Baton: Show Log", warning: true };
+  if (server === "stopped") return { text: "$(circle-slash) Baton", tooltip: "Baton: the server stopped", warning: true };
+  const c = counts ?? { running: 0, needsInput: 0, review: 0, failed: 0 };
+  const parts: string[] = [];
+  const tips: string[] = [];
+  if (c.running > 0) {
+    parts.push(`$(sync~spin) ${c.running}`);
+    tips.push(`${c.running} running`);
+  }
+  if (c.needsInput > 0) {
+    parts.push(`$(question) ${c.needsInput}`);
+    tips.push(`${c.needsInput} need${c.needsInput === 1 ? "s" : ""} input`);
+  }
+  if (c.review > 0) {
+    parts.push(`$(diff) ${c.review}`);
+    tips.push(`${c.review} ready for review`);
+  }
+  if (c.failed > 0) {
+    parts.push(`$(error) ${c.failed}`);
+    tips.push(`${c.failed} failed (last 24 h)`);
+  }
+  if (parts.length === 0) {
+    return { text: "$(check) Baton", tooltip: "Baton: idle, no task at work or waiting", warning: false };
+  }
+  return {
+    text: `Baton ${parts.join(" ")}`,
+    tooltip: `Baton: ${tips.join(", ")} — click to show the tasks`,
+    warning: c.needsInput > 0 || c.failed > 0,
+  };
+}

@@ -1,0 +1,115 @@
+/** The tasks the server told us about, grouped as the task view and the quick pick show them,
+ * and the notifications a state change deserves (pure). */
+
+import { TaskSummary, WORKING_STATES } from "./protocol";
+
+export type Group = "needs input" | "running" | "review" | "failed" | "done";
+
+export const GROUP_ORDER: readonly Group[] = ["needs input", "running", "review", "failed", "done"];
+
+export function groupOf(state: string): Group {
+  if (state === "needs_input") return "needs input";
+  if (WORKING_STATES.has(state)) return "running";
+  if (state === "review") return "review";
+  if (state === "failed" || state === "interrupted") return "failed";
+  return "done";
+}
+
+/** contextValue of a task's tree item: `task <state> <group-ish>` for `viewItem =~` menus. */
+export function contextValue(task: TaskSummary): string {
+  const working = WORKING_STATES.has(task.state) ? " working" : "";
+  return `task ${task.state}${working}`;
+}
+
+const ICONS: Record<Group, string> = {
+  "needs input": "question",
+  running: "sync~spin",
+  review: "diff",
+  failed: "error",
+  done: "pass",
+};
+
+export function iconOf(state: string): string {
+  if (state === "cancelled" || state === "rejected") return "circle-slash";
+  if (state === "answered") return "comment";
+  return ICONS[groupOf(state)];
+}
+
+export function describe(task: TaskSummary): string {
+  const who = [task.worker, task.model].filter(Boolean).join(" · ");
+  const state = task.state.replace(/_/g, " ");
+  return [state, who, task.message].filter(Boolean).join(" — ");
+}
+
+/** A notification to show after a task changed state. */
+export interface Notice {
+  kind: "needsInput" | "review" | "failed";
+  taskId: string;
+  message: string;
+  actions: string[];
+}
+
+export const REPLY = "Reply";
+export const REVIEW = "Review";
+export const ACCEPT_ALL = "Accept All";
+export const SHOW = "Show";
+
+export class TaskList {
+  private readonly byId = new Map<string, TaskSummary>();
+
+  /** Take tasks from `baton/tasks`; returns the notices their new states call for. */
+  update(tasks: readonly TaskSummary[]): Notice[] {
+    const notices: Notice[] = [];
+    for (const t of tasks) {
+      const old = this.byId.get(t.id);
+      if (old && old.updatedAt > t.updatedAt) continue; // an older summary arrived late
+      this.byId.set(t.id, t);
+      if (old?.state === t.state) continue;
+      const title = t.title || t.id;
+      if (t.state === "needs_input") {
+        notices.push({ kind: "needsInput", taskId: t.id, message: `Baton: "${title}" needs input: ${t.message || "the agent asked a question"}`, actions: [REPLY, SHOW] });
+      } else if (t.state === "review" && old !== undefined) {
+        notices.push({ kind: "review", taskId: t.id, message: `Baton: "${title}" is ready for review.`, actions: [REVIEW, ACCEPT_ALL] });
+      } else if (t.state === "failed" && old !== undefined) {
+        notices.push({ kind: "failed", taskId: t.id, message: `Baton: "${title}" failed: ${t.message}`, actions: [SHOW] });
+      }
+    }
+    return notices;
+  }
+
+  /** Replace everything with a full listing (from `baton.tasks`). */
+  reset(tasks: readonly TaskSummary[]): void {
+    this.byId.clear();
+    for (const t of tasks) this.byId.set(t.id, t);
+  }
+
+  get(id: string): TaskSummary | undefined {
+    return this.byId.get(id);
+  }
+
+  all(): TaskSummary[] {
+    return [...this.byId.values()].sort((a, b) => b.updatedAt - a.updatedAt);
+  }
+
+  grouped(): Map<Group, TaskSummary[]> {
+    const out = new Map<Group, TaskSummary[]>();
+    for (const g of GROUP_ORDER) out.set(g, []);
+    for (const t of this.all()) out.get(groupOf(t.state))!.push(t);
+    return out;
+  }
+
+  /** Tasks in one of ``states``, newest first. */
+  inStates(...states: string[]): TaskSummary[] {
+    return this.all().filter((t) => states.includes(t.state));
+  }
+}
+
+/** The task id a command was given: `{taskId}`, a task summary, or a tree node. */
+export function taskIdOf(arg: unknown): string | undefined {
+  if (typeof arg !== "object" || arg === null) return undefined;
+  const o = arg as Record<string, unknown>;
+  if (typeof o.taskId === "string") return o.taskId;
+  if (typeof o.task === "object" && o.task !== null) return taskIdOf({ taskId: (o.task as { id?: unknown }).id });
+  if (typeof o.id === "string" && typeof o.state === "string") return o.id;
+  return undefined;
+}

@@ -1,0 +1,147 @@
+/**
+ * Baton for VS Code: only wiring. The language client (common/server), the status bar,
+ * the task view, the inline diff (decorations + CodeLens + Open Diff) and the commands each
+ * live in their own module under common/.
+ */
+
+import * as vscode from "vscode";
+
+import { CONFIG_SECTION, PROPOSAL_SCHEME, TASK_VIEW } from "./common/constants";
+import { HunkLenses } from "./common/codeLensProvider";
+import { App, notify, refreshTasks, registerCommands } from "./common/commands";
+import { InlineDecorations } from "./common/inlineDecorations";
+import { registerLogger, traceError, traceInfo } from "./common/log";
+import { ProposalView } from "./common/proposalView";
+import { ServerCommand, WORKING_STATES, readTaskDiff } from "./common/protocol";
+import { onInterpreterChange } from "./common/python";
+import { Reviews, uriKey } from "./common/reviews";
+import { BatonServer } from "./common/server";
+import { RESTART_KEYS, readSettings } from "./common/settings";
+import { StatusBar } from "./common/statusBar";
+import { TaskList } from "./common/tasks";
+import { TaskView } from "./common/taskView";
+import { createLogOutputChannel, getConfiguration, onDidChangeConfiguration } from "./common/vscodeapi";
+
+let server: BatonServer | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const channel = registerLogger(createLogOutputChannel("Baton"));
+  context.subscriptions.push(channel);
+  const settings = (): ReturnType<typeof readSettings> => readSettings((key) => getConfiguration(CONFIG_SECTION).get(key));
+
+  const reviews = new Reviews();
+  const tasks = new TaskList();
+  const status = new StatusBar();
+  const proposals = new ProposalView(reviews);
+  const lenses = new HunkLenses(reviews);
+  const decorations = new InlineDecorations(reviews, () => settings().inlineDiff);
+  const taskView = new TaskView(tasks);
+
+  // eslint-disable-next-line prefer-const
+  let app: App;
+  server = new BatonServer(channel, {
+    tasks: (list) => {
+      for (const notice of tasks.update(list)) notify(app, notice);
+      for (const t of list) {
+        // A task that stopped without a diff to show (cancelled, failed…): drop its draft.
+        if (!WORKING_STATES.has(t.state) && !["review", "needs_input"].includes(t.state)) {
+          app.diffsChanged(reviews.remove(t.id));
+        }
+      }
+      taskView.refresh();
+    },
+    status: (counts) => status.setCounts(counts),
+    diff: (diff) => app.diffsChanged(reviews.update(diff)),
+    state: (s) => status.setServer(s),
+    started: () => {
+      reviews.clear();
+      app.diffsChanged();
+      void refreshTasks(app).catch((err) => traceError("could not list the tasks:", err));
+    },
+  }, settings);
+
+  app = {
+    server,
+    reviews,
+    tasks,
+    proposals,
+    status,
+    memento: context.globalState,
+    settings,
+    tasksChanged: () => taskView.refresh(),
+    diffsChanged: (keys) => {
+      decorations.refresh(keys);
+      lenses.refresh();
+      proposals.refresh();
+    },
+  };
+
+  // After the user edits a document, hunks below the edit move with it; the server's own
+  // placement follows shortly (baton.diff), debounced per task.
+  const pendingFetch = new Map<string, ReturnType<typeof setTimeout>>();
+  const refetch = (taskId: string): void => {
+    clearTimeout(pendingFetch.get(taskId));
+    pendingFetch.set(
+      taskId,
+      setTimeout(() => {
+        pendingFetch.delete(taskId);
+        if (!reviews.task(taskId)) return;
+        server
+          ?.request(ServerCommand.diff, { taskId })
+          .then((d) => app.diffsChanged(reviews.update(readTaskDiff(d))))
+          .catch((err) => traceInfo(`baton.diff ${taskId}:`, err));
+      }, 400),
+    );
+  };
+
+  let restartTimer: ReturnType<typeof setTimeout> | undefined;
+  const scheduleRestart = (why: string): void => {
+    clearTimeout(restartTimer);
+    restartTimer = setTimeout(() => {
+      traceInfo(`restarting the server: ${why}`);
+      void server?.restart();
+    }, 500);
+  };
+
+  context.subscriptions.push(
+    server,
+    status,
+    proposals,
+    lenses,
+    decorations,
+    taskView,
+    vscode.window.registerTreeDataProvider(TASK_VIEW, taskView),
+    vscode.languages.registerCodeLensProvider({ scheme: "file" }, lenses),
+    vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, proposals),
+    ...registerCommands(app),
+    vscode.workspace.onDidChangeTextDocument((e) => {
+      if (e.contentChanges.length === 0) return;
+      const uri = e.document.uri.toString();
+      const changes = e.contentChanges.map((c) => ({
+        range: { start: c.range.start, end: c.range.end },
+        text: c.text,
+      }));
+      if (reviews.shift(uri, changes)) {
+        app.diffsChanged(new Set([uriKey(uri)]));
+        for (const entry of reviews.entries(uri)) refetch(entry.taskId);
+      }
+    }),
+    onDidChangeConfiguration((e) => {
+      if (RESTART_KEYS.some((k) => e.affectsConfiguration(k))) scheduleRestart("settings changed");
+      if (e.affectsConfiguration("baton.inlineDiff")) app.diffsChanged();
+    }),
+    { dispose: () => pendingFetch.forEach((t) => clearTimeout(t)) },
+  );
+  const interpreterWatch = await onInterpreterChange(() => {
+    const s = settings();
+    if (s.serverPath.length === 0 && !s.interpreter) scheduleRestart("the Python interpreter changed");
+  });
+  if (interpreterWatch) context.subscriptions.push(interpreterWatch);
+
+  await server.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await server?.stop();
+  server = undefined;
+}

@@ -1,0 +1,53 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { lensesFor } from "../../src/common/codeLens";
+import { Command } from "../../src/common/constants";
+import { Reviews } from "../../src/common/reviews";
+import { URI, twoHunks } from "./fixtures";
+
+function lenses(state: string, final: boolean, pending = 2) {
+  const r = new Reviews();
+  const d = twoHunks(state, final);
+  if (pending === 1) d.files[0]!.hunks[0]!.state = "accepted";
+  r.update(d);
+  return lensesFor(r.entries(URI), URI);
+}
+
+test("final diff: Accept all / Reject all / Open diff on top, Accept | Reject per hunk", () => {
+  const l = lenses("review", true);
+  assert.deepEqual(
+    l.map((x) => [x.line, x.title, x.command]),
+    [
+      [0, "Baton ▸ task t1: Accept all (2)", Command.acceptAll],
+      [0, "Reject all", Command.rejectAll],
+      [0, "Open diff", Command.openDiff],
+      [1, "Accept", Command.acceptHunk],
+      [1, "Reject", Command.rejectHunk],
+      [5, "Accept", Command.acceptHunk],
+      [5, "Reject", Command.rejectHunk],
+    ],
+  );
+  assert.deepEqual(l[3]!.args, [{ taskId: "t1", hunkIds: ["h1"] }]);
+  assert.deepEqual(l[0]!.args, [{ taskId: "t1", hunkIds: ["h1", "h2"] }]);
+});
+
+test("one hunk left: no Accept all, the label moves to Open diff", () => {
+  const l = lenses("review", true, 1);
+  assert.deepEqual(l.map((x) => x.title), ["Baton ▸ task t1: Open diff", "Accept", "Reject"]);
+});
+
+test("a draft shows one 'working' lens and no buttons", () => {
+  const l = lenses("running", false);
+  assert.equal(l.length, 1);
+  assert.match(l[0]!.title, /working… \(2 hunks so far\)/);
+  assert.equal(l[0]!.line, 1);
+});
+
+test("a stale hunk says so on its Accept", () => {
+  const r = new Reviews();
+  const d = twoHunks();
+  d.files[0]!.hunks[1]!.stale = true;
+  r.update(d);
+  assert.ok(lensesFor(r.entries(URI), URI).some((x) => x.title === "Accept (edited since)" && x.line === 5));
+});

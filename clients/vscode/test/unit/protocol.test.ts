@@ -1,0 +1,61 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { ProtocolError, readStatus, readTaskDiff, readTasks } from "../../src/common/protocol";
+
+const payload = {
+  taskId: "abc",
+  title: "Make it bigger",
+  state: "review",
+  final: true,
+  files: [
+    {
+      uri: "file:///r/app.py",
+      path: "app.py",
+      oldPath: null,
+      status: "modified",
+      binary: false,
+      version: 3,
+      hunks: [
+        {
+          id: "h1",
+          range: { start: { line: 1, character: 0 }, end: { line: 2, character: 0 } },
+          oldText: "a\n",
+          newText: "b\n",
+          state: "pending",
+          stale: false,
+          wholeFile: false,
+        },
+      ],
+    },
+  ],
+};
+
+test("readTaskDiff reads the server's baton/diff payload", () => {
+  const d = readTaskDiff(payload);
+  assert.equal(d.taskId, "abc");
+  assert.equal(d.final, true);
+  assert.equal(d.files[0]!.version, 3);
+  assert.deepEqual(d.files[0]!.hunks[0]!.range.end, { line: 2, character: 0 });
+});
+
+test("readTaskDiff refuses a hunk without a range, naming the field", () => {
+  const bad = structuredClone(payload) as { files: { hunks: Record<string, unknown>[] }[] };
+  delete bad.files[0]!.hunks[0]!.range;
+  assert.throws(() => readTaskDiff(bad), (e: unknown) => e instanceof ProtocolError && /hunks\[0\]\.range/.test(e.message));
+  assert.throws(() => readTaskDiff(null), ProtocolError);
+  assert.throws(() => readTaskDiff({ ...payload, taskId: 7 }), /taskId/);
+});
+
+test("readStatus reads counts; missing or bad counts are zero", () => {
+  assert.deepEqual(readStatus({ running: 2, needsInput: 1, review: 0, failed: 3 }), { running: 2, needsInput: 1, review: 0, failed: 3 });
+  assert.deepEqual(readStatus({ running: "x", review: -1 }), { running: 0, needsInput: 0, review: 0, failed: 0 });
+});
+
+test("readTasks reads summaries and keeps only string next moves", () => {
+  const [t] = readTasks({ tasks: [{ id: "t1", state: "running", title: "x", next: ["cancel", 4], worker: null }] });
+  assert.equal(t!.id, "t1");
+  assert.deepEqual(t!.next, ["cancel"]);
+  assert.equal(t!.worker, null);
+  assert.throws(() => readTasks({ tasks: [{ state: "running" }] }), /tasks\[0\]\.id/);
+});

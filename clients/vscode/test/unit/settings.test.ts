@@ -1,0 +1,57 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { resolveServerCommand } from "../../src/common/serverCommand";
+import { readSettings, serverSettings } from "../../src/common/settings";
+
+function settingsOf(values: Record<string, unknown>) {
+  return readSettings((key) => values[key]);
+}
+
+test("settings: defaults, and bad values fall back", () => {
+  const s = settingsOf({});
+  assert.deepEqual(s.serverPath, []);
+  assert.equal(s.worker, null);
+  assert.equal(s.progressInterval, 0.5);
+  assert.equal(s.notifications, true);
+  const bad = settingsOf({ "server.path": "baton", progressInterval: 99, "server.env": { A: "1", B: 2 }, worker: " claude " });
+  assert.deepEqual(bad.serverPath, []);
+  assert.equal(bad.progressInterval, 0.5);
+  assert.deepEqual(bad.serverEnv, { A: "1" });
+  assert.equal(bad.worker, "claude");
+});
+
+test("the server gets its settings under a baton key", () => {
+  const s = settingsOf({ worker: "codex", briefRules: ["Keep the API"] });
+  assert.deepEqual(serverSettings(s), {
+    baton: { worker: "codex", model: null, isolation: "worktree", briefRules: ["Keep the API"], progressInterval: 0.5 },
+  });
+});
+
+const none = { isExecutable: () => false, which: () => undefined };
+
+test("server command: the setting wins", () => {
+  const c = resolveServerCommand({ serverPath: ["/v/bin/baton", "lsp"], interpreter: "/py" }, none);
+  assert.deepEqual(c, { command: "/v/bin/baton", args: ["lsp"], source: "setting baton.server.path" });
+});
+
+test("server command: an interpreter's own baton script, else python -m baton.cli", () => {
+  const withScript = { isExecutable: (f: string) => f === "/v/bin/baton", which: () => undefined };
+  assert.deepEqual(resolveServerCommand({ serverPath: [], interpreter: "/v/bin/python" }, withScript), {
+    command: "/v/bin/baton",
+    args: ["lsp"],
+    source: "setting baton.interpreter (its baton script)",
+  });
+  const c = resolveServerCommand({ serverPath: [], interpreter: "/v/bin/python" }, none);
+  assert.deepEqual(c, { command: "/v/bin/python", args: ["-m", "baton.cli", "lsp"], source: "setting baton.interpreter" });
+});
+
+test("server command: the Python extension's interpreter, else baton on PATH, else an error", () => {
+  const onPath = { isExecutable: () => false, which: (n: string) => (n === "baton" ? "/usr/bin/baton" : undefined) };
+  assert.equal((resolveServerCommand({ serverPath: [], interpreter: "" }, { ...onPath, pythonExtension: "/e/bin/python" }) as { command: string }).command, "/usr/bin/baton");
+  const ext = resolveServerCommand({ serverPath: [], interpreter: "" }, { isExecutable: (f) => f === "/e/bin/baton", which: () => undefined, pythonExtension: "/e/bin/python" });
+  assert.deepEqual(ext, { command: "/e/bin/baton", args: ["lsp"], source: "the Python extension's interpreter (its baton script)" });
+  assert.equal((resolveServerCommand({ serverPath: [], interpreter: "" }, onPath) as { source: string }).source, "baton on PATH");
+  const missing = resolveServerCommand({ serverPath: [], interpreter: "" }, none);
+  assert.ok("error" in missing && /baton\.server\.path/.test(missing.error));
+});

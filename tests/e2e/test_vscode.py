@@ -1,0 +1,291 @@
+"""The VS Code client end to end in real VS Code: code-server (under Node 24) in headless
+Debian Chromium, driven by playwright-core, with the built .vsix installed and the real
+``baton lsp`` running the fake agent in a temporary git repository.
+
+The user opens app.py, selects its lines, runs "Baton: Delegate Selection…" and types an
+instruction; the status bar counts the running task; the draft and then the final diff are
+drawn inline with CodeLenses; one hunk is accepted (the text changes, Ctrl+Z undoes it), the
+other rejected; the status bar goes back to idle. Screenshots of every step are saved under
+artifacts/vscode/. The clicking and checking is clients/vscode/test/e2e/drive.mjs.
+
+Set-up: scripts/install-vscode-test installs and caches Chromium, Node 24, code-server and
+the extension's npm packages. If it cannot, this test FAILS saying what is missing: it never
+passes or skips silently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+EXTENSION = ROOT / "clients" / "vscode"
+ARTIFACTS = ROOT / "artifacts" / "vscode"
+INSTRUCTION = "Make both functions return ten times more"
+APP = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
+SCRIPT = {
+    "steps": [
+        {"say": "looking at app.py"},
+        {"sleep": 1.0},
+        {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"},
+        {"sleep": 3.0},
+        {"edit": "app.py", "old": "    return 2\n", "new": "    return 20\n"},
+        {"usage": {"input": 120, "output": 30}},
+    ],
+    "summary": "Both functions return ten times more.",
+}
+
+
+@dataclass(frozen=True)
+class Tools:
+    node24: Path
+    code_server: Path
+    chromium: Path
+
+
+def _loud(message: str) -> None:
+    print(f"\n*** VS Code e2e cannot run: {message} ***\n", file=sys.stderr)
+    pytest.fail(f"VS Code e2e cannot run: {message}", pytrace=False)
+
+
+@pytest.fixture(scope="module")
+def tools() -> Tools:
+    """Install (or find cached) everything; fail loudly when something cannot be installed."""
+    start = time.monotonic()
+    proc = subprocess.run(
+        [str(ROOT / "scripts" / "install-vscode-test")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if proc.returncode != 0:
+        _loud(f"scripts/install-vscode-test failed:\n{proc.stderr[-3000:]}")
+    found = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
+    out = Tools(Path(found["NODE24"]), Path(found["CODE_SERVER"]), Path(found["CHROMIUM"]))
+    for name, path in vars(out).items():
+        if not path.exists():
+            _loud(f"{name} is missing at {path} after scripts/install-vscode-test")
+    print(f"install-vscode-test: {time.monotonic() - start:.1f} s", file=sys.stderr)
+    return out
+
+
+def _env(tools: Tools, extra: dict[str, str]) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = f"{tools.node24.parent}{os.pathsep}{env.get('PATH', '')}"
+    env.update(extra)
+    return env
+
+
+@pytest.fixture(scope="module")
+def vsix(tools: Tools) -> Path:
+    """The extension built and packaged by its own build (`npm run package`: esbuild + vsce)."""
+    proc = subprocess.run(
+        ["npm", "run", "package"],
+        cwd=EXTENSION,
+        capture_output=True,
+        text=True,
+        env=_env(tools, {}),
+        timeout=300,
+    )
+    assert proc.returncode == 0, (
+        f"npm run package failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    )
+    out = EXTENSION / "dist" / "baton.vsix"
+    assert out.is_file()
+    return out
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_http(url: str, timeout: float, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(
+                f"code-server exited ({proc.returncode}):\n{log.read_text()[-3000:]}"
+            )
+        try:
+            with urllib.request.urlopen(url, timeout=1) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"code-server not ready at {url}:\n{log.read_text()[-3000:]}")
+
+
+@dataclass
+class Workbench:
+    url: str
+    repo: Path
+    home: Path
+    tmp: Path
+    env: dict[str, str]
+
+
+@pytest.fixture
+def workbench(
+    tools: Tools, vsix: Path, repo: Path, baton_home: Path, tmp_path: Path
+) -> Iterator[Workbench]:
+    """code-server on a free loopback port with the .vsix installed, opened on ``repo``."""
+    assert (repo / "app.py").read_text() == APP
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    user_data, extensions = tmp_path / "ud", tmp_path / "ext"
+    (user_data / "User").mkdir(parents=True)
+    settings = {
+        "workbench.startupEditor": "none",
+        "chat.disableAIFeatures": True,
+        "workbench.secondarySideBar.defaultVisibility": "hidden",
+        "workbench.tips.enabled": False,
+        "extensions.autoCheckUpdates": False,
+        "extensions.autoUpdate": False,
+        "security.workspace.trust.enabled": False,
+        "git.enabled": False,
+        "editor.codeLens": True,
+        "window.restoreWindows": "none",
+        "baton.server.path": [str(ROOT / ".venv" / "bin" / "baton"), "lsp"],
+        # Through the setting (not only inherited) so the setting is what is tested.
+        "baton.server.env": {"BATON_HOME": str(baton_home), "BATON_FAKE_SCRIPT": str(script)},
+    }
+    (user_data / "User" / "settings.json").write_text(json.dumps(settings, indent=2))
+    # Paths are machine settings: code-server reads those from the server machine's file.
+    (user_data / "Machine").mkdir()
+    machine = {k: v for k, v in settings.items() if k.startswith("baton.server")}
+    (user_data / "Machine" / "settings.json").write_text(json.dumps(machine, indent=2))
+    config = tmp_path / "code-server.yaml"
+    config.write_text("auth: none\ncert: false\n")
+    xdg = {
+        k: str(tmp_path / "xdg" / k.lower())
+        for k in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")
+    }
+    env = _env(tools, {**xdg, "BATON_HOME": str(baton_home)})
+    common = [
+        str(tools.code_server),
+        "--config", str(config),
+        "--user-data-dir", str(user_data),
+        "--extensions-dir", str(extensions),
+    ]  # fmt: skip
+    installed = subprocess.run(
+        [*common, "--install-extension", str(vsix)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert any(p.name.startswith("baton.baton-") for p in extensions.iterdir()), installed.stdout
+    port = _free_port()
+    serve = ["--bind-addr", f"127.0.0.1:{port}", "--auth", "none", "--disable-telemetry"]
+    serve += ["--disable-update-check", "--disable-workspace-trust"]
+    serve += ["--disable-getting-started-override"]
+    log = tmp_path / "code-server.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*common, *serve, str(repo)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+    try:
+        _wait_http(f"http://127.0.0.1:{port}/healthz", 30, proc, log)
+        yield Workbench(f"http://127.0.0.1:{port}/?folder={repo}", repo, baton_home, tmp_path, env)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+        if ARTIFACTS.is_dir():  # the logs beside the screenshots, for a failure's post-mortem
+            shutil.copy(log, ARTIFACTS / "code-server.log")
+            for f in (user_data / "logs").rglob("*.log"):
+                if "Baton" in f.name or f.name in ("exthost.log", "remoteexthost.log"):
+                    shutil.copy(f, ARTIFACTS / f.name.replace(" ", "-"))
+
+
+def test_delegate_review_accept_undo_reject(workbench: Workbench, tools: Tools) -> None:
+    shutil.rmtree(ARTIFACTS, ignore_errors=True)
+    ARTIFACTS.mkdir(parents=True)
+    env = {
+        **workbench.env,
+        "BATON_E2E_URL": workbench.url,
+        "BATON_E2E_ARTIFACTS": str(ARTIFACTS),
+        "BATON_E2E_PROFILE": str(workbench.tmp / "chromium"),
+        "BATON_E2E_CHROMIUM": str(tools.chromium),
+        "BATON_E2E_INSTRUCTION": INSTRUCTION,
+        "BATON_E2E_FILE": "app.py",
+    }
+    started = time.monotonic()
+    proc = subprocess.run(
+        [str(tools.node24), str(EXTENSION / "test" / "e2e" / "drive.mjs")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+    )
+    steps = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    (ARTIFACTS / "steps.json").write_text(json.dumps(steps, indent=2))
+    print(f"drive.mjs: {time.monotonic() - started:.1f} s", file=sys.stderr)
+    for s in steps:
+        print(f"  {s['t']:6.1f} s  {s['step']}", file=sys.stderr)
+    assert proc.returncode == 0, (
+        f"{proc.stderr[-4000:]}\nsteps: {json.dumps(steps, indent=1)[-4000:]}"
+    )
+    by = {s["step"]: s for s in steps}
+    assert "done" in by
+    # What the page showed at each step.
+    assert "idle" in by["workbench-idle"]["status"]
+    assert "Delegate app.py:1-6" in by["instruction-typed"]["title"]
+    assert "1 running" in by["task-running"]["status"]
+    draft = by["draft-shown"]
+    assert any("working" in lens for lens in draft["lenses"]) and "→ return 10" in draft["ghosts"]
+    review = by["ready-for-review"]
+    assert "1 ready for review" in review["status"]
+    assert review["lenses"].count("Accept") == 2 and review["lenses"].count("Reject") == 2
+    assert any(lens.startswith("Baton ▸") and "Accept all (2)" in lens for lens in review["lenses"])
+    assert "Open diff" in review["lenses"]
+    assert review["focusInEditor"], "a Baton notification or view took the focus"
+    assert "    return 10" in by["hunk-accepted"]["text"]
+    assert by["hunk-accepted"]["ghosts"] == ["→ return 20"]
+    assert by["hunk-accepted"]["lenses"].count("Accept") == 1
+    assert by["accept-undone"]["focusInEditor"] and by["accept-undone"]["ghosts"] == ["→ return 20"]
+    assert "return 10" not in by["accept-undone"]["text"]
+    idle = by["status-idle"]
+    assert "return 20" not in idle["text"] and idle["lenses"] == [] and idle["ghosts"] == []
+    # Screenshots of every step.
+    shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
+    assert len(shots) == 11 and not any("FAILED" in s for s in shots), shots
+    # The broker's record: one task, one hunk accepted and one rejected, so it is applied; the
+    # accept went through the editor (unsaved buffer), never to disk.
+    listed = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "baton"), "tasks", "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "BATON_HOME": str(workbench.home)},
+        cwd=workbench.repo,
+        timeout=30,
+    )
+    assert listed.returncode == 0, listed.stderr
+    tasks = json.loads(listed.stdout)
+    tasks = tasks["tasks"] if isinstance(tasks, dict) else tasks
+    assert [t["state"] for t in tasks] == ["applied"], tasks
+    assert (workbench.repo / "app.py").read_text() == APP
