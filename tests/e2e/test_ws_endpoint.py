@@ -47,6 +47,15 @@ def headers(ep: Endpoint) -> dict[str, str]:
     return {"Authorization": f"Bearer {ep.token}"}
 
 
+def pushed(msg: dict[str, Any]) -> list[dict[str, Any]]:
+    """The events in an `event` or `events` (a burst) notification."""
+    if msg.get("method") == "event":
+        return [msg["params"]["event"]]
+    if msg.get("method") == "events":
+        return list(msg["params"]["events"])
+    return []
+
+
 class Rpc:
     """A minimal raw JSON-RPC client over one websocket (keeps notifications aside)."""
 
@@ -67,14 +76,13 @@ class Rpc:
             self.notes.append(msg)
 
     async def events_until_state(self, task_id: str, states: set[str]) -> list[dict[str, Any]]:
-        events = [n["params"]["event"] for n in self.notes if n.get("method") == "event"]
+        events = [e for n in self.notes for e in pushed(n)]
         while not any(
             e["taskId"] == task_id and e["type"] == "state" and e["data"]["to"] in states
             for e in events
         ):
             msg = json.loads(await asyncio.wait_for(self.ws.recv(), 20))
-            if msg.get("method") == "event":
-                events.append(msg["params"]["event"])
+            events += pushed(msg)
         return [e for e in events if e["taskId"] == task_id]
 
 

@@ -25,6 +25,7 @@ from baton.config.profiles import default_profiles
 from baton.runtime.supervisor import Supervisor
 from baton.surfaces.ws.endpoint import Endpoint, EndpointLimits, start_endpoint
 from tests.conftest import fake_script
+from tests.e2e.test_ws_endpoint import pushed
 
 WORKER = "fuzz-proof-worker"
 FRAMES_PER_EXAMPLE = 25
@@ -228,10 +229,10 @@ def test_thousands_of_malformed_frames_leave_the_broker_healthy(broker: Broker) 
             msg = json.loads(ws.recv(timeout=20))
             if msg.get("id") == 2:
                 tid = msg["result"]["task"]["id"]
-            elif msg.get("method") == "event" and tid is not None:
-                event = msg["params"]["event"]
-                if event["taskId"] == tid and event["data"].get("to") == "answered":
-                    break
+            elif tid is not None and any(
+                e["taskId"] == tid and e["data"].get("to") == "answered" for e in pushed(msg)
+            ):
+                break
     deadline = time.monotonic() + 5
     while broker.endpoint.connections and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -161,18 +161,28 @@ async def events_until(
         params = msg.get("params") or {}
         if msg.get("method") == "overflow":
             raise BrokerUnavailable("fell behind the broker's events; run the command again")
-        if msg.get("method") != "event" or params.get("subscription") != sid:
+        if params.get("subscription") != sid:
             continue
-        event = Event.from_json(params["event"])
-        history = event.seq <= replayed.get(event.task_id, 0)
-        if history and pending_history.get(event.task_id) == event.seq:
-            del pending_history[event.task_id]
-        on_event(event, history)
-        if event.type == EventType.STATE and not history:
-            to = str(event.data.get("to"))
-            states[event.task_id] = to
-            if ready is None and done(to):
-                ready = event.task_id
+        for event in events_of(msg):
+            history = event.seq <= replayed.get(event.task_id, 0)
+            if history and pending_history.get(event.task_id) == event.seq:
+                del pending_history[event.task_id]
+            on_event(event, history)
+            if event.type == EventType.STATE and not history:
+                to = str(event.data.get("to"))
+                states[event.task_id] = to
+                if ready is None and done(to):
+                    ready = event.task_id
+
+
+def events_of(msg: dict[str, Any]) -> list[Event]:
+    """The events an ``event`` or ``events`` notification carries (else none)."""
+    params = msg.get("params") or {}
+    if msg.get("method") == "event":
+        return [Event.from_json(params["event"])]
+    if msg.get("method") == "events":
+        return [Event.from_json(e) for e in params["events"]]
+    return []
 
 
 # ------------------------------------------------------------------------------ finding

@@ -90,6 +90,7 @@ class _Conn:
 
 
 _SENT = object()  # a handler that answered the request itself
+MAX_BATCH = 256  # events per ``events`` notification
 
 
 class Endpoint:
@@ -365,10 +366,21 @@ class Endpoint:
     async def _forward(
         self, conn: _Conn, sid: int, sub: Subscription, seen: dict[str, int]
     ) -> None:
+        """Push the subscription's events: one ``event`` notification each, or, when several
+        are waiting (a burst), one ``events`` notification carrying them in order."""
         try:
             while True:
-                event = await sub.get()
-                if event is None:
+                first = await sub.get()
+                batch = [first]
+                while first is not None and not sub.queue.empty() and len(batch) < MAX_BATCH:
+                    batch.append(sub.queue.get_nowait())
+                end = None in batch
+                events = [e for e in batch if e is not None and e.seq > seen.get(e.task_id, 0)]
+                if len(events) == 1:
+                    await conn.ws.send(self._event_note(sid, events[0]))
+                elif events:
+                    await conn.ws.send(self._events_note(sid, events))
+                if end:
                     if sub.overflowed:
                         note = p.notification(
                             "overflow",
@@ -376,16 +388,13 @@ class Endpoint:
                         )
                         await self._send(conn, note)
                     break
-                if event.seq <= seen.get(event.task_id, 0):
-                    continue
-                await conn.ws.send(self._event_note(sid, event))
         except ConnectionClosed:
             pass
         finally:
             sub.close()
             conn.subs.pop(sid, None)
 
-    def _event_note(self, sid: int, event: Event) -> str:
+    def _encode(self, event: Event) -> str:
         key = (event.task_id, event.seq)
         body = self._encoded.get(key)
         if body is None:
@@ -393,9 +402,19 @@ class Endpoint:
             self._encoded[key] = body
             if len(self._encoded) > 4096:
                 self._encoded.popitem(last=False)
+        return body
+
+    def _event_note(self, sid: int, event: Event) -> str:
         return (
             '{"jsonrpc": "2.0", "method": "event", "params": {"subscription": '
-            f'{sid}, "event": {body}}}}}'
+            f'{sid}, "event": {self._encode(event)}}}}}'
+        )
+
+    def _events_note(self, sid: int, events: list[Event]) -> str:
+        bodies = ", ".join(self._encode(e) for e in events)
+        return (
+            '{"jsonrpc": "2.0", "method": "events", "params": {"subscription": '
+            f'{sid}, "events": [{bodies}]}}}}'
         )
 
     def _unsubscribe(self, conn: _Conn, params: dict[str, Any]) -> dict[str, Any]:

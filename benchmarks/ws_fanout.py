@@ -1,0 +1,203 @@
+"""Websocket fan-out: 50 subscribers x 20 streaming fake tasks through a headless broker.
+
+A real `baton serve` process; subscribers are real websocket clients spread over several
+processes (so the clients' own parsing does not queue up behind one event loop). Prints:
+- delivery latency, event stamped in the broker → received by a subscriber (median, p99;
+  target p99 ≤ 10 ms);
+- events lost or out of order (target: none), per subscriber and task;
+- broker CPU seconds per 1,000 events (agent events persisted and fanned out to every
+  subscriber; includes everything the broker did meanwhile: worktrees, tailing, diffs).
+
+Run: .venv/bin/python benchmarks/ws_fanout.py [--subscribers 50] [--tasks 20] [--events 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import multiprocessing as mp
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+from websockets.asyncio.client import connect
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def script(events: int, rate: float) -> str:
+    steps = [{"stream": events, "rate": rate, "size": 48}]
+    return "bench\n```baton-fake\n" + json.dumps({"steps": steps}) + "\n```\n"
+
+
+async def _subscribers(url: str, token: str, n: int, ready: Any, done: Any, out: Any) -> None:
+    headers = {"Authorization": f"Bearer {token}"}
+    results: list[dict[str, Any]] = []
+
+    async def one(i: int) -> None:
+        latencies: list[float] = []
+        seqs: dict[str, list[int]] = {}
+        async with connect(url, additional_headers=headers, max_size=None) as ws:
+            await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "watch"}))
+            json.loads(await ws.recv())
+            ready.release()
+            while True:
+                try:
+                    frame = await asyncio.wait_for(ws.recv(), 0.5)
+                except TimeoutError:
+                    if done.is_set():
+                        break
+                    continue
+                now = time.time()
+                msg = json.loads(frame)
+                params = msg.get("params") or {}
+                if msg.get("method") == "event":
+                    events = [params["event"]]
+                elif msg.get("method") == "events":
+                    events = params["events"]
+                else:
+                    continue
+                for e in events:
+                    latencies.append((now - e["ts"]) * 1000)
+                    seqs.setdefault(e["taskId"], []).append(e["seq"])
+        results.append({"latencies": latencies, "seqs": seqs})
+
+    await asyncio.gather(*(one(i) for i in range(n)))
+    out.put(results)
+
+
+def subscriber_proc(url: str, token: str, n: int, ready: Any, done: Any, out: Any) -> None:
+    asyncio.run(_subscribers(url, token, n, ready, done, out))
+
+
+async def rpc(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    async with connect(url, additional_headers={"Authorization": f"Bearer {token}"}) as ws:
+        out = []
+        for i, (method, params) in enumerate(calls, 1):
+            await ws.send(
+                json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params})
+            )
+            msg = json.loads(await ws.recv())
+            out.append(msg.get("result", msg.get("error")))
+        return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--subscribers", type=int, default=50)
+    ap.add_argument("--procs", type=int, default=5)
+    ap.add_argument("--tasks", type=int, default=20)
+    ap.add_argument("--events", type=int, default=200, help="streamed events per task")
+    ap.add_argument("--rate", type=float, default=100.0, help="events per second per task")
+    args = ap.parse_args()
+
+    base = Path(tempfile.mkdtemp(prefix="baton-wsbench-"))
+    repo, home, run = base / "repo", base / "state", base / "run"
+    repo.mkdir()
+    (repo / "f.txt").write_text("x\n")
+    env = {
+        **os.environ,
+        "BATON_HOME": str(home),
+        "XDG_RUNTIME_DIR": str(run),
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@x",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@x",
+    }
+    for cmd in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-qm", "init"]):
+        subprocess.run(["git", *cmd], cwd=repo, env=env, check=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "baton.cli", "serve", "--root", str(repo), "--json"],
+        stdout=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        info = json.loads(server.stdout.readline())
+        disc = json.loads(Path(info["discovery"]).read_text())
+        url, token = info["url"], disc["token"]
+        broker = psutil.Process(server.pid)
+
+        ctx = mp.get_context("spawn")
+        ready, done, out = ctx.Semaphore(0), ctx.Event(), ctx.Queue()
+        per = [
+            args.subscribers // args.procs + (i < args.subscribers % args.procs)
+            for i in range(args.procs)
+        ]
+        procs = [
+            ctx.Process(target=subscriber_proc, args=(url, token, n, ready, done, out))
+            for n in per
+            if n
+        ]
+        for p in procs:
+            p.start()
+        for _ in range(args.subscribers):
+            ready.acquire(timeout=60)
+
+        cpu0 = sum(broker.cpu_times()[:2])
+        t0 = time.monotonic()
+        calls = [
+            ("delegate", {"instruction": script(args.events, args.rate), "cwd": str(repo)})
+            for _ in range(args.tasks)
+        ]
+        ids = [r["task"]["id"] for r in asyncio.run(rpc(url, token, calls))]
+        while True:
+            got = asyncio.run(rpc(url, token, [("tasks", {"limit": 1000})]))[0]["tasks"]
+            if all(t["state"] not in ("queued", "preparing", "running") for t in got):
+                break
+            time.sleep(0.1)
+        took = time.monotonic() - t0
+        cpu = sum(broker.cpu_times()[:2]) - cpu0
+        time.sleep(1.0)  # let the last events arrive
+        done.set()
+        results = [r for _ in procs for r in out.get(timeout=60)]
+        for p in procs:
+            p.join(10)
+
+        inspect = asyncio.run(rpc(url, token, [("inspect", {"id": i, "events": 0}) for i in ids]))
+        stored = {i: info["eventCount"] for i, info in zip(ids, inspect, strict=True)}
+        states = {info["task"]["state"] for info in inspect}
+        total = sum(stored.values())
+        lost = disorder = 0
+        for r in results:
+            for tid in ids:
+                seqs = r["seqs"].get(tid, [])
+                lost += stored[tid] - len(set(seqs))
+                disorder += sum(1 for a, b in itertools.pairwise(seqs) if b != a + 1)
+        lat = [x for r in results for x in r["latencies"]]
+        delivered = len(lat)
+        print(
+            f"subscribers {args.subscribers} x tasks {args.tasks} "
+            f"({args.events} streamed events each at {args.rate:g}/s); tasks ended {states}"
+        )
+        print(
+            f"events stored {total}; deliveries {delivered} (expected "
+            f"{total * args.subscribers}); lost {lost}; out of order {disorder}"
+        )
+        print(
+            f"delivery latency ms: median {statistics.median(lat):.2f}  p99 {pct(lat, 99):.2f}"
+            f"  max {max(lat):.2f}   (target p99 <= 10)"
+        )
+        print(
+            f"broker CPU {cpu:.2f} s over {took:.1f} s: {cpu / total * 1000:.3f} s per 1,000 "
+            f"events ({cpu / delivered * 1000 * 1000:.1f} ms per 1,000 deliveries)"
+        )
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+if __name__ == "__main__":
+    main()
