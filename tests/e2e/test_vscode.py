@@ -264,6 +264,9 @@ def test_delegate_review_accept_undo_reject(workbench: Workbench, tools: Tools) 
     assert any(lens.startswith("Baton ▸") and "Accept all (2)" in lens for lens in review["lenses"])
     assert "Open diff" in review["lenses"]
     assert review["focusInEditor"], "a Baton notification or view took the focus"
+    opened = by["diff-opened"]
+    assert "return 10" in opened["proposal"] and "return 20" in opened["proposal"]
+    assert "app.py ↔ Baton:" in opened["tab"]
     assert "    return 10" in by["hunk-accepted"]["text"]
     assert by["hunk-accepted"]["ghosts"] == ["→ return 20"]
     assert by["hunk-accepted"]["lenses"].count("Accept") == 1
@@ -273,7 +276,7 @@ def test_delegate_review_accept_undo_reject(workbench: Workbench, tools: Tools) 
     assert "return 20" not in idle["text"] and idle["lenses"] == [] and idle["ghosts"] == []
     # Screenshots of every step.
     shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
-    assert len(shots) == 11 and not any("FAILED" in s for s in shots), shots
+    assert len(shots) == 13 and not any("FAILED" in s for s in shots), shots
     # The broker's record: one task, one hunk accepted and one rejected, so it is applied; the
     # accept went through the editor (unsaved buffer), never to disk.
     listed = subprocess.run(

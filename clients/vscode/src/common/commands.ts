@@ -287,6 +287,11 @@ export function notify(app: App, notice: Notice): void {
   const show = notice.kind === "failed" ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
   void show(notice.message, ...notice.actions).then(async (pick) => {
     const arg = { taskId: notice.taskId };
+    const now = app.tasks.get(notice.taskId)?.state;
+    if ((pick === REVIEW || pick === ACCEPT_ALL) && now !== "review") {
+      void showInformationMessage(`Baton: that task is ${now?.replace(/_/g, " ") ?? "gone"} now.`);
+      return;
+    }
     if (pick === REPLY) await run("reply", () => reply(app, arg));
     else if (pick === REVIEW) await run("review", () => review(app, notice.taskId));
     else if (pick === ACCEPT_ALL) await run("accept", () => decideAll(app, "accept", arg));

@@ -65,7 +65,8 @@ export class ProposalView implements vscode.TextDocumentContentProvider, vscode.
     const file = vscode.Uri.parse(ref.uri);
     const name = file.path.split("/").pop() ?? file.path;
     const title = this.reviews.task(ref.taskId)?.title ?? ref.taskId;
-    await executeCommand("vscode.diff", file, proposalUri(ref), `${name} ↔ Baton: ${title}`, { preview: true });
+    // Not a preview: a preview editor would replace the file's own preview tab and close it.
+    await executeCommand("vscode.diff", file, proposalUri(ref), `${name} ↔ Baton: ${title}`, { preview: false });
   }
 
   dispose(): void {

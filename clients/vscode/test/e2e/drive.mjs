@@ -232,6 +232,29 @@ try {
     return { status: label, lenses: await lensTexts(), ghosts: g, text: await editorText(), focusInEditor: await editorHasFocus() };
   });
 
+  await step("diff-opened", async () => {
+    await clickLens("Open diff");
+    const diff = page.locator(".editor-instance .monaco-diff-editor");
+    await diff.waitFor();
+    await page.locator(".tab.active", { hasText: "Baton:" }).waitFor();
+    const modified = diff.locator(".editor.modified .view-lines");
+    const deadline = Date.now() + 10000;
+    let text = "";
+    while (Date.now() < deadline && !(text.includes("return 10") && text.includes("return 20"))) {
+      text = (await modified.innerText()).replace(/\u00a0/g, " ");
+      await page.waitForTimeout(100);
+    }
+    if (!text.includes("return 20")) throw new Error(`the proposal side shows:\n${text}`);
+    const tab = await page.locator(".tab.active").getAttribute("aria-label");
+    return { proposal: text, tab };
+  });
+
+  await step("diff-closed", async () => {
+    await palette("View: Close Editor");
+    await page.locator('.tab.active[aria-label*="app.py"]').waitFor();
+    await page.locator(".editor-instance .monaco-diff-editor").waitFor({ state: "detached" });
+  });
+
   await step("hunk-accepted", async () => {
     await clickLens("Accept");
     const text = await waitEditor((t) => /^\s*return 10\s*$/m.test(t), "the accepted hunk");
