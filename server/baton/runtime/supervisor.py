@@ -363,6 +363,11 @@ class Supervisor:
         evidence = await self.store.call(accounts.evidence)
         return {w: c.until for w, c in cooling.items()}, evidence
 
+    def profiles_for(self, root: str | Path) -> dict[str, Profile]:
+        """The workers a task delegated in ``root`` may name (the project's own included)."""
+        settings = self.settings.last_good(root)
+        return {**self.profiles, **(settings.profiles if settings is not None else {})}
+
     def _settings(self, root: str) -> Settings:
         try:
             return self.settings.get(root)
