@@ -199,3 +199,17 @@ async def until(sup: Supervisor, task_id: str, state: TaskState, timeout: float 
 async def _changed(sup: Supervisor, repo: Path) -> None:
     """Drop the cached settings of ``repo`` (the watcher does it too; don't wait for it)."""
     sup.settings.invalidate(repo / ".baton.toml")
+
+
+@pytest.mark.parametrize("kind", ["billing", "model_unavailable", "auth"])
+async def test_billing_and_model_errors_are_not_rate_limits(
+    broker: Supervisor, repo: Path, tmp_path: Path, kind: str
+) -> None:
+    fails = {"steps": [{"error": {"kind": kind, "message": f"mock {kind}"}}]}
+    configure(repo, tmp_path, fa=fails)
+    task = await broker.delegate(DelegateRequest("Create hello.txt", root=str(repo)))
+    assert await settle(broker, task.id) == S.FAILED
+    done = await broker.get(task.id)
+    assert done.worker == "fa" and done.completion == Completion(kind)
+    assert await broker.store.call(accounts.cooldowns) == {}
+    assert [a.worker for a in await broker.attempts(task.id)] == ["fa"]
