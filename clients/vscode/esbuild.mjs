@@ -27,7 +27,8 @@ if (args.has("--tests")) {
     entryPoints: tests,
     bundle: true,
     outdir: "out/test",
-    external: ["vscode"],
+    // The unit tests run without VS Code: `vscode` is a recording stand-in.
+    alias: { vscode: "./test/unit/fakeVscode.ts" },
     format: "cjs",
     platform: "node",
     target: "node20",

@@ -1,0 +1,107 @@
+/**
+ * A stand-in for the `vscode` module in unit tests (esbuild aliases `vscode` to this file):
+ * the few classes and functions the status bar and the inline decorations use, recording
+ * what they are asked to show.
+ */
+
+export class ThemeColor {
+  constructor(public readonly id: string) {}
+}
+
+export class Position {
+  constructor(public readonly line: number, public readonly character: number) {}
+}
+
+export class Range {
+  readonly start: Position;
+  readonly end: Position;
+  constructor(a: number | Position, b: number | Position, c?: number, d?: number) {
+    this.start = typeof a === "number" ? new Position(a, b as number) : a;
+    this.end = typeof a === "number" ? new Position(c!, d!) : (b as Position);
+  }
+}
+
+export class MarkdownString {
+  isTrusted: unknown;
+  constructor(public value = "") {}
+  appendMarkdown(s: string): this {
+    this.value += s;
+    return this;
+  }
+}
+
+export enum StatusBarAlignment {
+  Left = 1,
+  Right = 2,
+}
+
+export enum OverviewRulerLane {
+  Left = 1,
+  Center = 2,
+  Right = 4,
+  Full = 7,
+}
+
+export interface FakeStatusItem {
+  id: string;
+  text: string;
+  tooltip: unknown;
+  backgroundColor: ThemeColor | undefined;
+  shown: boolean;
+  [k: string]: unknown;
+}
+
+export interface FakeEditor {
+  document: { uri: { toString(): string }; lineCount: number; lineAt(line: number): { range: { end: Position } } };
+  decorations: Map<unknown, { range: Range; renderOptions?: { after?: { contentText?: string } } }[]>;
+  setDecorations(type: unknown, options: { range: Range }[]): void;
+}
+
+export const recorded = {
+  statusItems: [] as FakeStatusItem[],
+  context: new Map<string, unknown>(),
+  decorationTypes: [] as { options: Record<string, unknown>; disposed: boolean }[],
+};
+
+export function fakeEditor(uri: string, lines: string[]): FakeEditor {
+  const ed: FakeEditor = {
+    document: {
+      uri: { toString: () => uri },
+      lineCount: lines.length,
+      lineAt: (line: number) => ({ range: { end: new Position(line, lines[line]!.length) } }),
+    },
+    decorations: new Map(),
+    setDecorations(type, options) {
+      ed.decorations.set(type, options);
+    },
+  };
+  return ed;
+}
+
+const noEvent = () => ({ dispose: () => undefined });
+
+export const window = {
+  activeTextEditor: undefined as FakeEditor | undefined,
+  visibleTextEditors: [] as FakeEditor[],
+  createStatusBarItem(id: string): FakeStatusItem {
+    const item: FakeStatusItem = { id, text: "", tooltip: undefined, backgroundColor: undefined, shown: false };
+    item.show = () => (item.shown = true);
+    item.dispose = () => (item.shown = false);
+    recorded.statusItems.push(item);
+    return item;
+  },
+  createTextEditorDecorationType(options: Record<string, unknown>) {
+    const t = { options, disposed: false, dispose: () => (t.disposed = true) };
+    recorded.decorationTypes.push(t);
+    return t;
+  },
+  onDidChangeVisibleTextEditors: noEvent,
+  onDidChangeActiveTextEditor: noEvent,
+};
+
+export const commands = {
+  executeCommand(command: string, ...args: unknown[]): Promise<unknown> {
+    if (command === "setContext") recorded.context.set(args[0] as string, args[1]);
+    return Promise.resolve(undefined);
+  },
+};
