@@ -56,6 +56,8 @@ def did_close(ls: BatonServer, params: types.DidCloseTextDocumentParams) -> None
 def did_change_folders(ls: BatonServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
     for folder in ls.folders():
         ls.roots.add(str(folder.resolve()))
+    if ls.endpoint is not None:
+        ls.endpoint.set_roots(sorted(ls.roots))
 
 
 async def code_action(ls: BatonServer, params: types.CodeActionParams) -> list[types.CodeAction]:

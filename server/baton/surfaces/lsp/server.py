@@ -33,6 +33,7 @@ from baton.surfaces.lsp.notify import Notifier
 from baton.surfaces.lsp.payloads import check_request
 from baton.surfaces.lsp.progress import Progress
 from baton.surfaces.lsp.watch import Watchers
+from baton.surfaces.ws.endpoint import Endpoint, start_endpoint
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +104,7 @@ class BatonServer(LanguageServer):
         self.start_error: str | None = None
         self.docs = OpenDocuments()
         self.roots: set[str] = set()
+        self.endpoint: Endpoint | None = None  # the broker's websocket (other agents, CLI)
         self.reviews: dict[str, review.TaskDiff] = {}
         self.notifier = Notifier(self)
         self.task_progress = Progress(
@@ -156,6 +158,10 @@ class BatonServer(LanguageServer):
             self.ready.set()
             return
         self.supervisor = sup
+        try:
+            self.endpoint = await start_endpoint(sup, sorted(self.roots))
+        except Exception as exc:  # the editor works without it; agents and the CLI do not
+            log.error("could not open the websocket endpoint: %s", exc)
         sup.bus.add_listener(self.notifier.on_event)
         self.ready.set()
         await self.notifier.send_status()
@@ -175,6 +181,9 @@ class BatonServer(LanguageServer):
         self.task_progress.close()
         self.notifier.close()
         sup, self.supervisor = self.supervisor, None
+        endpoint, self.endpoint = self.endpoint, None
+        if endpoint is not None:
+            await endpoint.close()
         if sup is not None:
             sup.bus.remove_listener(self.notifier.on_event)
             await sup.close()
