@@ -31,6 +31,8 @@ def git(cwd: Path, *args: str) -> str:
 def baton_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home = tmp_path / "state"
     monkeypatch.setenv("BATON_HOME", str(home))
+    # Never read the developer's own config (~/.config/baton) in tests.
+    monkeypatch.setenv("BATON_CONFIG", str(tmp_path / "no-user-config.toml"))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
     yield home
 
