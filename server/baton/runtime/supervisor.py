@@ -20,6 +20,7 @@ from typing import Any
 
 import psutil
 
+from baton.acp import transport as acp
 from baton.agents.base import Adapter, AgentNotFound, Outcome, Parser, Turn
 from baton.agents.registry import adapter_for
 from baton.config.layers import ConfigError
@@ -154,6 +155,8 @@ class Supervisor:
         self._unsaved: dict[str, tuple[Task, str | None]] = {}
         self._deferred: dict[str, DelegateRequest] = {}  # tasks waiting on prerequisites
         self._cancelling: set[str] = set()  # cancelled between steps; stopped at the next
+        # ACP permission requests waiting for the user: task id → permission id → request.
+        self._asking: dict[str, dict[str, dict[str, Any]]] = {}
         self._launching = 0
         self._no_launch = asyncio.Event()
         self._no_launch.set()
@@ -472,7 +475,7 @@ class Supervisor:
             live = self._live.get(task.id)
             if live is not None:
                 live.stop, live.stop_message = Completion.CANCELLED, "cancelled by the user"
-                await runner.kill_tree(live.attempt.pid or 0, self.limits.kill_grace)
+                await self._interrupt(live)
                 return task
             if task.state in (S.QUEUED, S.NEEDS_INPUT, S.RATE_LIMITED, S.INTERRUPTED):
                 self._cancel_timer(task.id)
@@ -494,6 +497,10 @@ class Supervisor:
                     f"task {task.id} is {task.state}; reply is for needs_input or review"
                     + ("; use steer while it runs" if task.state == S.RUNNING else "")
                 )
+            if task.id in self._live:
+                raise TaskError(
+                    f"task {task.id} asks permission; answer it (baton answer), or cancel"
+                )
             await self._start_attempt(task, text, "reply")
             return task
 
@@ -508,8 +515,27 @@ class Supervisor:
                     + ("; use reply" if task.state in (S.NEEDS_INPUT, S.REVIEW) else "")
                 )
             live.stop, live.stop_message = Completion.CANCELLED, f"steer: {text}"
-            await runner.kill_tree(live.attempt.pid or 0, self.limits.kill_grace)
+            await self._interrupt(live)
         return task
+
+    async def permissions(self, task_id: str) -> list[dict[str, Any]]:
+        """The task's ACP permission requests still waiting for an answer."""
+        return acp.pending_permissions(await self.events(task_id))
+
+    async def answer(
+        self, task_id: str, option: str, permission_id: str | None = None
+    ) -> dict[str, Any]:
+        """Answer an ACP permission request: ``option`` is an option id, a kind
+        (``allow_once``…) or a word (``allow``, ``always``, ``reject``). Any broker may
+        answer: the answer goes straight to the task's runner."""
+        task = await self.get(task_id)
+        if not await self.permissions(task.id):
+            raise TaskError(f"task {task.id} is {task.state}; no permission request is waiting")
+        try:
+            answered = await acp.answer(task_dir(self.home, task.id), permission_id, option)
+        except acp.ControlError as exc:
+            raise TaskError(f"task {task.id}: {exc}") from None
+        return {"taskId": task.id, "permission": answered.get("id"), "option": answered["option"]}
 
     async def retry(self, task_id: str) -> Task:
         task = await self._owned_or_adopt(task_id)
@@ -699,7 +725,11 @@ class Supervisor:
     async def _launch(self, task: Task, prompt: str, reason: str) -> None:
         """Start one attempt and follow it to the end (holding the caller's slot)."""
         profile = self._profile(task.worker, task.root)
-        adapter = adapter_for(profile.provider)
+        try:
+            adapter = self._adapter_for(task, profile)
+        except ValueError as exc:
+            await self._move(task, S.FAILED, str(exc), Completion.WORKER_ERROR)
+            return
         tdir = task_dir(self.home, task.id)
         turn = Turn(
             task_id=task.id,
@@ -718,6 +748,50 @@ class Supervisor:
         if task.state != S.RUNNING:
             await self._move(task, S.RUNNING, f"{profile.name} started")
         await self._follow(task, attempt, adapter, Outcome())
+
+    def _adapter_for(self, task: Task, profile: Profile) -> Adapter:
+        """The task's transport: chosen for a new session, then kept for its whole life."""
+        chosen = task.options.get("transport") if task.session_id else None
+        if chosen not in (acp.ACP, acp.NATIVE):
+            chosen, why = acp.choose(profile, self.home)
+            task.options["transport"], task.options["transport_reason"] = chosen, why
+        if chosen == acp.ACP:
+            return acp.AcpAdapter(profile.provider)
+        return adapter_for(profile.provider)
+
+    async def _interrupt(self, live: _Live) -> None:
+        """Stop the running turn: over ACP a ``session/cancel`` that keeps the session (and
+        its process), otherwise — or if the runner does not answer — a kill."""
+        tdir = task_dir(self.home, live.task.id)
+        if live.attempt.transport == acp.ACP and await acp.cancel_turn(tdir):
+            return
+        await runner.kill_tree(live.attempt.pid or 0, self.limits.kill_grace)
+
+    def _track_permission(self, live: _Live, data: Mapping[str, Any]) -> None:
+        """An ACP permission request opened or closed: the task waits in needs_input while
+        any is open (and the idle watchdog does not count that time)."""
+        asking = self._asking.setdefault(live.task.id, {})
+        if data.get("status") == "pending":
+            asking[str(data.get("id"))] = dict(data)
+        else:
+            asking.pop(str(data.get("id")), None)
+        self._spawn(self._permission_state(live), f"permission {live.task.id}")
+
+    async def _permission_state(self, live: _Live) -> None:
+        task = live.task
+        if self._live.get(task.id) is not live or live.attempt.ended_at is not None:
+            return
+        asking = self._asking.get(task.id)
+        if asking and task.state == S.RUNNING:
+            first = next(iter(asking.values()))
+            await self._move(task, S.NEEDS_INPUT, f"asks permission: {first.get('tool')}")
+        elif not asking and task.state == S.NEEDS_INPUT:
+            await self._move(task, S.RUNNING, "permission answered")
+
+    async def _acp_turn_open(self, task: Task) -> bool:
+        """Whether the task's last attempt is an ACP turn that has not ended."""
+        attempts = await self.attempts(task.id)
+        return bool(attempts) and attempts[-1].transport == acp.ACP and not attempts[-1].ended_at
 
     async def _start_process(
         self, task: Task, profile: Profile, adapter: Adapter, turn: Turn, reason: str
@@ -738,13 +812,18 @@ class Supervisor:
         try:
             n = task.attempts + 1
             try:
-                launch = adapter.launch(turn, profile)
-                proc = await asyncio.to_thread(runner.spawn, launch, Path(turn.task_dir), n)
+                if isinstance(adapter, acp.AcpAdapter):
+                    proc, how = await adapter.start(turn, profile, n)
+                    await self._log(task, f"ACP turn {n}: {how}")
+                else:
+                    launch = adapter.launch(turn, profile)
+                    proc = await asyncio.to_thread(runner.spawn, launch, Path(turn.task_dir), n)
             except (AgentNotFound, OSError, KeyError) as exc:
                 await self._log(task, f"could not start {profile.name}: {exc}", "error")
                 await self._move(task, S.FAILED, str(exc), Completion.WORKER_ERROR)
                 return None
-            return await self._record_attempt(task, profile, proc, n, reason)
+            transport = getattr(adapter, "transport", acp.NATIVE)
+            return await self._record_attempt(task, profile, proc, n, reason, transport)
         finally:
             self._launching -= 1
             if not self._launching:
@@ -764,7 +843,13 @@ class Supervisor:
         return dataclasses.replace(profile, env=env)
 
     async def _record_attempt(
-        self, task: Task, profile: Profile, proc: runner.ProcessRecord, n: int, reason: str
+        self,
+        task: Task,
+        profile: Profile,
+        proc: runner.ProcessRecord,
+        n: int,
+        reason: str,
+        transport: str = acp.NATIVE,
     ) -> Attempt:
         task.attempts = n
         attempt = Attempt(
@@ -774,6 +859,7 @@ class Supervisor:
             worker=profile.name,
             provider=profile.provider,
             model=task.model,
+            transport=transport,
             session_id=task.session_id,
             pid=proc.pid,
             out_path=str(proc.out_path),
@@ -791,6 +877,7 @@ class Supervisor:
     ) -> None:
         """Tail the attempt's output, watch it, and settle the task when it ends."""
         live = await self._run(task, attempt, adapter, outcome)
+        self._asking.pop(task.id, None)
         try:
             await self._settle_attempt(live)
         finally:
@@ -808,7 +895,7 @@ class Supervisor:
         if task.id in self._cancelling:  # cancelled while the agent was being started
             self._cancelling.discard(task.id)
             live.stop, live.stop_message = Completion.CANCELLED, "cancelled by the user"
-            self._spawn(runner.kill_tree(attempt.pid or 0, self.limits.kill_grace), "cancel")
+            self._spawn(self._interrupt(live), "cancel")
         pump = asyncio.get_running_loop().create_task(self._pump(live))
         try:
             exit_code = await self._watch(live, pump)
@@ -848,6 +935,10 @@ class Supervisor:
                     await asyncio.sleep(0.1)  # the exit record may be in flight
                     rec = runner.read_exit(exit_path) if exit_path.exists() else None
                     return rec.code if rec is not None else None
+            if self._asking.get(live.task.id):
+                # Waiting for the user's answer: neither a stall nor the agent's time.
+                live.started += now - live.last_output
+                live.last_output = now
             if live.stop is None:
                 if now - live.last_output > self.limits.stall_after:
                     live.stop = Completion.STALLED
@@ -885,6 +976,10 @@ class Supervisor:
                 task.session_id = attempt.session_id = str(e.data["id"])
             elif e.type == EventType.TOOL and e.data.get("files"):
                 self._schedule_draft(task)
+            elif e.type == EventType.PERMISSION:
+                self._track_permission(live, e.data)
+            elif e.type == EventType.PLAN:
+                task.options["plan"] = list(e.data.get("entries") or [])
             elif e.type == EventType.ERROR and e.data.get("stop") and live.stop is None:
                 # The parser saw the agent stuck for good (e.g. retrying a dead server
                 # forever): end the process; the error event says how the attempt ended.
@@ -901,6 +996,8 @@ class Supervisor:
 
     async def _settle_attempt(self, live: _Live) -> None:
         task, attempt, outcome = live.task, live.attempt, live.outcome
+        if task.state == S.NEEDS_INPUT and not live.side:  # a permission was still open
+            await self._move(task, S.RUNNING, "the turn ended")
         stop = live.stop
         steer = stop == Completion.CANCELLED and live.stop_message.startswith("steer: ")
         attempt.completion = stop if stop is not None and not steer else outcome.completion
@@ -1178,13 +1275,16 @@ class Supervisor:
 
     async def adopt(self) -> list[str]:
         """Take over the tasks of brokers that are gone. Returns the adopted task ids."""
+        states = [str(x) for x in (*_OWNED, S.NEEDS_INPUT)]
         tasks: list[tuple[Task, str | None]] = await self.store.call(
-            lambda s: s.tasks_with_owner(states=[str(x) for x in _OWNED])
+            lambda s: s.tasks_with_owner(states=states)
         )
         adopted = []
         for task, owner in tasks:
             if owner == self.id or broker_alive(owner) or task.id in self._tasks:
                 continue
+            if task.state == S.NEEDS_INPUT and not await self._acp_turn_open(task):
+                continue  # a question: nothing runs, the user replies
             adopted.append(task.id)
             await self._adopt_one(task)
         return adopted
@@ -1236,10 +1336,17 @@ class Supervisor:
         if task.state == S.PREPARING:
             await self._move(task, S.RUNNING, "adopted")
         outcome = Outcome()
-        for e in await self.events(task.id):
+        past = await self.events(task.id)
+        for e in past:
             if e.attempt == last.n:
                 outcome.observe(e)
-        adapter = adapter_for(self._profile(task.worker, task.root).provider)
+        provider = self._profile(task.worker, task.root).provider
+        adapter: Adapter = adapter_for(provider)
+        if last.transport == acp.ACP:
+            adapter = acp.AcpAdapter(provider)
+            waiting = acp.pending_permissions(past)
+            if waiting:
+                self._asking[task.id] = {str(p["id"]): p for p in waiting}
         self._spawn(self._follow_adopted(task, last, adapter, outcome), f"adopted {task.id}")
 
     async def _follow_adopted(
