@@ -101,6 +101,11 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("text", help="the reply ('-' reads it from stdin)")
     c.add_argument("--detach", action="store_true", help="return without following")
 
+    c = cmd("answer", "answer an agent's permission request (see baton inspect)")
+    c.add_argument("id")
+    c.add_argument("option", help="allow, always, reject, or an option id")
+    c.add_argument("--permission", help="which request, when several wait (e.g. p2)")
+
     c = cmd("steer", "interrupt a running task and continue it with new guidance")
     c.add_argument("id")
     c.add_argument("text", help="the guidance ('-' reads it from stdin)")
@@ -226,6 +231,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, render.Output], Awaitable[int
     "reject": remote.reject,
     "cancel": remote.cancel,
     "reply": remote.turn,
+    "answer": remote.answer,
     "steer": remote.turn,
     "retry": remote.turn,
     "memory": remote.memory,

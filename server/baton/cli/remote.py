@@ -271,6 +271,29 @@ async def inspect(args: argparse.Namespace, out: render.Output) -> int:
         [FileDiff.from_json(f) for f in d["files"]],
         d["final"],
     )
+    for perm in info.get("permissions") or []:
+        options = ", ".join(f"{o['id']} ({o['kind']})" for o in perm.get("options") or [])
+        out.console.print(
+            f"asks permission {perm['id']}: {perm.get('tool')}\n{perm.get('preview') or ''}\n"
+            f"  answer with: baton answer {info['task']['id']} <option>   options: {options}",
+            markup=False,
+        )
+    return EXIT_OK
+
+
+async def answer(args: argparse.Namespace, out: render.Output) -> int:
+    """Answer an ACP agent's permission request (allow, always, reject, or an option id)."""
+    params: dict[str, Any] = {"id": args.id, "option": args.option}
+    if args.permission:
+        params["permission"] = args.permission
+    async with broker(args) as c:
+        res = (await call(c, "answer", **params))["answered"]
+    option = res["option"]
+    out.result(
+        {"answered": res},
+        f"task {res['taskId']}: answered {res['permission']} with {option['name']} "
+        f"({option['kind']})",
+    )
     return EXIT_OK
 
 

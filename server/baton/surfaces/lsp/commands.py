@@ -390,6 +390,7 @@ async def inspect(ls: BatonServer, args: Args) -> Any:
         "attempts": [a.to_json() for a in attempts],
         "events": [e.to_json() for e in events[-limit:]] if limit else [],
         "eventCount": len(events),
+        "permissions": await sup.permissions(task.id),
     }
 
 
@@ -406,6 +407,12 @@ async def status(ls: BatonServer, args: Args) -> Any:
     return await ls.notifier.send_status()
 
 
+async def answer_permission(ls: BatonServer, args: Args) -> Any:
+    """Answer an ACP agent's permission request: ``{taskId, option, permissionId?}``."""
+    sup = await ls.broker()
+    return await sup.answer(args.task_id(), args.text("option"), args.optional_text("permissionId"))
+
+
 HANDLERS: dict[str, tuple[Handler, bool]] = {
     "baton.delegate": (delegate, False),
     "baton.cancel": (cancel, False),
@@ -418,6 +425,7 @@ HANDLERS: dict[str, tuple[Handler, bool]] = {
     "baton.inspect": (inspect, False),
     "baton.diff": (diff, False),
     "baton.status": (status, True),
+    "baton.answerPermission": (answer_permission, False),
 }
 #: Every command the server declares.
 COMMANDS = tuple(HANDLERS)

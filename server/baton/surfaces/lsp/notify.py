@@ -60,6 +60,8 @@ def summary(task: Task) -> dict[str, Any]:
         "updatedAt": task.updated_at,
         "settledAt": task.settled_at,
         "next": list(NEXT_MOVES[task.state]),
+        "plan": task.options.get("plan") or [],
+        "transport": task.options.get("transport"),
     }
 
 
@@ -106,6 +108,9 @@ class Notifier:
                 self._answered.add(event.task_id)
         elif event.type == EventType.DIFF:
             self._diffs.add(event.task_id)
+        elif event.type == EventType.PERMISSION:
+            self.server.permissions.on_event(event)
+            return
         else:
             return
         self._arm()

@@ -159,7 +159,14 @@ class Progress:
             case EventType.DIFF:
                 run.diff = dict(event.data)
                 return
-            case EventType.TOOL | EventType.TEXT | EventType.QUESTION | EventType.ERROR:
+            case (
+                EventType.TOOL
+                | EventType.TEXT
+                | EventType.QUESTION
+                | EventType.ERROR
+                | EventType.PLAN
+                | EventType.PERMISSION
+            ):
                 run.step = describe(event)
             case _:
                 return

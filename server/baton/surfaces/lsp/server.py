@@ -31,6 +31,7 @@ from baton.surfaces.lsp import review, settings
 from baton.surfaces.lsp.documents import OpenDocuments, relative_to, uri_to_path
 from baton.surfaces.lsp.notify import Notifier
 from baton.surfaces.lsp.payloads import check_request
+from baton.surfaces.lsp.permissions import PermissionPrompts
 from baton.surfaces.lsp.progress import Progress
 from baton.surfaces.lsp.watch import Watchers
 from baton.surfaces.ws.endpoint import Endpoint, start_endpoint
@@ -107,6 +108,7 @@ class BatonServer(LanguageServer):
         self.endpoint: Endpoint | None = None  # the broker's websocket (other agents, CLI)
         self.reviews: dict[str, review.TaskDiff] = {}
         self.notifier = Notifier(self)
+        self.permissions = PermissionPrompts(self)
         self.task_progress = Progress(
             self, self._cancel_task, self.spawn, lambda: self.settings.progress_interval
         )

@@ -17,6 +17,8 @@ from typing import Any
 
 #: Isolation modes a task may ask for; only git worktrees exist today.
 ISOLATION_MODES = ("worktree",)
+#: How ACP permission prompts reach the user: a message request, or the client's own UI.
+PERMISSION_PROMPTS = ("message", "inline")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -28,6 +30,7 @@ class Settings:
     isolation: str = "worktree"
     brief_rules: tuple[str, ...] = ()
     progress_interval: float = 0.5  # seconds between two progress reports of one task
+    permission_prompts: str = "message"  # "inline": the client shows baton/permission itself
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -36,6 +39,7 @@ class Settings:
             "isolation": self.isolation,
             "briefRules": list(self.brief_rules),
             "progressInterval": self.progress_interval,
+            "permissionPrompts": self.permission_prompts,
         }
 
 
@@ -85,4 +89,10 @@ def merge(current: Settings, raw: object) -> tuple[Settings, list[str]]:
             changes["progress_interval"] = float(value)
         else:
             warnings.append("setting progressInterval must be a number of seconds (0-60)")
+    if "permissionPrompts" in section:
+        value = section["permissionPrompts"]
+        if value in PERMISSION_PROMPTS:
+            changes["permission_prompts"] = value
+        else:
+            warnings.append("setting permissionPrompts must be one of message, inline")
     return dataclasses.replace(current, **changes), warnings

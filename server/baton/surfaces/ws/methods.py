@@ -49,6 +49,7 @@ class Methods:
             "reject": self.reject,
             "reply": self.reply,
             "steer": self.steer,
+            "answer": self.answer,
             "cancel": self.cancel,
             "retry": self.retry,
             "events": self.events,
@@ -155,6 +156,7 @@ class Methods:
             "events": [views.event_json(e) for e in keep],
             "eventCount": len(events),
             "diff": views.diff_stats(files, final),
+            "permissions": await self.sup.permissions(task.id),
         }
 
     async def events(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -200,6 +202,15 @@ class Methods:
         tid, text = _id(params), p.nonempty(params, "text")
         task = await self._moved(self.sup.steer(tid, text), tid)
         return {"task": views.task_brief(task)}
+
+    async def answer(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Answer an ACP agent's permission request (``option``: id, kind or allow/reject)."""
+        p.known(params, "id", "option", "permission")
+        tid, option = _id(params), p.nonempty(params, "option")
+        answered = await self._moved(
+            self.sup.answer(tid, option, p.opt_text(params, "permission")), tid
+        )
+        return {"answered": answered}
 
     async def retry(self, params: dict[str, Any]) -> dict[str, Any]:
         p.known(params, "id")
