@@ -106,7 +106,7 @@ def test_delegate_then_watch_with_a_broker_started_on_demand(
 
 
 def test_watch_exit_codes(baton_home: Path, repo: Path) -> None:
-    script = fake_script({"sleep": 5})
+    script = fake_script({"sleep": 60})
     task_id = baton("delegate", "--cwd", str(repo), script).stdout.strip()
     t0 = time.monotonic()
     late = baton("watch", task_id, "--timeout", "0.5")
