@@ -89,6 +89,7 @@ async def probe(profile: Profile, folder: Path, timeout: float = TIMEOUT) -> Pro
         return ProbeResult(False, error=str(exc))
     result = ProbeResult(False, command=argv[0])
     started = time.monotonic()
+    spawned: asyncio.subprocess.Process | None = None
     full_env = {**os.environ, **env}
     err = open(folder / "acp-probe.err", "wb")  # noqa: ASYNC230, SIM115
     try:
@@ -100,8 +101,9 @@ async def probe(profile: Profile, folder: Path, timeout: float = TIMEOUT) -> Pro
                 env=full_env,
                 cwd=str(folder),
                 transport_kwargs={"stderr": err},
-            ) as (conn, _proc)
+            ) as (conn, proc)
         ):
+            spawned = proc
             init = await asyncio.wait_for(
                 conn.initialize(
                     protocol_version=acp.PROTOCOL_VERSION,
@@ -120,6 +122,11 @@ async def probe(profile: Profile, folder: Path, timeout: float = TIMEOUT) -> Pro
     except Exception as exc:
         result.error = str(exc) or type(exc).__name__
     finally:
+        # The library leaves the pipe transport to the garbage collector, which would close
+        # it after the event loop is gone (a noisy warning): close it while the loop runs.
+        transport = getattr(spawned, "_transport", None)
+        if transport is not None:
+            transport.close()
         err.close()
         result.seconds = round(time.monotonic() - started, 2)
     if not result.ok:

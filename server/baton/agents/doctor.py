@@ -3,10 +3,16 @@
 Checks only what can be checked offline: each known agent CLI on PATH and its version
 (``--version``, 5 s at most), and for each profile its binary, its account folder (exists?)
 and whether a login or API key is there. Everything missing comes with what to do about it.
+
+Both transports are reported per profile: the native stream (the checks above) and ACP —
+whether the agent's ACP command is installed and, when a state folder is given, whether it
+answers an ``initialize`` handshake (recorded there: ``auto`` transport picks ACP only for a
+command seen to work), plus bubblewrap for Codex, whose ACP adapter does not bundle it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -19,6 +25,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from baton.acp import agents as acp_agents
+from baton.acp import probe as acp_probe
+from baton.agents.base import AgentNotFound
 from baton.config.profiles import DISCOVERABLE, Profile
 
 VERSION_TIMEOUT = 5.0
@@ -104,6 +113,18 @@ class CliCheck:
 
 
 @dataclass(slots=True)
+class AcpCheck:
+    """A profile's ACP transport: its command, and whether it answered a handshake."""
+
+    command: str | None = None
+    agent: str = ""  # name and version the agent gave in ``initialize``
+    probed: bool = False
+    ok: bool | None = None  # None: not probed
+    seconds: float | None = None
+    notes: list[str] = field(default_factory=list)  # each says what to do
+
+
+@dataclass(slots=True)
 class ProfileCheck:
     """One profile: can its binary run, and is its account folder usable?"""
 
@@ -116,6 +137,8 @@ class ProfileCheck:
     logged_in: bool | None = None  # None: cannot tell offline, or not applicable
     login: str = ""  # how it is logged in ("API key in ANTHROPIC_API_KEY", "auth.json")
     problems: list[str] = field(default_factory=list)  # each says what to do
+    transport: str = "native"  # what a new task of this profile uses ("acp" or "native")
+    acp: AcpCheck | None = None  # None: the provider has no ACP transport
 
     @property
     def ok(self) -> bool:
@@ -289,11 +312,73 @@ def _install(provider: str) -> str:
     return f"install it with `{info.install}`" if info else "install it"
 
 
-def run_doctor(profiles: Mapping[str, Profile], path: str | None = None) -> Report:
-    """The whole report: CLIs on ``path`` (default $PATH) and every profile."""
+def check_acp(
+    profile: Profile, home: Path | None = None, path: str | None = None
+) -> AcpCheck | None:
+    """The profile's ACP command; with ``home``, a handshake probe recorded there."""
+    spec = acp_agents.spec_for(profile)
+    if spec is None:
+        return None
+    check = AcpCheck()
+    env = {**os.environ, **profile.env, **({"PATH": path} if path is not None else {})}
+    try:
+        check.command = acp_agents.find_binary(profile, spec, env)
+    except AgentNotFound as exc:
+        check.notes.append(str(exc))
+        return check
+    if spec.needs_bwrap and shutil.which("bwrap", path=env.get("PATH")) is None:
+        check.notes.append(
+            "bubblewrap (bwrap) is missing: codex-acp cannot run shell commands without it; "
+            "install it (`apt-get install bubblewrap`)"
+        )
+    if home is None:
+        return check
+    folder = home / "doctor"
+    folder.mkdir(parents=True, exist_ok=True)
+    result = asyncio.run(acp_probe.probe(profile, folder))
+    check.probed, check.ok, check.seconds = True, result.ok, result.seconds
+    check.agent = result.agent
+    if result.command:
+        acp_probe.record(home, result.command, result)
+    if not result.ok:
+        check.notes.append(f"the ACP command did not answer initialize: {result.error}")
+    return check
+
+
+def _transport(profile: Profile, home: Path | None) -> str:
+    try:
+        wanted = acp_agents.requested_transport(profile)
+    except ValueError as exc:
+        return f"invalid ({exc})"
+    if wanted != "auto":
+        return wanted
+    spec = acp_agents.spec_for(profile)
+    if spec is None or home is None:
+        return "native"
+    return "acp" if acp_probe.verified(home, profile) else "native"
+
+
+def run_doctor(
+    profiles: Mapping[str, Profile], path: str | None = None, home: Path | None = None
+) -> Report:
+    """The whole report: CLIs on ``path`` (default $PATH) and every profile.
+
+    With ``home`` (Baton's state folder), each profile's ACP command is probed and the
+    outcome recorded there for the ``auto`` transport.
+    """
     search = path if path is not None else os.environ.get("PATH", os.defpath)
+
+    def one(p: Profile) -> ProfileCheck:
+        check = check_profile(p, path)
+        if p.enabled:
+            check.acp = check_acp(p, home, path)
+            check.transport = _transport(p, home)
+            if check.transport == "acp" and check.acp is not None and check.acp.ok is False:
+                check.problems.append("the profile asks for ACP, but its ACP command fails")
+        return check
+
     with ThreadPoolExecutor(max_workers=max(1, len(profiles))) as pool:
-        checks = list(pool.map(lambda p: check_profile(p, path), profiles.values()))
+        checks = list(pool.map(one, profiles.values()))
     return Report(search.split(os.pathsep), check_clis(path), checks)
 
 
@@ -319,5 +404,18 @@ def format_report(report: Report) -> str:
             login = p.login if p.logged_in else "not logged in"
             lines.append(f"           account {p.folder} ({exists}; {login})")
         lines.extend(f"           → {problem}" for problem in p.problems)
+        if p.acp is not None:
+            lines.append(f"           transport: {p.transport}")
+            lines.append("           native stream: " + ("ok" if p.binary else "not available"))
+            if p.acp.command is None:
+                acp_line = "not installed"
+            elif not p.acp.probed:
+                acp_line = f"installed ({p.acp.command}), not probed"
+            elif p.acp.ok:
+                acp_line = f"ok: {p.acp.agent or p.acp.command} answered in {p.acp.seconds} s"
+            else:
+                acp_line = f"fails ({p.acp.command})"
+            lines.append(f"           ACP: {acp_line}")
+            lines.extend(f"             → {note}" for note in p.acp.notes)
     lines.append("All profiles can run." if report.ok else "Some profiles cannot run (see →).")
     return "\n".join(lines)

@@ -214,8 +214,9 @@ async def _doctor(out: render.Output) -> int:
     """Agent CLIs on PATH with their versions, each profile's binary and account folder."""
     from baton.agents.doctor import format_report, run_doctor
     from baton.config.profiles import default_profiles
+    from baton.store import state_home
 
-    report = await asyncio.to_thread(run_doctor, default_profiles())
+    report = await asyncio.to_thread(run_doctor, default_profiles(), None, state_home())
     out.result(report.to_json(), format_report(report))
     return EXIT_OK if report.ok else EXIT_FAILED
 
