@@ -45,12 +45,15 @@ def brokers(tmp_path: Path) -> list[discovery.Discovery]:
     return discovery.live_brokers(tmp_path / "run" / "baton")
 
 
-def delegate_then_watch(repo: Path) -> tuple[str, subprocess.CompletedProcess[str]]:
+def delegate_then_watch(
+    repo: Path, tmp_path: Path
+) -> tuple[str, subprocess.CompletedProcess[str], list[discovery.Discovery]]:
     t0 = time.monotonic()
     made = baton("delegate", "--cwd", str(repo), SLOW)
     assert made.returncode == 0, made.stderr
     task_id = made.stdout.strip()
     assert len(task_id) == 11 and time.monotonic() - t0 < 10
+    serving = brokers(tmp_path)
     watcher = background("watch", task_id, "--timeout", "30", "--json")
     human = background("watch", task_id[:6], "--timeout", "30")
     out, err = watcher.communicate(timeout=40)
@@ -61,7 +64,7 @@ def delegate_then_watch(repo: Path) -> tuple[str, subprocess.CompletedProcess[st
     assert any("queued → preparing" in line for line in lines), h_out
     assert any("running → review" in line for line in lines), h_out
     assert lines[-1].startswith(f"task {task_id} is review") and "next: diff, accept" in lines[-1]
-    return task_id, subprocess.CompletedProcess(watcher.args, 0, out, err)
+    return task_id, subprocess.CompletedProcess(watcher.args, 0, out, err), serving
 
 
 def test_delegate_then_watch_with_baton_serve(baton_home: Path, repo: Path, tmp_path: Path) -> None:
@@ -70,7 +73,7 @@ def test_delegate_then_watch_with_baton_serve(baton_home: Path, repo: Path, tmp_
         assert server.stdout is not None
         ready = json.loads(server.stdout.readline())
         assert ready["url"].startswith("ws://127.0.0.1:") and ready["roots"] == [str(repo)]
-        task_id, watched = delegate_then_watch(repo)
+        task_id, watched, _ = delegate_then_watch(repo, tmp_path)
         doc = json.loads(watched.stdout)
         assert doc["task"]["id"] == task_id and doc["task"]["state"] == "review"
         assert doc["task"]["next"] == ["diff", "accept", "reject", "reply"]
@@ -91,15 +94,15 @@ def test_delegate_then_watch_with_a_broker_started_on_demand(
 ) -> None:
     monkeypatch.setenv("BATON_IDLE_EXIT", "3")
     assert brokers(tmp_path) == []
-    task_id, _ = delegate_then_watch(repo)
-    (started,) = brokers(tmp_path)
+    task_id, _, serving = delegate_then_watch(repo, tmp_path)
+    (started,) = serving  # started by `baton delegate` for the repository
     assert started.headless and started.roots == [str(repo)]
     # Idle (no client, no running task) for three seconds: it exits and removes its file.
     deadline = time.monotonic() + 10
     while psutil.pid_exists(started.pid) and psutil.Process(started.pid).status() != "zombie":
         assert time.monotonic() < deadline, "the on-demand broker did not exit when idle"
         time.sleep(0.05)
-    assert brokers(tmp_path) == []
+    assert started.pid not in [b.pid for b in brokers(tmp_path)]
     # The next command starts another one and still sees the task.
     info = as_json(baton("inspect", "--json", task_id))
     assert info["task"]["state"] == "review" and info["task"]["next"][0] == "diff"
