@@ -150,8 +150,19 @@ async function palette(command) {
       const label = row?.querySelector(".label-name")?.textContent?.replace(/\u00a0/g, " ") ?? "";
       return label === c;
     }, command);
+  await page.waitForFunction(
+    (c) =>
+      [...document.querySelectorAll(".quick-input-widget .monaco-list-row .label-name")].some(
+        (e) => (e.textContent ?? "").replace(/\u00a0/g, " ") === c,
+      ),
+    command,
+    { timeout: 10000 },
+  );
   await page.locator(".quick-input-widget .monaco-list-row.focused").waitFor();
-  for (let i = 0; i < 10 && !(await focusedIs()); i++) await page.keyboard.press("ArrowDown");
+  for (let i = 0; i < 10 && !(await focusedIs()); i++) {
+    await page.keyboard.press("ArrowDown");
+    await page.waitForTimeout(50);
+  }
   if (!(await focusedIs())) throw new Error(`no command "${command}" in the palette`);
   await page.keyboard.press("Enter");
 }
