@@ -355,6 +355,9 @@ class Runner:
         if self.fresh_next:
             prompt = await self._fresh_session(text)
         self.emit([Event(EventType.SESSION, {"id": self.session_id, "transport": "acp"})])
+        if self.cancelling:  # cancelled before the prompt could be sent
+            self.emit([events.error("cancelled", "the turn was cancelled before it started")])
+            return
         for retry in (False, True):
             translator = TurnTranslator(self.root, guard_repeats=self.spec.guard_repeats)
             self.translator = translator
