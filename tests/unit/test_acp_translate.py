@@ -268,3 +268,26 @@ def test_options_are_picked_by_id_kind_or_word_never_by_position() -> None:
     assert option_for_decision(CLAUDE_OPTIONS, "allow") == "allow"  # once, not always
     assert option_for_decision(CODEX_OPTIONS, "deny") == "abort"
     assert option_for_decision(CODEX_OPTIONS, "ask") is None
+
+
+def test_opencode_todo_tool_call_becomes_a_plan() -> None:
+    t = TurnTranslator(ROOT)
+    out = t.update(
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "t1",
+            "kind": "other",
+            "status": "in_progress",
+            "title": "todowrite",
+            "rawInput": {
+                "todos": [
+                    {"id": "1", "content": "write code", "status": "completed", "priority": "high"},
+                    {"id": "2", "content": "write tests", "status": "in_progress"},
+                ]
+            },
+        }
+    )
+    plans = [e for e in out if e.type == EventType.PLAN]
+    assert len(plans) == 1 and describe(plans[0]) == "1/2: write tests"
+    odd = t.update({"sessionUpdate": "tool_call", "toolCallId": "t2", "rawInput": {"todos": "x"}})
+    assert [e.type for e in odd] == [EventType.TOOL]

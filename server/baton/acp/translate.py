@@ -284,7 +284,7 @@ class TurnTranslator:
     def _tool(self, update: Mapping[str, Any], *, start: bool) -> list[Event]:
         call_id = str(update.get("toolCallId", ""))
         call = self._calls.get(call_id)
-        out: list[Event] = []
+        out: list[Event] = todo_plan(update)
         files = [relative(p, self.root) for p in paths_of(update)]
         diffs = diffs_of(update)
         title = str(update.get("title") or "")
@@ -404,6 +404,29 @@ class TurnTranslator:
                 code=code,
             )
         ]
+
+
+def todo_plan(tool_call: Mapping[str, Any]) -> list[Event]:
+    """A ``plan`` event from a todo-list tool call (OpenCode's ``todowrite`` sends no ``plan``
+    update, only the tool call with its ``rawInput.todos``)."""
+    todos = _dict(tool_call.get("rawInput")).get("todos")
+    if not isinstance(todos, list) or not todos:
+        return []
+    entries = []
+    for todo in todos:
+        if not isinstance(todo, dict):
+            return []
+        text = todo.get("content") or todo.get("description")
+        if not isinstance(text, str):
+            return []
+        entries.append(
+            {
+                "text": text,
+                "status": str(todo.get("status") or "pending"),
+                "priority": str(todo.get("priority") or "medium"),
+            }
+        )
+    return [Event(EventType.PLAN, {"entries": entries})]
 
 
 def is_empty_turn(response: Mapping[str, Any], translator: TurnTranslator) -> bool:
