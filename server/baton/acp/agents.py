@@ -6,7 +6,8 @@ provider   ACP command                             quirk handled
 claude     ``claude-agent-acp``                    after a cancelled or failed turn the next
            (npm @zed-industries/claude-agent-acp)  prompt returns an empty ``end_turn``: the
                                                    runner starts a new session and carries the
-                                                   context over
+                                                   context over; ``IS_SANDBOX`` is removed
+                                                   from its env (session/new fails with it)
 codex      ``codex-acp -c …``                      needs bubblewrap (``bwrap``) for shell
            (npm @zed-industries/codex-acp)         commands (``baton doctor`` checks)
 opencode   ``opencode acp``                        retries a dead model stream forever,
@@ -49,6 +50,7 @@ class AcpAgent:
     guard_repeats: bool = False
     flag_zero_usage: bool = False
     needs_bwrap: bool = False
+    unset_env: tuple[str, ...] = ()  # variables of the broker's env the agent must not see
 
     @property
     def install(self) -> str:
@@ -61,6 +63,9 @@ AGENTS: dict[str, AcpAgent] = {
         "claude-agent-acp",
         package="@zed-industries/claude-agent-acp",
         fresh_session_after_abort=True,
+        # With IS_SANDBOX set (as in some containers), session/new fails as root:
+        # "Query closed before response received". Baton wants prompts, not bypass mode.
+        unset_env=("IS_SANDBOX",),
     ),
     "codex": AcpAgent("codex", "codex-acp", package="@zed-industries/codex-acp", needs_bwrap=True),
     "opencode": AcpAgent(

@@ -90,7 +90,9 @@ async def probe(profile: Profile, folder: Path, timeout: float = TIMEOUT) -> Pro
     result = ProbeResult(False, command=argv[0])
     started = time.monotonic()
     spawned: asyncio.subprocess.Process | None = None
-    full_env = {**os.environ, **env}
+    spec = agents.spec_for(profile)
+    hidden = set(spec.unset_env) if spec is not None else set()
+    full_env = {k: v for k, v in os.environ.items() if k not in hidden} | env
     err = open(folder / "acp-probe.err", "wb")  # noqa: ASYNC230, SIM115
     try:
         async with (

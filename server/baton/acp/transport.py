@@ -115,6 +115,7 @@ class AcpAdapter:
             argv=[agents.python(), "-P", "-m", "baton.acp.runner", str(spec_path)],
             env=env,
             cwd=turn.cwd,
+            unset_env=spec_of.unset_env,
         )
 
     async def start(
