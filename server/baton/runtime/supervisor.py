@@ -62,6 +62,8 @@ log = logging.getLogger(__name__)
 S = TaskState
 #: States in which an agent process may be running for the task.
 _LIVE = frozenset({S.PREPARING, S.RUNNING, S.VERIFYING})
+#: How long a read of the outcome ledger (which only breaks routing ties) is reused.
+_EVIDENCE_TTL = 5.0
 #: A prerequisite in one of these states lets its dependents start...
 _SATISFIED = frozenset({S.APPLIED, S.ANSWERED})
 #: ...and in one of these, cancels them.
@@ -155,6 +157,7 @@ class Supervisor:
         self._unsaved: dict[str, tuple[Task, str | None]] = {}
         self._deferred: dict[str, DelegateRequest] = {}  # tasks waiting on prerequisites
         self._cancelling: set[str] = set()  # cancelled between steps; stopped at the next
+        self._evidence_cache: tuple[float, routes.EvidenceMap] | None = None
         # ACP permission requests waiting for the user: task id → permission id → request.
         self._asking: dict[str, dict[str, dict[str, Any]]] = {}
         self._launching = 0
@@ -288,7 +291,9 @@ class Supervisor:
         self._tasks[task.id] = task
         await self.store.call(lambda s: s.insert_task(_copy(task), owner=self.id))
         waits = " after " + ", ".join(task.options["depends_on"]) if req.depends_on else ""
-        await self.bus.emit([_state_event(task.id, None, S.QUEUED, "delegated" + waits)])
+        # The task is durable now; its first event is committed with the next batch.
+        first = self.bus.emit_nowait([_state_event(task.id, None, S.QUEUED, "delegated" + waits)])
+        first.add_done_callback(_log_if_failed)
         if req.depends_on:
             self._deferred[task.id] = req
             self._spawn(self._release_dependents(), f"dependents of {task.id}")
@@ -361,10 +366,26 @@ class Supervisor:
         return True
 
     async def _availability(self) -> tuple[dict[str, float], routes.EvidenceMap]:
-        """Running cool-downs (worker → until) and the evidence ledger, from the store."""
-        cooling = await self.store.call(accounts.cooldowns)
-        evidence = await self.store.call(accounts.evidence)
-        return {w: c.until for w, c in cooling.items()}, evidence
+        """Running cool-downs (worker → until) and the evidence ledger, in one store call.
+
+        Cool-downs are read every time (a small table); the ledger, an aggregate that only
+        breaks ties, at most every ``_EVIDENCE_TTL`` seconds.
+        """
+        now = time.monotonic()
+        cached = self._evidence_cache
+        fresh = cached is not None and now - cached[0] < _EVIDENCE_TTL
+
+        def read(store: Store) -> tuple[dict[str, float], routes.EvidenceMap | None]:
+            cooling = {w: c.until for w, c in accounts.cooldowns(store).items()}
+            return cooling, None if fresh else accounts.evidence(store)
+
+        cooling, evidence = await self.store.call(read)
+        if evidence is None and cached is not None:
+            evidence = cached[1]
+        else:
+            assert evidence is not None
+            self._evidence_cache = (now, evidence)
+        return cooling, evidence
 
     def profiles_for(self, root: str | Path) -> dict[str, Profile]:
         """The workers a task delegated in ``root`` may name (the project's own included)."""
@@ -1484,8 +1505,19 @@ def _state_event(task_id: str, before: TaskState | None, after: TaskState, reaso
     )
 
 
+def _log_if_failed(fut: asyncio.Future[list[Event]]) -> None:
+    if not fut.cancelled() and fut.exception() is not None:
+        log.error("could not record an event: %s", fut.exception())
+
+
 def _copy(task: Task) -> Task:
-    return Task.from_json(task.to_json())
+    """A copy the store thread can write while the loop goes on changing the task.
+
+    Shallow where that is safe: the supervisor replaces option values, never mutates them.
+    """
+    return dataclasses.replace(
+        task, targets=list(task.targets), scope=list(task.scope), options=dict(task.options)
+    )
 
 
 def _snapshot_of(task: Task) -> Snapshot:
