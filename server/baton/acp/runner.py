@@ -55,6 +55,7 @@ from baton.acp.translate import (
     paths_of,
     permission_event,
     pick_option,
+    usage_events,
 )
 from baton.core import events
 from baton.core.events import Event, EventType
@@ -116,6 +117,7 @@ class Runner:
         self.busy = False
         self.cancelling = False
         self.fresh_next = False  # start the next turn in a new session, carrying the context
+        self.rejected = ""  # what the user rejected in this turn, if anything
         self.replaying = False
         self.translator: TurnTranslator | None = None
         self.pending: dict[str, _Pending] = {}
@@ -203,6 +205,9 @@ class Runner:
         if chosen_id is None:
             self.emit([permission_event(perm_id, call, opts, self.root, status="cancelled")])
             return _cancelled()
+        kind = next((o.get("kind") for o in opts if o.get("optionId") == chosen_id), "")
+        if str(kind).startswith("reject"):
+            self.rejected = str(call.get("title") or call.get("kind") or "a tool call")
         self.emit(
             [
                 permission_event(
@@ -322,6 +327,7 @@ class Runner:
         """Point the event output at ``attempt-<n>.out`` (created now, so a tail can open it)."""
         self.busy = True
         self.cancelling = False
+        self.rejected = ""
         self._loop_cancel_sent = False
         (self.task_dir / f"attempt-{attempt}.exit").unlink(missing_ok=True)
         if self._out is not None:
@@ -380,8 +386,16 @@ class Runner:
                 prompt = await self._fresh_session(text)
                 self.emit([Event(EventType.SESSION, {"id": self.session_id, "transport": "acp"})])
                 continue
-            self.emit(translator.finish(response, flag_zero_usage=self.spec.flag_zero_usage))
             stop = response.get("stopReason")
+            if stop == "cancelled" and self.rejected and not self.cancelling:
+                # Some agents (Codex) end the whole turn when a permission is rejected: that
+                # is the user's answer, not a failure.
+                self.emit(usage_events(response))
+                said = translator.text or f"Stopped: the user rejected {self.rejected}."
+                self.emit([Event(EventType.FINAL, {"text": said, "rejected": self.rejected})])
+                self.history.append((text, said))
+                return
+            self.emit(translator.finish(response, flag_zero_usage=self.spec.flag_zero_usage))
             if stop != "end_turn" or translator.looping:
                 self.fresh_next = self.spec.fresh_session_after_abort
             self.history.append((text, translator.text or f"(stopped: {stop})"))
