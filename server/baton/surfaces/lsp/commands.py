@@ -65,6 +65,7 @@ async def delegate(ls: BatonServer, args: Args) -> Any:
     diagnostics = args.diagnostics("diagnostics")
     scope = args.texts("scope") or []
     worker = args.optional_text("worker")
+    workers = args.texts("workers") or []  # two or more: compare them on the same brief
     model = args.optional_text("model")
     path = uri_to_path(uri)
     if path is None or not path.is_absolute():
@@ -105,12 +106,20 @@ async def delegate(ls: BatonServer, args: Args) -> Any:
         options={"isolation": ls.settings.isolation, "surface": "lsp"},
     )
     try:
-        task = await sup.delegate(request)
+        if workers:
+            tasks = await sup.compare(request, workers)
+        else:
+            tasks = [await sup.delegate(request)]
     except (TaskError, ValueError) as exc:
         raise failed(exc) from None
-    ls.roots.add(task.root)
-    ls.task_progress.follow(task.id, task.title, task.state)
-    return {"taskId": task.id, "state": str(task.state), "title": task.title}
+    for task in tasks:
+        ls.roots.add(task.root)
+        ls.task_progress.follow(task.id, task.title, task.state)
+    task = tasks[0]
+    result: dict[str, Any] = {"taskId": task.id, "state": str(task.state), "title": task.title}
+    if workers:
+        result |= {"taskIds": [t.id for t in tasks], "group": task.group}
+    return result
 
 
 # -- task moves ----------------------------------------------------------------------------

@@ -191,6 +191,8 @@ class Notifier:
         if sup is None:
             return False
         try:
+            if (await sup.get(task_id)).state != S.REVIEW:
+                self.server.clear_findings(task_id)
             td = await review.load(sup, task_id)
         except UnknownTask:
             return False
@@ -203,6 +205,7 @@ class Notifier:
             self.server.reviews.pop(task_id, None)
         data = await self.server.diff_payload(td)
         self.server.protocol.notify(DIFF, data)
+        await self.server.publish_findings(td)
         return td.task.state == S.REVIEW or had
 
     async def show_answer(self, task: Task) -> None:

@@ -103,6 +103,70 @@ def place_file(td: TaskDiff, f: FileDiff, current: str | None, encoding: str) ->
     return out
 
 
+def findings_by_uri(
+    td: TaskDiff, open_texts: OpenTexts, disk: Mapping[str, str | None], encoding: str
+) -> dict[str, list[types.Diagnostic]]:
+    """The independent review's findings as diagnostics in the documents the user has now.
+
+    A finding names a line of the proposed file. On a line a hunk adds, it sits on that
+    hunk's place in the current document; elsewhere, on the line it came from.
+    """
+    result = td.task.options.get("review_result")
+    if not isinstance(result, dict) or not result.get("findings"):
+        return {}
+    by_path = {f.path: f for f in td.files}
+    reviewer = str(result.get("worker", "reviewer"))
+    out: dict[str, list[types.Diagnostic]] = {}
+    for raw in result["findings"]:
+        if not isinstance(raw, dict):
+            continue
+        f = by_path.get(str(raw.get("path", "")))
+        if f is None:
+            continue
+        uri = td.uri(f)
+        opened = open_texts.get(unquote(uri))
+        current = opened[0] if opened is not None else disk.get(f.path)
+        where = _finding_range(td, f, current, encoding, int(raw.get("line", 1) or 1))
+        severity = _SEVERITY.get(str(raw.get("severity")), types.DiagnosticSeverity.Warning)
+        out.setdefault(uri, []).append(
+            types.Diagnostic(
+                range=where,
+                message=f"{raw.get('message', '')} (review of the proposed change by {reviewer})",
+                severity=severity,
+                source="baton review",
+                code=td.task.id,
+            )
+        )
+    return out
+
+
+_SEVERITY = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "info": types.DiagnosticSeverity.Information,
+}
+
+
+def _finding_range(
+    td: TaskDiff, f: FileDiff, current: str | None, encoding: str, line: int
+) -> types.Range:
+    placed = place_file(td, f, current, encoding)
+    shift = 0  # proposed lines minus snapshot lines, for hunks above the finding
+    for p in placed:
+        h = p.hunk
+        first = h.new_start if h.new_count else h.new_start + 1
+        if h.whole_file or first <= line < first + max(h.new_count, 1):
+            return p.range
+        if first + h.new_count <= line:
+            shift += h.new_count - h.old_count
+    base = td.base.get(f.path)
+    old_lines = split_lines(base or "")
+    new_lines = old_lines if current is None else split_lines(current)
+    old = min(max(line - 1 - shift, 0), max(len(old_lines) - 1, 0))
+    now = LineMap(old_lines, new_lines).line(old)
+    return line_range(new_lines, now if now is not None else 0, 1, encoding)
+
+
 def current_texts(td: TaskDiff, open_texts: OpenTexts) -> dict[str, str | None]:
     """The text the user has now of each changed file not open in the editor (disk I/O)."""
     out: dict[str, str | None] = {}

@@ -107,6 +107,8 @@ class BatonServer(LanguageServer):
         self.roots: set[str] = set()
         self.endpoint: Endpoint | None = None  # the broker's websocket (other agents, CLI)
         self.reviews: dict[str, review.TaskDiff] = {}
+        # Review findings shown as diagnostics: task id → uri → diagnostics.
+        self.findings: dict[str, dict[str, list[types.Diagnostic]]] = {}
         self.notifier = Notifier(self)
         self.permissions = PermissionPrompts(self)
         self.task_progress = Progress(
@@ -290,6 +292,35 @@ class BatonServer(LanguageServer):
             return review.payload(td, opened, disk, encoding)
 
         return await asyncio.to_thread(build)
+
+    async def publish_findings(self, td: review.TaskDiff) -> None:
+        """Show the independent review's findings while the task is in review."""
+        if td.task.state != TaskState.REVIEW:
+            self.clear_findings(td.task.id)
+            return
+        opened = self.open_texts()
+        encoding = self.encoding
+
+        def build() -> dict[str, list[types.Diagnostic]]:
+            disk = review.current_texts(td, opened)
+            return review.findings_by_uri(td, opened, disk, encoding)
+
+        self._show_findings(td.task.id, await asyncio.to_thread(build))
+
+    def clear_findings(self, task_id: str) -> None:
+        """The task left review: its findings go away."""
+        if task_id in self.findings:
+            self._show_findings(task_id, {})
+
+    def _show_findings(self, task_id: str, now: dict[str, list[types.Diagnostic]]) -> None:
+        before = self.findings.pop(task_id, {})
+        if now:
+            self.findings[task_id] = now
+        for uri in before.keys() | now.keys():
+            merged = [d for by_uri in self.findings.values() for d in by_uri.get(uri, [])]
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=merged)
+            )
 
 
 def build_server() -> BatonServer:
