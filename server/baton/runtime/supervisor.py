@@ -1314,6 +1314,8 @@ class Supervisor:
         self._tasks[task.id] = task
         await self.store.call(lambda s: s.set_owner(task.id, self.id))
         await self._log(task, f"adopted by broker {self.id}")
+        with contextlib.suppress(TaskError):
+            self._settings(task.root)  # the project's own profiles: the task may use one
         if task.state == S.PREPARING and not task.attempts:
             await self._move(task, S.QUEUED, "the broker died while preparing; again")
         if task.state == S.QUEUED and task.options.get("depends_on") and not task.attempts:
@@ -1373,7 +1375,7 @@ class Supervisor:
     async def _follow_adopted(
         self, task: Task, attempt: Attempt, adapter: Adapter, outcome: Outcome
     ) -> None:
-        async with self._slot(task.worker):
+        async with self._slot(task.worker, task.root):
             await self._follow(task, attempt, adapter, outcome)
 
     async def _owned_or_adopt(self, task_id: str) -> Task:
