@@ -324,3 +324,62 @@ def sleeping(worktree: Path) -> bool:
         if is_sleep and str(proc.info.get("cwd") or "").startswith(str(worktree)):
             return True
     return False
+
+
+async def test_broker_killed_while_claude_asks_then_a_new_editor_finishes_it(
+    repo: Path, baton_home: Path, tmp_path: Path
+) -> None:
+    """kill -9 the editor's broker while a permission waits; the next ``baton lsp`` re-attaches
+    to the task's runner, asks again, and the task finishes."""
+    agent = AGENTS["claude"]
+    binary = require(agent.binary)
+    require(agent.acp)
+    agent_home = tmp_path / "agent-home"
+    agent_home.mkdir()
+    script = Script.of(
+        shell("touch ran.txt"),
+        write_file("hello.txt", "hello after the restart\n"),
+        Answer("Done after the restart."),
+    )
+    with DenyAllProxy() as proxy, ModelServer(script) as srv:
+        launch = agent.env(srv, agent_home, proxy.url)
+        project_config(
+            repo,
+            "claude-acp",
+            "claude",
+            binary=str(binary),
+            env=launch.env,
+            config_dir=str(agent_home / ".claude"),
+            options={"transport": "acp", "acp_binary": str(agent_bin(agent.acp))},
+        )
+        options = {"worker": "claude-acp", "permissionPrompts": "inline"}
+        first = await start("visual-studio-code", repo, baton_home, options=options)
+        seen = record_permissions(first)
+        args = {"uri": first.uri("app.py"), "kind": "delegate", "instruction": "Do it."}
+        tid = (await first.command("baton.delegate", args))["taskId"]
+        await wait_for(lambda: seen, timeout=60, what="the permission request")
+        server = first.client._server
+        assert server is not None
+        server.kill()  # the broker dies; the runner and Claude live on
+        await server.wait()
+        await first.client.stop()
+
+        second = await start(
+            "visual-studio-code", repo, baton_home, options={"worker": "claude-acp"}
+        )
+        try:
+            second.rec.pick = agent.allow
+            # The new editor is asked again (window/showMessageRequest) and the answer goes
+            # to the runner that held the request all along.
+            await wait_for(lambda: second.rec.questions, timeout=30, what="the prompt again")
+            assert "touch ran.txt" in second.rec.questions[0].message
+            assert await second.settle(tid, "review", "failed", timeout=60) == "review"
+            info = await inspect(second, tid)
+            assert info["task"]["summary"].endswith("Done after the restart.")
+            assert len({a["pid"] for a in info["attempts"]}) == 1
+            logs = [e["data"]["message"] for e in info["events"] if e["type"] == "log"]
+            assert any("adopted by broker" in m for m in logs)
+            await second.command("baton.accept", {"taskId": tid})
+            await wait_for(lambda: (repo / "hello.txt").exists(), what="accepted")
+        finally:
+            await stop(second)

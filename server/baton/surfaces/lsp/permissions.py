@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from baton.core.events import Event
+from baton.core.events import Event, EventType
 from baton.runtime.supervisor import TaskError
 
 if TYPE_CHECKING:
@@ -72,6 +72,19 @@ class PermissionPrompts:
         self.server.protocol.notify(PERMISSION, data)
         if data["status"] == "pending" and self.server.settings.permission_prompts != "inline":
             await self.ask(data)
+
+    async def resend_pending(self, roots: list[str]) -> None:
+        """Prompt again for requests that wait on a task this broker follows (e.g. adopted
+        from a broker that died while the user had not answered yet)."""
+        sup = self.server.supervisor
+        if sup is None:
+            return
+        for root in roots:
+            for task in await sup.list_tasks(states=["needs_input"], root=root, limit=200):
+                waiting = await sup.permissions(task.id)
+                for data in waiting:
+                    event = Event(EventType.PERMISSION, data, task_id=task.id)
+                    self.server.spawn(self.send(event), f"permission {task.id}")
 
     async def ask(self, data: dict[str, Any]) -> None:
         """``window/showMessageRequest`` with the options; the choice answers the request."""

@@ -175,6 +175,7 @@ class BatonServer(LanguageServer):
                 await self.notifier.send_diff(task.id)
         if self.reviews:
             self.refresh_code_lenses()
+        await self.permissions.resend_pending(sorted(self.roots))
 
     def _worktree_changed(self, task_id: str) -> None:
         if self.supervisor is not None and not self.supervisor.request_draft(task_id):
