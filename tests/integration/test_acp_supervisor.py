@@ -164,6 +164,22 @@ def turns(tmp_path: Path, *steps: list[dict[str, Any]]) -> None:
     os.environ["ACP_FAKE_SCRIPT"] = str(path)
 
 
+async def test_a_rejection_that_ends_the_turn_is_an_answer_not_a_failure(
+    asup: Supervisor, repo: Path
+) -> None:
+    steps = script(
+        {"edit": "kept.txt", "content": "x\n"},
+        {"run": ["rm", "-rf", "."], "abort_on_reject": True},
+    )
+    tid = await delegate(asup, repo, steps)
+    await until(asup, tid, S.NEEDS_INPUT)
+    await asup.answer(tid, "reject")
+    assert await until(asup, tid) == S.REVIEW
+    task = await asup.get(tid)
+    assert task.summary == "Stopped: the user rejected rm -rf .."
+    assert (await asup.attempts(tid))[0].completion == Completion.COMPLETED
+
+
 async def test_cancel_mid_turn_keeps_the_session_for_a_follow_up(
     asup: Supervisor, repo: Path, tmp_path: Path
 ) -> None:

@@ -11,8 +11,9 @@ or else from the next turn of ``$ACP_FAKE_SCRIPT`` (a JSON list of step lists). 
 
 - ``{"say": text}``: message chunks (one per word)
 - ``{"plan": [[text, status], ...]}``: a plan update
-- ``{"run": argv, "title"?: str}``: ask permission (kind execute), then run ``argv`` in the cwd
-  if allowed, or say that it was rejected
+- ``{"run": argv, "title"?: str, "abort_on_reject"?: bool}``: ask permission (kind execute),
+  then run ``argv`` in the cwd if allowed, or say that it was rejected (or, with
+  ``abort_on_reject``, end the turn as ``cancelled``, as Codex does)
 - ``{"edit": path, "content": text}``: ask permission (kind edit, with a diff), then write
   the file directly (as Claude, Codex and OpenCode do)
 - ``{"fetch": url}``: ask permission (kind fetch)
@@ -227,6 +228,8 @@ class FakeAgent:
                     },
                 )
                 self.notify(sid, chunk(f"Ran {title}. "))
+            elif step.get("abort_on_reject"):  # as Codex's "abort": the turn ends
+                return "cancelled"
             else:
                 self.notify(
                     sid,
