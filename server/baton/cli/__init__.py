@@ -62,6 +62,24 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--action", default="delegate", choices=["run", "delegate", "fix", "explain", "tests"]
     )
+    c.add_argument(
+        "--after",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="start only once this task is accepted (repeatable)",
+    )
+    c.add_argument(
+        "--compare",
+        metavar="W1,W2,…",
+        help="delegate the same brief to several workers at once (a group)",
+    )
+
+    c = cmd("graph", "delegate a small graph of tasks in one call (JSON nodes)")
+    c.add_argument(
+        "file", help='JSON: [{"key", "instruction", "after": [keys], …}] (\'-\' = stdin)'
+    )
+    c.add_argument("--cwd", default=".", help="the project folder (default: .)")
 
     c = cmd("run", "delegate a task and follow it in the foreground")
     delegating(c)
@@ -223,6 +241,7 @@ async def _doctor(out: render.Output) -> int:
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace, render.Output], Awaitable[int]]] = {
     "delegate": remote.delegate,
+    "graph": remote.graph,
     "run": remote.run,
     "watch": remote.watch,
     "tasks": remote.tasks,

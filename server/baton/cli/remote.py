@@ -8,6 +8,7 @@ supervises the task is sent again to that broker.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -61,7 +62,7 @@ def folder_of(args: argparse.Namespace) -> Path:
 @asynccontextmanager
 async def broker(args: argparse.Namespace) -> AsyncIterator[Client]:
     # A command about a task by id may use any broker of this state home.
-    by_id = args.command not in ("delegate", "run", "memory")
+    by_id = args.command not in ("delegate", "run", "memory", "graph")
     client = await connect_for(folder_of(args), any_broker=by_id)
     try:
         yield client
@@ -160,10 +161,37 @@ def _delegate_params(args: argparse.Namespace) -> dict[str, Any]:
 async def delegate(args: argparse.Namespace, out: render.Output) -> int:
     """Print the new task's id at once; the work runs in the broker."""
     params = _delegate_params(args)
+    if args.after:
+        params["dependsOn"] = args.after
+    if args.compare:
+        workers = [w.strip() for w in args.compare.split(",") if w.strip()]
+        if len(workers) < 2:
+            raise UsageError("--compare needs two or more workers, e.g. --compare a,b")
+        params["workers"] = workers
     async with broker(args) as c:
         res = await call(c, "delegate", **params)
-    task = res["task"]
-    out.result(task, task["id"])
+    if "tasks" in res:
+        out.result(res, "\n".join(t["id"] for t in res["tasks"]))
+    else:
+        out.result(res["task"], res["task"]["id"])
+    return EXIT_OK
+
+
+async def graph(args: argparse.Namespace, out: render.Output) -> int:
+    """Delegate a small graph in one call; print one "key id" line per node."""
+    try:
+        nodes = json.loads(
+            read_text(args.file) if args.file == "-" else Path(args.file).read_text()
+        )
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{args.file}: not a readable JSON list of nodes ({exc})") from None
+    if not isinstance(nodes, list) or not all(isinstance(n, dict) for n in nodes):
+        raise UsageError(f"{args.file}: expected a JSON list of node objects")
+    root = str(Path(args.cwd).resolve())
+    nodes = [{"cwd": root, **n} for n in nodes]
+    async with broker(args) as c:
+        res = await call(c, "graph", nodes=nodes)
+    out.result(res, "\n".join(f"{k} {t['id']}" for k, t in res["tasks"].items()))
     return EXIT_OK
 
 

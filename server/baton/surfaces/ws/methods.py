@@ -18,7 +18,7 @@ from typing import Any
 from baton import __version__
 from baton.core.lifecycle import TaskState
 from baton.core.task import Target
-from baton.runtime.requests import DelegateRequest
+from baton.runtime.requests import DelegateRequest, GraphNode
 from baton.runtime.supervisor import Supervisor, TaskError, broker_alive
 from baton.store import AmbiguousTask, UnknownTask
 from baton.surfaces.ws import protocol as p
@@ -28,6 +28,7 @@ Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
 ACTIONS = ("delegate", "fix", "explain", "tests", "run")
 ISOLATION = ("worktree",)
+_MAX_GRAPH = 50
 _STATES = tuple(str(s) for s in TaskState)
 
 
@@ -41,6 +42,7 @@ class Methods:
         self.started = time.time()
         self.table: dict[str, Handler] = {
             "delegate": self.delegate,
+            "graph": self.graph,
             "tasks": self.tasks,
             "inspect": self.inspect,
             "get": self.get,
@@ -71,6 +73,40 @@ class Methods:
     # ------------------------------------------------------------------ tasks
 
     async def delegate(self, params: dict[str, Any]) -> dict[str, Any]:
+        """One task; with ``workers`` (two or more), a comparison of them on the same brief."""
+        req = await self._request(params, "workers")
+        workers = p.texts(params, "workers")
+        if workers:
+            for w in workers:
+                self._check_worker(w, req.root)
+            tasks = await self._moved(self.sup.compare(req, workers))
+            return {
+                "task": views.task_brief(tasks[0]),
+                "group": tasks[0].group,
+                "tasks": [views.task_brief(t) for t in tasks],
+            }
+        task = await self._moved(self.sup.delegate(req))
+        return {"task": views.task_brief(task)}
+
+    async def graph(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A small graph in one call: ``{"nodes": [{"key", "after": [keys], ...delegate}]}``;
+        each node starts once the nodes it comes after are accepted."""
+        p.known(params, "nodes")
+        nodes = params.get("nodes")
+        if not isinstance(nodes, list) or not nodes or len(nodes) > _MAX_GRAPH:
+            raise p.RpcError(p.INVALID_PARAMS, f"nodes: a list of 1 to {_MAX_GRAPH} objects")
+        built = []
+        for i, node in enumerate(nodes):
+            if not isinstance(node, dict):
+                raise p.RpcError(p.INVALID_PARAMS, f"nodes[{i}]: an object")
+            fields = {k: v for k, v in node.items() if k not in ("key", "after")}
+            key = p.nonempty(node, "key")
+            after = p.texts(node, "after") or []
+            built.append(GraphNode(key, await self._request(fields), after))
+        created = await self._moved(self.sup.delegate_graph(built))
+        return {"tasks": {key: views.task_brief(t) for key, t in created.items()}}
+
+    async def _request(self, params: dict[str, Any], *extra: str) -> DelegateRequest:
         p.known(
             params,
             "instruction",
@@ -84,6 +120,8 @@ class Methods:
             "targets",
             "title",
             "group",
+            "dependsOn",
+            *extra,
         )
         instruction = p.nonempty(params, "instruction")
         cwd = p.opt_text(params, "cwd") or (self.roots[0] if self.roots else None)
@@ -95,29 +133,31 @@ class Methods:
         if not await asyncio.to_thread(root.is_dir):
             raise p.RpcError(p.INVALID_PARAMS, f"cwd: {cwd} is not a folder")
         worker = p.opt_text(params, "worker", 200)
-        if worker is not None and worker not in self.sup.profiles:
-            known = ", ".join(sorted(self.sup.profiles)) or "none"
+        if worker is not None:
+            self._check_worker(worker, str(root))
+        p.choice(params, "isolation", ISOLATION, "worktree")
+        return DelegateRequest(
+            instruction=instruction,
+            root=str(root),
+            action=p.choice(params, "action", ACTIONS, "delegate"),
+            kind=p.opt_text(params, "kind", 100),
+            targets=_targets(params.get("targets")),
+            scope=p.texts(params, "scope") or [],
+            worker=worker,
+            model=p.opt_text(params, "model", 200),
+            title=p.opt_text(params, "title", 500),
+            group=p.opt_text(params, "group", 200),
+            depends_on=p.texts(params, "dependsOn") or [],
+        )
+
+    def _check_worker(self, worker: str, root: str) -> None:
+        """A worker the broker or the project's config defines, or INVALID_PARAMS."""
+        profiles = self.sup.profiles_for(root)
+        if worker not in profiles:
+            known = ", ".join(sorted(profiles)) or "none"
             raise p.RpcError(
                 p.INVALID_PARAMS, f"unknown worker {worker!r}; configured workers: {known}"
             )
-        p.choice(params, "isolation", ISOLATION, "worktree")
-        task = await self._moved(
-            self.sup.delegate(
-                DelegateRequest(
-                    instruction=instruction,
-                    root=str(root),
-                    action=p.choice(params, "action", ACTIONS, "delegate"),
-                    kind=p.opt_text(params, "kind", 100),
-                    targets=_targets(params.get("targets")),
-                    scope=p.texts(params, "scope") or [],
-                    worker=worker,
-                    model=p.opt_text(params, "model", 200),
-                    title=p.opt_text(params, "title", 500),
-                    group=p.opt_text(params, "group", 200),
-                )
-            )
-        )
-        return {"task": views.task_brief(task)}
 
     async def tasks(self, params: dict[str, Any]) -> dict[str, Any]:
         p.known(params, "state", "text", "since", "worker", "group", "root", "limit")
