@@ -283,6 +283,31 @@ async def test_the_agent_dying_mid_turn_fails_the_task(asup: Supervisor, repo: P
     assert task.completion == Completion.WORKER_ERROR and "ACP agent failed" in task.message
 
 
+async def test_a_runner_killed_mid_turn_then_retry_loads_the_session(
+    asup: Supervisor, repo: Path, tmp_path: Path
+) -> None:
+    from baton.acp.control import RunnerRecord
+    from baton.runtime import runner
+    from baton.store.paths import task_dir
+
+    turns(tmp_path, [{"say": "working"}, {"sleep": 30}])
+    tid = await delegate(asup, repo, "Work on it.")
+    await said(asup, tid)
+    first = (await asup.get(tid)).session_id
+    record = RunnerRecord.load(task_dir(asup.home, tid))
+    assert record is not None
+    await runner.kill_tree(record.pid, 1.0, record.create_time)
+    assert await until(asup, tid) == S.FAILED
+    assert "ACP runner" in (await asup.get(tid)).message
+    turns(tmp_path, [{"say": "resumed"}])  # the new agent process starts its script afresh
+    await asup.retry(tid)
+    assert await until(asup, tid) == S.ANSWERED
+    task = await asup.get(tid)
+    assert task.summary == "resumed" and task.session_id == first  # session/load
+    attempts = await asup.attempts(tid)
+    assert attempts[0].pid != attempts[1].pid  # a new runner
+
+
 async def test_a_prompt_error_is_classified(asup: Supervisor, repo: Path) -> None:
     steps = script({"fail": {"code": -32603, "message": "Internal error: 429 Too Many Requests"}})
     tid = await delegate(asup, repo, steps)
