@@ -65,11 +65,15 @@ def record(home: Path, binary: str, result: ProbeResult) -> None:
 
 def verified(home: Path, profile: Profile) -> bool:
     """Whether this profile's ACP command was probed successfully (and not changed since)."""
-    try:
-        argv, _ = _command(profile, str(home))
-    except (AgentNotFound, KeyError, OSError):
+    spec = agents.spec_for(profile)
+    if spec is None:
         return False
-    entry = _load(home).get(_key(argv[0]))
+    own = profile.options.get("acp_argv")
+    try:  # only the executable: building the whole command writes config files
+        binary = str(own[0]) if isinstance(own, list) and own else agents.find_binary(profile, spec)
+    except AgentNotFound:
+        return False
+    entry = _load(home).get(_key(binary))
     return isinstance(entry, dict) and bool(entry.get("ok"))
 
 
