@@ -111,6 +111,9 @@ def _acp_argv(profile: Profile) -> list[str] | None:
 
 def find_binary(profile: Profile, spec: AcpAgent, env: Mapping[str, str] | None = None) -> str:
     """The ACP command's executable, or :class:`AgentNotFound` saying how to install it."""
+    own = _acp_argv(profile)
+    if own is not None:
+        return own[0]
     explicit = profile.options.get("acp_binary")
     if isinstance(explicit, str) and explicit:
         return explicit

@@ -68,9 +68,8 @@ def verified(home: Path, profile: Profile) -> bool:
     spec = agents.spec_for(profile)
     if spec is None:
         return False
-    own = profile.options.get("acp_argv")
     try:  # only the executable: building the whole command writes config files
-        binary = str(own[0]) if isinstance(own, list) and own else agents.find_binary(profile, spec)
+        binary = agents.find_binary(profile, spec)
     except AgentNotFound:
         return False
     entry = _load(home).get(_key(binary))
