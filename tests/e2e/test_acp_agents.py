@@ -194,7 +194,11 @@ async def test_permission_plan_reject_cancel_follow_up_accept(
         profile: dict[str, Any] = {
             "binary": str(binary),
             "env": launch.env,
-            "options": {"transport": "acp", "acp_binary": str(agent_bin(agent.acp))},
+            "options": {
+                "transport": "acp",
+                "acp_binary": str(agent_bin(agent.acp)),
+                "acp_idle_exit": 20,
+            },
         }
         if config_dir is not None:
             profile["config_dir"] = str(config_dir)
@@ -350,7 +354,11 @@ async def test_broker_killed_while_claude_asks_then_a_new_editor_finishes_it(
             binary=str(binary),
             env=launch.env,
             config_dir=str(agent_home / ".claude"),
-            options={"transport": "acp", "acp_binary": str(agent_bin(agent.acp))},
+            options={
+                "transport": "acp",
+                "acp_binary": str(agent_bin(agent.acp)),
+                "acp_idle_exit": 20,
+            },
         )
         options = {"worker": "claude-acp", "permissionPrompts": "inline"}
         first = await start("visual-studio-code", repo, baton_home, options=options)

@@ -22,7 +22,10 @@ def _stop_brokers(baton_home: Path, tmp_path: Path) -> Iterator[None]:
 
 def test_inspect_lists_the_request_and_answer_allows_it(baton_home: Path, repo: Path) -> None:
     project_config(
-        repo, "acp", "fake", options={"transport": "acp", "acp_argv": [sys.executable, FAKE]}
+        repo,
+        "acp",
+        "fake",
+        options={"transport": "acp", "acp_argv": [sys.executable, FAKE], "acp_idle_exit": 20},
     )
     steps = script({"run": ["touch", "ran.txt"]}, {"say": "ran it"})
     started = baton("delegate", "--json", "--worker", "acp", "--cwd", str(repo), steps)

@@ -66,7 +66,7 @@ async def lsp(
         repo,
         "acp",
         "fake",
-        options={"transport": "acp", "acp_argv": [sys.executable, FAKE]},
+        options={"transport": "acp", "acp_argv": [sys.executable, FAKE], "acp_idle_exit": 20},
     )
     options = {"worker": "acp", "progressInterval": 0.0, **getattr(request, "param", {})}
     session = await start(EDITOR, repo, baton_home, options=options)

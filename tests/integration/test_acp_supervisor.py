@@ -37,7 +37,12 @@ def acp_profile(name: str = "acp", provider: str = "fake", **options: Any) -> Pr
     return Profile(
         name=name,
         provider=provider,
-        options={"transport": "acp", "acp_argv": [sys.executable, FAKE], **options},
+        options={
+            "transport": "acp",
+            "acp_argv": [sys.executable, FAKE],
+            "acp_idle_exit": 20,  # tests leave tasks in review: let their runners go soon
+            **options,
+        },
     )
 
 
@@ -325,7 +330,8 @@ from baton.runtime.supervisor import Supervisor
 async def main():
     home, repo, agent = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
     prof = Profile(name="acp", provider="fake",
-                   options={"transport": "acp", "acp_argv": [sys.executable, agent]})
+                   options={"transport": "acp", "acp_argv": [sys.executable, agent],
+                            "acp_idle_exit": 20})
     sup = Supervisor(home, profiles={**default_profiles(), "acp": prof})
     await sup.start()
     req = DelegateRequest(instruction=sys.stdin.read(), root=repo, worker="acp")

@@ -549,8 +549,8 @@ class Runner:
                     if self.busy:  # the turn sees the broken connection and ends
                         await asyncio.sleep(0.5)
                     break
-                if not os.path.isdir(self.root):
-                    log.info("the worktree is gone: ending")
+                if not os.path.isdir(self.root) or not self.task_dir.is_dir():
+                    log.info("the worktree or the task's folder is gone: ending")
                     break
                 idle = time.monotonic() - self.last_active
                 if not self.busy and not self.pending and idle > self.spec.idle_exit:
