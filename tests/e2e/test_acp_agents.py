@@ -16,6 +16,7 @@ The CLIs and adapters come from ``scripts/install-agents``; missing ones skip LO
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -391,3 +392,43 @@ async def test_broker_killed_while_claude_asks_then_a_new_editor_finishes_it(
             await wait_for(lambda: (repo / "hello.txt").exists(), what="accepted")
         finally:
             await stop(second)
+
+
+@pytest.mark.parametrize("name", ["opencode", "gemini"])
+async def test_a_cut_model_stream_ends_in_a_network_error(
+    name: str, repo: Path, baton_home: Path, tmp_path: Path
+) -> None:
+    """OpenCode retries a cut stream forever, re-sending the same text: the repeat guard stops
+    the turn. Gemini gives up after its attempts ("terminated", code 500). Both: network."""
+    from baton.config.profiles import Profile, default_profiles
+    from baton.runtime.requests import DelegateRequest
+    from baton.runtime.supervisor import Limits, Supervisor
+    from tests.support.modelserver import CutStream
+
+    agent = AGENTS[name]
+    binary = require(agent.binary)
+    agent_home = tmp_path / "agent-home"
+    agent_home.mkdir()
+    with DenyAllProxy() as proxy, ModelServer(Script.of(CutStream(times=None))) as srv:
+        launch = agent.env(srv, agent_home, proxy.url)
+        options = {"transport": "acp", "acp_idle_exit": 20}
+        profile = Profile(
+            name=name, provider=name, binary=str(binary), env=launch.env, options=options
+        )
+        sup = Supervisor(
+            baton_home,
+            profiles={**default_profiles(), name: profile},
+            limits=Limits(stall_after=60),
+        )
+        await sup.start()
+        try:
+            t0 = time.monotonic()
+            req = DelegateRequest(instruction="Say something.", root=str(repo), worker=name)
+            tid = (await sup.delegate(req)).id
+            while (task := await sup.get(tid)).state not in ("failed", "review", "answered"):
+                assert time.monotonic() - t0 < 45, f"{name} still {task.state}"
+                await asyncio.sleep(0.1)
+            assert task.state == "failed" and task.completion == "network", task.message
+            print(f"{name}: cut stream → {task.message!r} in {time.monotonic() - t0:.1f} s")
+        finally:
+            await sup.close()

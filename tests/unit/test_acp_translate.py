@@ -182,6 +182,8 @@ def test_prompt_errors_are_classified_from_code_message_and_data() -> None:
     assert gemini.data["kind"] == "rate_limit"
     (gemini_auth,) = t.failure(401, '{"error": {"message": "API key not valid"}}')
     assert gemini_auth.data["kind"] == "auth"
+    (cut,) = t.failure(500, "terminated")  # Gemini, after its retries of a cut stream
+    assert cut.data["kind"] == "network"
     (claude,) = t.failure(
         -32603, "Internal error: API Error: Unable to connect to API (UND_ERR_SOCKET)"
     )
@@ -217,6 +219,15 @@ def test_the_repeat_guard_sees_a_stream_resent_over_and_over() -> None:
     assert t.looping
     (err,) = t.finish({"stopReason": "end_turn"})
     assert err.data["kind"] == "network"
+    opencode = TurnTranslator(ROOT, guard_repeats=True)  # as OpenCode re-sends a cut stream
+    for _ in range(3):
+        opencode.update(
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": "partial answer"},
+            }
+        )
+    assert opencode.looping
     calm = TurnTranslator(ROOT, guard_repeats=True)
     calm.update(
         {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": partial * 1}}

@@ -11,21 +11,27 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from baton.agents.classify import classify
+from baton.agents.classify import Classified, classify
 from baton.core import events
 from baton.core.events import Event, EventType
+from baton.core.lifecycle import Completion
 
 #: How much of a diff side, a tool output or a preview one event keeps.
 DIFF_CHARS = 4000
 OUTPUT_CHARS = 2000
 PREVIEW_CHARS = 4000
-#: A text segment whose opening repeats this often is an agent re-sending a broken stream.
+#: A text segment made of one piece of text (at least REPEAT_UNIT characters) sent REPEATS
+#: times over is an agent re-sending a broken stream (OpenCode retries a cut stream forever).
 REPEATS = 3
-REPEAT_PROBE = 24
+REPEAT_UNIT = 8
+REPEAT_SCAN = 20_000  # segments longer than this are not scanned
+
+_CUT = re.compile(r"^terminated$|\bterminated\b.*socket|UND_ERR_SOCKET|ECONNRESET|socket hang up")
 
 #: Words an answer may use instead of an option id or kind.
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -278,8 +284,10 @@ class TurnTranslator:
             return
         self._segment += text
         seg = self._segment
-        if len(seg) >= REPEAT_PROBE * REPEATS and seg.count(seg[:REPEAT_PROBE]) >= REPEATS:
-            self.looping = True
+        if REPEAT_UNIT * REPEATS <= len(seg) <= REPEAT_SCAN:
+            unit = period(seg)
+            if unit >= REPEAT_UNIT and len(seg) % unit == 0 and len(seg) // unit >= REPEATS:
+                self.looping = True
 
     def _tool(self, update: Mapping[str, Any], *, start: bool) -> list[Event]:
         call_id = str(update.get("toolCallId", ""))
@@ -395,6 +403,8 @@ class TurnTranslator:
             detail = f"{message}: {data}"
         status = code if 100 <= code < 600 else None  # Gemini answers with the HTTP status
         found = classify(f"{detail} {data!r}", status=status)
+        if _CUT.search(detail):  # the model stream was cut (Gemini: "terminated", code 500)
+            found = Classified(Completion.NETWORK)
         return [
             events.error(
                 str(found.kind),
@@ -404,6 +414,19 @@ class TurnTranslator:
                 code=code,
             )
         ]
+
+
+def period(text: str) -> int:
+    """The shortest ``p`` such that ``text`` repeats with period ``p`` (KMP failure function)."""
+    fail = [0] * (len(text) + 1)
+    k = 0
+    for i in range(1, len(text)):
+        while k and text[i] != text[k]:
+            k = fail[k]
+        if text[i] == text[k]:
+            k += 1
+        fail[i + 1] = k
+    return len(text) - fail[len(text)]
 
 
 def todo_plan(tool_call: Mapping[str, Any]) -> list[Event]:
