@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from baton import __version__
 from baton.acp import agents
 from baton.agents.base import AgentNotFound, Turn
@@ -97,6 +99,7 @@ async def probe(profile: Profile, folder: Path, timeout: float = TIMEOUT) -> Pro
     hidden = set(spec.unset_env) if spec is not None else set()
     full_env = {k: v for k, v in os.environ.items() if k not in hidden} | env
     err = open(folder / "acp-probe.err", "wb")  # noqa: ASYNC230, SIM115
+    descendants: list[psutil.Process] = []
     try:
         async with (
             acp.spawn_agent_process(
@@ -122,6 +125,8 @@ async def probe(profile: Profile, folder: Path, timeout: float = TIMEOUT) -> Pro
             caps = init.agent_capabilities
             result.load_session = bool(caps and caps.load_session)
             result.ok = True
+            with contextlib.suppress(psutil.Error):  # what to end, should the launcher leave it
+                descendants = psutil.Process(proc.pid).children(recursive=True)
     except TimeoutError:
         result.error = f"no answer to initialize within {timeout:g} s"
     except Exception as exc:
@@ -134,12 +139,24 @@ async def probe(profile: Profile, folder: Path, timeout: float = TIMEOUT) -> Pro
             transport.close()
         err.close()
         result.seconds = round(time.monotonic() - started, 2)
+        await _stop(descendants)
     if not result.ok:
         with contextlib.suppress(OSError):
             tail = (folder / "acp-probe.err").read_text(errors="replace").strip()[-300:]
             if tail:
                 result.error += f" ({tail})"
     return result
+
+
+async def _stop(procs: list[psutil.Process]) -> None:
+    """End what the probe started and its launcher left behind (codex-acp's native binary)."""
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            proc.terminate()
+    _, alive = await asyncio.to_thread(psutil.wait_procs, procs, 3.0)
+    for proc in alive:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
 
 
 class _NoClient:

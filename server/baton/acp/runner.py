@@ -513,6 +513,7 @@ class Runner:
             server.close()
             with contextlib.suppress(OSError):
                 os.unlink(spec.socket)
+            await stop_descendants()
         return 0
 
     async def _start(self, spec: Spec) -> bool:
@@ -562,19 +563,32 @@ class Runner:
                 for t in list(self._turns):
                     with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                         await asyncio.wait_for(asyncio.shield(t), 3.0)
-            if not agent_exit.done():
-                with contextlib.suppress(ProcessLookupError):
-                    proc.terminate()
-                try:
-                    await asyncio.wait_for(asyncio.shield(agent_exit), 3.0)
-                except TimeoutError:
-                    with contextlib.suppress(ProcessLookupError):
-                        proc.kill()
+            # The agent and everything under it, collected before any of it is signalled
+            # (a launcher that dies first would orphan its real binary).
+            await stop_descendants()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(agent_exit), 3.0)
 
     def _spawn(self, coro: Any, name: str) -> None:
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro, name=name)
         self._turns.add(task)
         task.add_done_callback(self._turns.discard)
+
+
+async def stop_descendants(grace: float = 3.0) -> None:
+    """End whatever the agent left running: launchers (npm's node shims) often leave their
+    real binary (codex-acp's native one) behind when they are terminated themselves."""
+    try:
+        left = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return
+    for proc in left:
+        with contextlib.suppress(psutil.Error):
+            proc.terminate()
+    _, alive = await asyncio.to_thread(psutil.wait_procs, left, grace)
+    for proc in alive:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
 
 
 def _selected(option_id: str) -> RequestPermissionResponse:
