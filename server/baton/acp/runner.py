@@ -25,7 +25,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -48,6 +48,7 @@ from acp.schema import (
 from baton import __version__
 from baton.acp import control, files
 from baton.acp.policy import Decision, decide, make_policy
+from baton.acp.spec import Spec
 from baton.acp.translate import (
     TurnTranslator,
     is_empty_turn,
@@ -66,34 +67,6 @@ log = logging.getLogger("baton.acp.runner")
 #: Seconds the agent gets to answer ``initialize`` and open a session.
 START_TIMEOUT = 120.0
 STDIO_LIMIT = 50 * 1024 * 1024
-
-
-@dataclass(slots=True)
-class Spec:
-    """What the broker tells a new runner (``acp-spec-<n>.json`` in the task's folder)."""
-
-    argv: list[str]
-    cwd: str
-    task_dir: str
-    attempt: int
-    prompt_file: str
-    reason: str = "first"
-    session_id: str | None = None  # continue this session (load it, or carry its context)
-    brief_file: str = ""
-    policy: dict[str, str] = field(default_factory=dict)
-    fresh_session_after_abort: bool = False
-    guard_repeats: bool = False
-    flag_zero_usage: bool = False
-    idle_exit: float = 1800.0
-    socket: str = ""
-
-    @classmethod
-    def load(cls, path: str | Path) -> Spec:
-        obj = json.loads(Path(path).read_text(encoding="utf-8"))
-        return cls(**{k: v for k, v in obj.items() if k in cls.__dataclass_fields__})
-
-    def to_json(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 @dataclass(slots=True)

@@ -23,7 +23,7 @@ from typing import Any
 from baton.acp import agents, control, probe
 from baton.acp.control import ControlError
 from baton.acp.policy import make_policy
-from baton.acp.runner import Spec
+from baton.acp.spec import Spec
 from baton.agents.base import Launch, Turn
 from baton.agents.fake import write_prompt
 from baton.config.profiles import Profile
