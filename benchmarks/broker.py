@@ -65,7 +65,9 @@ async def wait_state(sup: Supervisor, ids: list[str], states: set[TaskState]) ->
         await asyncio.sleep(0.05)
 
 
-async def main(agents: int, seconds: float, rate: float) -> None:
+async def main(
+    agents: int, seconds: float, rate: float, delegations: int = 20, interval: float = 0.2
+) -> None:
     base = Path(tempfile.mkdtemp(prefix="baton-bench-"))
     home = base / "state"
     repo = make_repo(base)
@@ -78,9 +80,9 @@ async def main(agents: int, seconds: float, rate: float) -> None:
     idle_rss = me.memory_info().rss / 2**20
 
     # 1. Streaming: N agents, each `rate` lines/s for `seconds`; one subscriber for everything.
-    latencies: list[float] = []  # lines while only the agents stream
+    latencies: list[float] = []  # lines while only the agents stream (all of them running)
     busy_latencies: list[float] = []  # lines while tasks are also being delegated
-    delegating = False
+    steady = delegating = False
     sub = sup.subscribe(None)
 
     async def consume() -> None:
@@ -91,7 +93,10 @@ async def main(agents: int, seconds: float, rate: float) -> None:
                     ms = (time.time() - float(stamp)) * 1000
                 except ValueError:
                     continue
-                (busy_latencies if delegating else latencies).append(ms)
+                if delegating:
+                    busy_latencies.append(ms)
+                elif steady:  # not while the streamers themselves are still being set up
+                    latencies.append(ms)
 
     consumer = asyncio.create_task(consume())
     n = int(seconds * rate)
@@ -100,6 +105,7 @@ async def main(agents: int, seconds: float, rate: float) -> None:
         t = await sup.delegate(DelegateRequest(script({"stream": n, "rate": rate}), str(repo)))
         streamers.append(t.id)
     await wait_state(sup, streamers, {TaskState.RUNNING, TaskState.ANSWERED, TaskState.FAILED})
+    steady = True
     committed0, t0 = sup.bus.committed, time.monotonic()
 
     # 2. Half-way, while they stream: delegate latency (tasks that answer at once; each
@@ -108,12 +114,12 @@ async def main(agents: int, seconds: float, rate: float) -> None:
     delegating = True
     delegate_ms: list[float] = []
     quick = []
-    for _ in range(50):
+    for _ in range(delegations):
         start = time.perf_counter()
         t = await sup.delegate(DelegateRequest(script({"say": "ok"}), str(repo)))
         delegate_ms.append((time.perf_counter() - start) * 1000)
         quick.append(t.id)
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(interval)
 
     await wait_state(sup, streamers, {TaskState.ANSWERED, TaskState.FAILED})
     elapsed = time.monotonic() - t0
@@ -138,11 +144,8 @@ async def main(agents: int, seconds: float, rate: float) -> None:
 
     if overflowed:
         print("!!! the subscriber fell more than its queue behind and was cut off")
-    delivered = len(latencies) + len(busy_latencies)
-    print(
-        f"agents: {agents} x {rate:.0f} lines/s for {seconds:.0f} s "
-        f"({delivered} lines delivered of {agents * n})"
-    )
+    print(f"agents: {agents} x {rate:.0f} lines/s for {seconds:.0f} s ({agents * n} lines)")
+    print(f"delegations: {delegations}, one every {interval * 1000:.0f} ms, each answering at once")
     print(
         f"delegate_ms_median: {statistics.median(delegate_ms):.2f}  "
         f"p99: {pct(delegate_ms, 99):.2f} (target p99 <= 10)"
@@ -173,6 +176,8 @@ if __name__ == "__main__":
     p.add_argument("--agents", type=int, default=20)
     p.add_argument("--seconds", type=float, default=5)
     p.add_argument("--rate", type=float, default=100)
+    p.add_argument("--delegations", type=int, default=20)
+    p.add_argument("--interval", type=float, default=0.2, help="seconds between delegations")
     a = p.parse_args()
-    asyncio.run(main(a.agents, a.seconds, a.rate))
+    asyncio.run(main(a.agents, a.seconds, a.rate, a.delegations, a.interval))
     sys.exit(0)
