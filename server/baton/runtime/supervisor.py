@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import sys
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
@@ -168,6 +169,10 @@ class Supervisor:
     # ------------------------------------------------------------------ lifecycle of the broker
 
     async def start(self) -> None:
+        # Worker threads (store writes, git, diffs; pygls' stdin reader in the language
+        # server) share the GIL with the event loop: a short switch interval keeps a busy
+        # one from holding the loop, and event delivery, up for the default 5 ms.
+        sys.setswitchinterval(0.001)
         self.bus.start()
         self.settings.start()
         await self.store.call(lambda s: s.register_broker(self.id, os.getpid()))

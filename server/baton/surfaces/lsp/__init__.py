@@ -20,9 +20,6 @@ def run_stdio() -> int:
     )
     # pygls logs every refused request with a traceback; the client gets the error anyway.
     logging.getLogger("pygls").setLevel(logging.CRITICAL)
-    # The broker's store thread and pygls' stdin reader share the GIL with the event loop;
-    # a shorter switch interval keeps a busy thread from holding the loop up for 5 ms.
-    sys.setswitchinterval(0.001)
     server = build_server()
     server.start_io()
     return 0

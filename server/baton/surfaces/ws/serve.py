@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,9 +29,6 @@ async def serve(
     on_ready: Callable[[Endpoint], None] | None = None,
 ) -> int:
     """Run a broker serving ``roots`` until stopped or idle; returns an exit code."""
-    # Worker threads (store writes, git, diffs) share the GIL with the event loop: a short
-    # switch interval keeps one from holding the loop (and event delivery) up for 5 ms.
-    sys.setswitchinterval(0.001)
     sup = Supervisor(home if home is not None else state_home())
     await sup.start()
     endpoint: Endpoint | None = None
