@@ -21,6 +21,7 @@ from typing import Any
 
 from baton.agents.base import Launch, Turn
 from baton.agents.classify import classify
+from baton.agents.stream import clip, relative
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
@@ -43,21 +44,6 @@ FILE_TOOLS = frozenset({"Read", "Edit", "MultiEdit", "Write", "NotebookEdit"})
 OUTPUT_CHARS = 2000
 #: How much of a tool's input the ``tool`` event's summary keeps.
 INPUT_CHARS = 200
-
-
-def relative(path: str, cwd: str | None) -> str:
-    """``path`` relative to ``cwd`` when it lies inside it; otherwise unchanged."""
-    if not cwd or not os.path.isabs(path):
-        return path
-    try:
-        rel = os.path.relpath(path, cwd)
-    except ValueError:
-        return path
-    return path if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
-
-
-def clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class TextStream:

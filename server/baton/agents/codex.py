@@ -21,7 +21,7 @@ from typing import Any
 
 from baton.agents.base import Launch, Turn
 from baton.agents.classify import classify
-from baton.agents.claude import clip, relative
+from baton.agents.stream import clip, relative
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType

@@ -29,6 +29,7 @@ from typing import Any
 
 from baton.agents.base import Launch, Turn
 from baton.agents.classify import classify
+from baton.agents.stream import as_dict, clip, relative
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
@@ -45,34 +46,6 @@ OUTPUT_CHARS = 2000
 INPUT_CHARS = 200
 PATH_KEYS = ("file_path", "absolute_path", "path", "dir_path")
 _API_ERROR = re.compile(r"^\[API Error: (?P<body>.*)\](?P<rest>.*)$", re.S)
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _git_root(path: str) -> str | None:
-    folder = os.path.dirname(path)
-    while not os.path.exists(os.path.join(folder, ".git")):
-        if os.path.dirname(folder) == folder:
-            return None
-        folder = os.path.dirname(folder)
-    return folder
-
-
-def _relative(path: str, root: str | None) -> str:
-    """``path`` relative to ``root`` (default: its git root) when inside it, else unchanged."""
-    if not os.path.isabs(path):
-        return path
-    root = root or _git_root(path)
-    if not root:
-        return path
-    rel = os.path.relpath(path, root)
-    return path if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
 
 
 class TextReplay:
@@ -190,24 +163,26 @@ class GeminiParser:
         self._answer = ""
         name = str(obj.get("tool_name") or "tool")
         self._tools[str(obj.get("tool_id"))] = name
-        args = _dict(obj.get("parameters"))
+        args = as_dict(obj.get("parameters"))
         files = [
-            _relative(str(args[k]), self.cwd) for k in PATH_KEYS if isinstance(args.get(k), str)
+            relative(str(args[k]), self.cwd, find_root=True)
+            for k in PATH_KEYS
+            if isinstance(args.get(k), str)
         ]
         summary = files[0] if files else str(args.get("command") or args.get("pattern") or "")
         if not summary and args:
             summary = json.dumps(args)
-        data = {"name": name, "input": _clip(summary, INPUT_CHARS), "files": files[:1]}
+        data = {"name": name, "input": clip(summary, INPUT_CHARS), "files": files[:1]}
         return [Event(EventType.TOOL, data)]
 
     def _tool_result(self, obj: dict[str, Any]) -> list[Event]:
         name = self._tools.get(str(obj.get("tool_id")), "tool")
-        err = _dict(obj.get("error"))
+        err = as_dict(obj.get("error"))
         output = obj.get("output") or err.get("message") or ""
         data = {
             "name": name,
             "ok": obj.get("status") == "success",
-            "output": _clip(str(output), OUTPUT_CHARS),
+            "output": clip(str(output), OUTPUT_CHARS),
         }
         return [Event(EventType.TOOL_RESULT, data)]
 
@@ -216,7 +191,7 @@ class GeminiParser:
             return []
         self.ended = True
         out: list[Event] = []
-        stats = _dict(obj.get("stats"))
+        stats = as_dict(obj.get("stats"))
         if stats:
             usage = {
                 "input": int(stats.get("input_tokens") or 0),
@@ -228,7 +203,7 @@ class GeminiParser:
         if obj.get("status") == "success":
             out.append(Event(EventType.FINAL, {"text": self._answer.strip()}))
             return out
-        err = _dict(obj.get("error"))
+        err = as_dict(obj.get("error"))
         out.append(self._error_event(str(err.get("message") or self._error)))
         return out
 
@@ -255,7 +230,7 @@ class GeminiParser:
         message = f"Gemini stopped with {how} without a result"
         lines = [ln for ln in stderr_tail.strip().splitlines() if ln.strip()]
         if lines:
-            message += ": " + _clip(lines[-1].strip(), 500)
+            message += ": " + clip(lines[-1].strip(), 500)
         kind = classify(stderr_tail).kind if lines else "worker_error"
         return [events.error(str(kind), message, exit_code=exit_code)]
 

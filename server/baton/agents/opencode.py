@@ -32,6 +32,7 @@ from typing import Any
 
 from baton.agents.base import Launch, Turn
 from baton.agents.classify import classify
+from baton.agents.stream import as_dict, clip, relative
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
@@ -58,35 +59,6 @@ OUTPUT_CHARS = 2000
 INPUT_CHARS = 200
 #: Tool input keys that name a file.
 PATH_KEYS = ("filePath", "path", "file_path")
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _git_root(path: str) -> str | None:
-    """The nearest folder above ``path`` holding ``.git`` (a folder, or a worktree's file)."""
-    folder = os.path.dirname(path)
-    while not os.path.exists(os.path.join(folder, ".git")):
-        if os.path.dirname(folder) == folder:
-            return None
-        folder = os.path.dirname(folder)
-    return folder
-
-
-def _relative(path: str, root: str | None) -> str:
-    """``path`` relative to ``root`` (default: its git root) when inside it, else unchanged."""
-    if not os.path.isabs(path):
-        return path
-    root = root or _git_root(path)
-    if not root:
-        return path
-    rel = os.path.relpath(path, root)
-    return path if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
 
 
 def seed_config_dir(folder: Path) -> bool:
@@ -144,7 +116,7 @@ class OpenCodeParser:
         if isinstance(sid, str) and sid and sid != self.session_id:
             self.session_id = sid
             out.append(Event(EventType.SESSION, {"id": sid}))
-        part = _dict(obj.get("part"))
+        part = as_dict(obj.get("part"))
         match obj.get("type"):
             case "step_start":
                 out += self._step_start()
@@ -196,7 +168,7 @@ class OpenCodeParser:
         tokens = part.get("tokens")
         if not isinstance(tokens, dict):
             return []
-        cache = _dict(tokens.get("cache"))
+        cache = as_dict(tokens.get("cache"))
         self._usage["input"] += int(tokens.get("input") or 0)
         self._usage["output"] += int(tokens.get("output") or 0)
         self._usage["cached"] += int(cache.get("read") or 0)
@@ -214,10 +186,12 @@ class OpenCodeParser:
 
     def _tool(self, part: dict[str, Any]) -> list[Event]:
         name = str(part.get("tool") or "tool")
-        state = _dict(part.get("state"))
-        args = _dict(state.get("input"))
+        state = as_dict(part.get("state"))
+        args = as_dict(state.get("input"))
         files = [
-            _relative(str(args[k]), self.cwd) for k in PATH_KEYS if isinstance(args.get(k), str)
+            relative(str(args[k]), self.cwd, find_root=True)
+            for k in PATH_KEYS
+            if isinstance(args.get(k), str)
         ]
         summary = files[0] if files else str(args.get("command") or args.get("pattern") or "")
         if not summary and args:
@@ -226,14 +200,14 @@ class OpenCodeParser:
         output = state.get("output") if status == "completed" else state.get("error")
         return [
             Event(
-                EventType.TOOL, {"name": name, "input": _clip(summary, INPUT_CHARS), "files": files}
+                EventType.TOOL, {"name": name, "input": clip(summary, INPUT_CHARS), "files": files}
             ),
             Event(
                 EventType.TOOL_RESULT,
                 {
                     "name": name,
                     "ok": status == "completed",
-                    "output": _clip(str(output or ""), OUTPUT_CHARS),
+                    "output": clip(str(output or ""), OUTPUT_CHARS),
                 },
             ),
         ]
@@ -243,7 +217,7 @@ class OpenCodeParser:
             return []
         self.ended = True
         err = error if isinstance(error, dict) else {}
-        data = _dict(err.get("data"))
+        data = as_dict(err.get("data"))
         name = str(err.get("name") or "error")
         message = str(data.get("message") or err.get("message") or name)
         status = data.get("statusCode")
@@ -274,7 +248,7 @@ class OpenCodeParser:
             message = f"OpenCode stopped with {how} before the model finished its answer"
         tail = stderr_tail.strip()
         if tail:
-            message += ": " + _clip(tail.splitlines()[-1], 500)
+            message += ": " + clip(tail.splitlines()[-1], 500)
         kind = classify(tail).kind if tail else "worker_error"
         return [events.error(str(kind), message, exit_code=exit_code)]
 

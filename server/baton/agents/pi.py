@@ -20,12 +20,12 @@ answer (``worker_error``).
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from baton.agents.base import Launch, Turn
 from baton.agents.classify import classify
 from baton.agents.gemini import TextReplay
+from baton.agents.stream import as_dict, clip, relative
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
@@ -34,21 +34,6 @@ QUIET_ENV = {"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0
 OUTPUT_CHARS = 2000
 INPUT_CHARS = 200
 PATH_KEYS = ("path", "file_path", "filePath")
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _relative(path: str, root: str | None) -> str:
-    if not root or not os.path.isabs(path):
-        return path
-    rel = os.path.relpath(path, root)
-    return path if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
 
 
 def _content_text(content: object) -> str:
@@ -139,7 +124,7 @@ class PiParser:
         self._last = message
         if message.get("stopReason") == "toolUse":
             self.text.boundary()
-        usage = _dict(message.get("usage"))
+        usage = as_dict(message.get("usage"))
         if not usage:
             return []
         self._usage["input"] += int(usage.get("input") or 0)
@@ -152,22 +137,22 @@ class PiParser:
 
     def _tool_start(self, obj: dict[str, Any]) -> list[Event]:
         name = str(obj.get("toolName") or "tool")
-        args = _dict(obj.get("args"))
+        args = as_dict(obj.get("args"))
         files = [
-            _relative(str(args[k]), self.cwd) for k in PATH_KEYS if isinstance(args.get(k), str)
+            relative(str(args[k]), self.cwd) for k in PATH_KEYS if isinstance(args.get(k), str)
         ][:1]
         summary = files[0] if files else str(args.get("command") or "")
         if not summary and args:
             summary = json.dumps(args)
-        data = {"name": name, "input": _clip(summary, INPUT_CHARS), "files": files}
+        data = {"name": name, "input": clip(summary, INPUT_CHARS), "files": files}
         return [Event(EventType.TOOL, data)]
 
     def _tool_end(self, obj: dict[str, Any]) -> list[Event]:
-        result = _dict(obj.get("result"))
+        result = as_dict(obj.get("result"))
         data = {
             "name": str(obj.get("toolName") or "tool"),
             "ok": not obj.get("isError"),
-            "output": _clip(_content_text(result.get("content")), OUTPUT_CHARS),
+            "output": clip(_content_text(result.get("content")), OUTPUT_CHARS),
         }
         return [Event(EventType.TOOL_RESULT, data)]
 
@@ -192,14 +177,14 @@ class PiParser:
         reason = last.get("stopReason")
         if reason == "error" or reason == "aborted":
             return self._fail(str(last.get("errorMessage") or f"the model request {reason}"))
-        usage = _dict(last.get("usage"))
+        usage = as_dict(last.get("usage"))
         if self._agent_ended and reason in ("stop", "length"):
             text = _content_text(last.get("content")).strip()
             if usage and not usage.get("totalTokens") and not usage.get("output"):
                 self.ended = True
                 message = (
                     "the model's stream ended without a finish reason or token usage; "
-                    f"the answer is likely truncated: {_clip(text, 200)!r}"
+                    f"the answer is likely truncated: {clip(text, 200)!r}"
                 )
                 return [events.error("worker_error", message)]
             self.ended = True
@@ -209,7 +194,7 @@ class PiParser:
         message = f"Pi stopped with {how} before the model finished"
         lines = [ln for ln in stderr_tail.strip().splitlines() if ln.strip()]
         if lines:
-            message += ": " + _clip(lines[-1].strip(), 500)
+            message += ": " + clip(lines[-1].strip(), 500)
         kind = classify(stderr_tail).kind if lines else "worker_error"
         return [events.error(str(kind), message, exit_code=exit_code)]
 

@@ -1,0 +1,44 @@
+"""Small helpers every stream parser needs: reading loose JSON, clipping, relative paths."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+
+def as_dict(value: object) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (streams are not to be trusted)."""
+    return value if isinstance(value, dict) else {}
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def git_root(path: str) -> str | None:
+    """The nearest folder above ``path`` holding ``.git`` (a folder, or a worktree's file)."""
+    folder = os.path.dirname(path)
+    while not os.path.exists(os.path.join(folder, ".git")):
+        if os.path.dirname(folder) == folder:
+            return None
+        folder = os.path.dirname(folder)
+    return folder
+
+
+def relative(path: str, root: str | None, *, find_root: bool = False) -> str:
+    """``path`` relative to ``root`` when it lies inside it; otherwise unchanged.
+
+    With ``find_root`` and no ``root``, the path's git root stands in (for CLIs whose stream
+    does not say their working folder).
+    """
+    if not os.path.isabs(path):
+        return path
+    if not root and find_root:
+        root = git_root(path)
+    if not root:
+        return path
+    try:
+        rel = os.path.relpath(path, root)
+    except ValueError:
+        return path
+    return path if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
