@@ -12,6 +12,7 @@ from baton.agents.gemini import GeminiAdapter, GeminiParser, TextReplay, api_err
 from baton.config.profiles import Profile
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion
+from baton.runtime.runner import agent_env
 
 STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
 
@@ -158,7 +159,8 @@ def test_launch_argv_env_and_quiet_system_settings(tmp_path: Path) -> None:
     ]
     env = launch.env
     assert env["GEMINI_API_KEY"] == "k" and env["GEMINI_CLI_HOME"] == str(tmp_path / "acct")
-    assert env["GEMINI_TELEMETRY_ENABLED"] == "false" and env["PWD"] == str(tmp_path)
+    assert env["GEMINI_TELEMETRY_ENABLED"] == "false"
+    assert agent_env(launch)["PWD"] == str(tmp_path)  # what the CLI really gets
     settings = json.loads(Path(env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).read_text())
     assert settings["general"] == {
         "maxAttempts": 3,

@@ -17,6 +17,7 @@ from baton.agents.opencode import (
 from baton.config.profiles import Profile
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion
+from baton.runtime.runner import agent_env
 
 STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
 SESSION = "ses_dd93ba5c4ffe7V2GETc0TJH1pU"
@@ -150,7 +151,8 @@ def test_first_turn_argv_env_and_quiet_switches(tmp_path: Path) -> None:
         "--",
         "-fix it",
     ]
-    assert launch.env["MOCK_KEY"] == "k" and launch.env["PWD"] == str(tmp_path)
+    assert launch.env["MOCK_KEY"] == "k"
+    assert agent_env(launch)["PWD"] == str(tmp_path)  # OpenCode takes $PWD as its project
     assert launch.env["OPENCODE_CONFIG_DIR"] == str(tmp_path / "account")
     assert QUIET_ENV.items() <= launch.env.items()
     assert launch.cwd == str(tmp_path)

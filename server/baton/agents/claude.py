@@ -21,7 +21,7 @@ from typing import Any
 
 from baton.agents.base import Launch, Turn
 from baton.agents.classify import classify
-from baton.agents.stream import clip, relative
+from baton.agents.stream import clip, json_object, relative, unparsed
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
@@ -108,14 +108,9 @@ class ClaudeParser:
         self._last_error = ""  # the text of a synthetic error message, for finish()
 
     def feed(self, line: str) -> list[Event]:
-        if not line.strip():
-            return []
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            obj = None
-        if not isinstance(obj, dict):
-            return [Event(EventType.LOG, {"level": "warning", "message": f"unparsed: {line}"})]
+        obj = json_object(line)
+        if obj is None:
+            return unparsed(line, "unparsed")
         match obj.get("type"):
             case "system":
                 return self._system(obj)

@@ -15,13 +15,12 @@ The parser judges the attempt from the stream's end markers, ``turn.completed`` 
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
 from baton.agents.base import Launch, Turn
 from baton.agents.classify import classify
-from baton.agents.stream import clip, relative
+from baton.agents.stream import clip, json_object, relative, unparsed
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
@@ -74,14 +73,9 @@ class CodexParser:
         self._started: set[str] = set()  # items whose tool event was emitted
 
     def feed(self, line: str) -> list[Event]:
-        if not line.strip():
-            return []
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            obj = None
-        if not isinstance(obj, dict):
-            return [Event(EventType.LOG, {"level": "warning", "message": f"unparsed: {line}"})]
+        obj = json_object(line)
+        if obj is None:
+            return unparsed(line, "unparsed")
         kind = obj.get("type")
         if kind != "error" or _WAITING not in str(obj.get("message", "")):
             self._waiting = 0

@@ -8,7 +8,6 @@ profile's env (see :mod:`baton.agents.fake_agent` for the script format).
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 import time
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.agents.base import Launch, Turn
+from baton.agents.stream import json_object, unparsed
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
@@ -38,14 +38,9 @@ class FakeParser:
         self.ended = False  # an end marker, a question or an error came
 
     def feed(self, line: str) -> list[Event]:
-        if not line.strip():
-            return []
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            obj = None
-        if not isinstance(obj, dict):
-            return [Event(EventType.LOG, {"level": "warning", "message": f"unparsed: {line}"})]
+        obj = json_object(line)
+        if obj is None:
+            return unparsed(line, "unparsed")
         return self._map(obj)
 
     def _map(self, obj: dict[str, Any]) -> list[Event]:

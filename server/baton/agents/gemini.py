@@ -29,7 +29,7 @@ from typing import Any
 
 from baton.agents.base import Launch, Turn
 from baton.agents.classify import classify
-from baton.agents.stream import as_dict, clip, relative
+from baton.agents.stream import as_dict, clip, json_object, relative, unparsed
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
@@ -126,14 +126,9 @@ class GeminiParser:
         self._tools: dict[str, str] = {}  # tool_id → name
 
     def feed(self, line: str) -> list[Event]:
-        if not line.strip():
-            return []
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            obj = None
-        if not isinstance(obj, dict):
-            return [Event(EventType.LOG, {"level": "info", "message": f"gemini: {line}"})]
+        obj = json_object(line)
+        if obj is None:
+            return unparsed(line, "gemini", "info")
         match obj.get("type"):
             case "init":
                 self.session_id = str(obj.get("session_id") or "") or None
@@ -265,8 +260,6 @@ class GeminiAdapter:
         if profile.config_dir:
             env["GEMINI_CLI_HOME"] = profile.config_dir
         env.update(QUIET_ENV)
-        # The broker's own $PWD would be inherited; OpenCode takes it for its project folder.
-        env["PWD"] = turn.cwd
         inherited = {**os.environ, **env}
         env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = str(system_settings(turn, inherited))
         argv = [

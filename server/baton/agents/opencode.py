@@ -32,7 +32,7 @@ from typing import Any
 
 from baton.agents.base import Launch, Turn
 from baton.agents.classify import classify
-from baton.agents.stream import as_dict, clip, relative
+from baton.agents.stream import as_dict, clip, json_object, relative, unparsed
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
@@ -103,14 +103,9 @@ class OpenCodeParser:
         self._cost: float | None = None
 
     def feed(self, line: str) -> list[Event]:
-        if not line.strip():
-            return []
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            obj = None
-        if not isinstance(obj, dict):
-            return [Event(EventType.LOG, {"level": "info", "message": f"opencode: {line}"})]
+        obj = json_object(line)
+        if obj is None:
+            return unparsed(line, "opencode", "info")
         out: list[Event] = []
         sid = obj.get("sessionID")
         if isinstance(sid, str) and sid and sid != self.session_id:
@@ -263,8 +258,6 @@ class OpenCodeAdapter:
         if profile.config_dir:
             env["OPENCODE_CONFIG_DIR"] = profile.config_dir
         env.update(QUIET_ENV)
-        # The broker's own $PWD would be inherited; OpenCode takes it for its project folder.
-        env["PWD"] = turn.cwd
         for folder in config_dirs({**os.environ, **env}):
             seed_config_dir(folder)
         argv = [profile.binary or "opencode", "run", "--format", "json", "--auto"]

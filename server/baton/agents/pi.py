@@ -25,7 +25,7 @@ from typing import Any
 from baton.agents.base import Launch, Turn
 from baton.agents.classify import classify
 from baton.agents.gemini import TextReplay
-from baton.agents.stream import as_dict, clip, relative
+from baton.agents.stream import as_dict, clip, json_object, relative, unparsed
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
@@ -67,14 +67,9 @@ class PiParser:
         self._cost: float | None = None
 
     def feed(self, line: str) -> list[Event]:
-        if not line.strip():
-            return []
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            obj = None
-        if not isinstance(obj, dict):
-            return [Event(EventType.LOG, {"level": "info", "message": f"pi: {line}"})]
+        obj = json_object(line)
+        if obj is None:
+            return unparsed(line, "pi", "info")
         match obj.get("type"):
             case "session":
                 self.session_id = str(obj.get("id") or "") or None
@@ -209,8 +204,6 @@ class PiAdapter:
         if profile.config_dir:
             env["PI_CODING_AGENT_DIR"] = profile.config_dir
         env.update(QUIET_ENV)
-        # The broker's own $PWD would be inherited; OpenCode takes it for its project folder.
-        env["PWD"] = turn.cwd
         argv = [profile.binary or "pi", "--mode", "json", "--offline"]
         model = turn.model or profile.model
         provider = profile.options.get("provider")

@@ -2,8 +2,29 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
+
+from baton.core.events import Event, EventType
+
+
+def json_object(line: str) -> dict[str, Any] | None:
+    """The JSON object on one line of a CLI's stream; None for a blank or any other line."""
+    if not line.strip():
+        return None
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def unparsed(line: str, prefix: str, level: str = "warning") -> list[Event]:
+    """What a line that is not a JSON object becomes: nothing if blank, else a log event."""
+    if not line.strip():
+        return []
+    return [Event(EventType.LOG, {"level": level, "message": f"{prefix}: {line}"})]
 
 
 def as_dict(value: object) -> dict[str, Any]:
