@@ -67,10 +67,7 @@ def of(result: AttemptResult, kind: EventType) -> list[dict[str, Any]]:
 
 
 def outcome(events: list[Event]) -> Outcome:
-    out = Outcome()
-    for e in events:
-        out.observe(e)
-    return out
+    return Outcome.fold(events)
 
 
 @pytest.fixture

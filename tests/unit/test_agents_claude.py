@@ -32,10 +32,7 @@ def replay(name: str, exit_code: int | None = 1) -> list[Event]:
 
 
 def outcome(evs: list[Event]) -> Outcome:
-    o = Outcome()
-    for e in evs:
-        o.observe(e)
-    return o
+    return Outcome.fold(evs)
 
 
 def of(evs: list[Event], kind: EventType) -> list[dict[str, object]]:

@@ -23,10 +23,7 @@ def replay(name: str, exit_code: int | None = 0) -> tuple[list[Event], Outcome]:
     for line in (STREAMS / name).read_text().splitlines():
         out += parser.feed(line)
     out += parser.finish(exit_code, "")
-    outcome = Outcome()
-    for e in out:
-        outcome.observe(e)
-    return out, outcome
+    return out, Outcome.fold(out)
 
 
 def shown(evs: list[Event]) -> str:

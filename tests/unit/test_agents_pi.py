@@ -22,10 +22,7 @@ def replay(name: str) -> tuple[list[Event], Outcome]:
     for line in (STREAMS / name).read_text().splitlines():
         out += parser.feed(line)
     out += parser.finish(0, "")
-    outcome = Outcome()
-    for e in out:
-        outcome.observe(e)
-    return out, outcome
+    return out, Outcome.fold(out)
 
 
 def test_write_stream() -> None:

@@ -8,6 +8,7 @@ never from the exit code alone.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -77,6 +78,14 @@ class Outcome:
     input_tokens: int = 0
     output_tokens: int = 0
     cost: float | None = None
+
+    @classmethod
+    def fold(cls, events: Iterable[Event]) -> Outcome:
+        """The outcome of these events, observed in order."""
+        outcome = cls()
+        for event in events:
+            outcome.observe(event)
+        return outcome
 
     def observe(self, event: Event) -> None:
         d = event.data

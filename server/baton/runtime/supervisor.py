@@ -1363,11 +1363,8 @@ class Supervisor:
             return
         if task.state == S.PREPARING:
             await self._move(task, S.RUNNING, "adopted")
-        outcome = Outcome()
         past = await self.events(task.id)
-        for e in past:
-            if e.attempt == last.n:
-                outcome.observe(e)
+        outcome = Outcome.fold(e for e in past if e.attempt == last.n)
         provider = self._profile(task.worker, task.root).provider
         adapter: Adapter = adapter_for(provider)
         if last.transport == acp.ACP:
