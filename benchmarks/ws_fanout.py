@@ -36,8 +36,12 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-def script(events: int, rate: float) -> str:
-    steps = [{"stream": events, "rate": rate, "size": 48}]
+def script(events: int, rate: float, settle: float) -> str:
+    # Each agent waits `settle` seconds before streaming, so that the figures describe the
+    # fan-out of 20 streaming tasks, not the minute of setting 20 worktrees up (--settle 0
+    # measures both together).
+    steps: list[dict[str, Any]] = [{"sleep": settle}] if settle else []
+    steps.append({"stream": events, "rate": rate, "size": 48})
     return "bench\n```baton-fake\n" + json.dumps({"steps": steps}) + "\n```\n"
 
 
@@ -100,6 +104,9 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=20)
     ap.add_argument("--events", type=int, default=200, help="streamed events per task")
     ap.add_argument("--rate", type=float, default=100.0, help="events per second per task")
+    ap.add_argument(
+        "--settle", type=float, default=3.0, help="seconds each agent waits before streaming"
+    )
     args = ap.parse_args()
 
     base = Path(tempfile.mkdtemp(prefix="baton-wsbench-"))
@@ -149,7 +156,10 @@ def main() -> None:
         cpu0 = sum(broker.cpu_times()[:2])
         t0 = time.monotonic()
         calls = [
-            ("delegate", {"instruction": script(args.events, args.rate), "cwd": str(repo)})
+            (
+                "delegate",
+                {"instruction": script(args.events, args.rate, args.settle), "cwd": str(repo)},
+            )
             for _ in range(args.tasks)
         ]
         ids = [r["task"]["id"] for r in asyncio.run(rpc(url, token, calls))]
