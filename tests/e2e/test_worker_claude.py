@@ -23,6 +23,7 @@ from baton.core.events import EventType
 from baton.core.lifecycle import Completion, TaskState
 from baton.runtime.requests import DelegateRequest
 from baton.runtime.supervisor import Limits, Supervisor
+from tests.conftest import STOPPED
 from tests.support.modelserver import (
     Answer,
     CutStream,
@@ -47,17 +48,6 @@ S = TaskState
 #: The idle watchdog of these tests: every failure must be judged well before it fires.
 STALL_AFTER = 20.0
 WAIT = 30.0
-SETTLED = {
-    S.REVIEW,
-    S.NEEDS_INPUT,
-    S.ANSWERED,
-    S.FAILED,
-    S.CANCELLED,
-    S.INTERRUPTED,
-    S.RATE_LIMITED,
-    S.APPLIED,
-    S.REJECTED,
-}
 
 
 def require(cli: str) -> Path:
@@ -87,7 +77,7 @@ class World:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             task = await self.sup.get(task_id)
-            if task.state in SETTLED:
+            if task.state in STOPPED:
                 return task.state
             await asyncio.sleep(0.05)
         raise AssertionError(f"task {task_id} still {(await self.sup.get(task_id)).state}")
