@@ -1,0 +1,99 @@
+"""JSON-RPC 2.0 as Claude Code's IDE connection uses it: one message per text frame. Pure.
+
+A frame is a request (``method`` and ``id``), a notification (``method``, no ``id``) or a
+response to something we sent (``result`` or ``error``, no ``method``). Anything else is
+malformed and answered with an error whose ``id`` is the request's when it could be read,
+else null. Batches are refused (MCP dropped them).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+# The server range (-32000 .. -32099).
+SERVER_ERROR = -32000
+TIMED_OUT = -32001
+BUSY = -32002
+
+RequestId = str | int
+
+
+class RpcError(Exception):
+    """An error to send back as a JSON-RPC error object."""
+
+    def __init__(self, code: int, message: str, rid: RequestId | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.rid = rid  # the id to answer, when the malformed message had a readable one
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A well-formed incoming message. ``method`` is None for a response to us."""
+
+    method: str | None
+    params: dict[str, Any]
+    id: RequestId | None
+
+    @property
+    def is_request(self) -> bool:
+        return self.method is not None and self.id is not None
+
+
+def _valid_id(value: object) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def parse(frame: str | bytes) -> Message:
+    """The message in one frame, or :class:`RpcError` saying what is wrong with it."""
+    if isinstance(frame, bytes):
+        raise RpcError(INVALID_REQUEST, "binary frames are not accepted; send JSON as text")
+    try:
+        msg = json.loads(frame)
+    except (ValueError, RecursionError):
+        raise RpcError(PARSE_ERROR, "the frame is not valid JSON") from None
+    if isinstance(msg, list):
+        raise RpcError(INVALID_REQUEST, "batches are not supported; send one message per frame")
+    if not isinstance(msg, dict):
+        raise RpcError(INVALID_REQUEST, "a message is a JSON object")
+    rid = msg.get("id")
+    has_id = "id" in msg and rid is not None
+    if has_id and not _valid_id(rid):
+        raise RpcError(INVALID_REQUEST, "id must be a string or an integer")
+    answer_to = rid if has_id else None
+    if msg.get("jsonrpc") != "2.0":
+        raise RpcError(INVALID_REQUEST, 'jsonrpc must be "2.0"', answer_to)
+    method = msg.get("method")
+    if method is None and ("result" in msg or "error" in msg):
+        return Message(None, {}, answer_to)
+    if not isinstance(method, str) or not method:
+        raise RpcError(INVALID_REQUEST, "method must be a non-empty string", answer_to)
+    params = msg.get("params")
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise RpcError(INVALID_PARAMS, "params must be an object", answer_to)
+    return Message(method, params, answer_to)
+
+
+def response(rid: RequestId | None, result: Any) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "result": result})
+
+
+def error_response(rid: RequestId | None, err: RpcError) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "error": err.to_json()})
+
+
+def notification(method: str, params: dict[str, Any]) -> str:
+    return json.dumps({"jsonrpc": "2.0", "method": method, "params": params})
