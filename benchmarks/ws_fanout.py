@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import itertools
 import json
 import multiprocessing as mp
@@ -45,44 +46,161 @@ def script(events: int, rate: float, settle: float) -> str:
     return "bench\n```baton-fake\n" + json.dumps({"steps": steps}) + "\n```\n"
 
 
-async def _subscribers(url: str, token: str, n: int, ready: Any, done: Any, out: Any) -> None:
+class LeanClient(asyncio.Protocol):
+    """A minimal websocket client (RFC 6455): handshake, masked frames out, unmasked in.
+
+    The measuring instrument: a subscriber should cost as little CPU as an editor's or an
+    agent's native websocket client, so that 50 of them on the broker's two cores measure
+    the broker's fan-out rather than the Python websockets library's per-frame cost (which
+    is the default `--client websockets`... see --help). Frames are timed on arrival.
+    """
+
+    def __init__(self, on_text: Any) -> None:
+        self.on_text = on_text
+        self.buf = bytearray()
+        self.upgraded = False
+        loop = asyncio.get_running_loop()
+        self.ready: asyncio.Future[None] = loop.create_future()
+        self.lost: asyncio.Future[None] = loop.create_future()
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        now = time.time()
+        buf = self.buf
+        buf += data
+        if not self.upgraded:
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            status = bytes(buf[: buf.find(b"\r\n")])
+            del buf[: end + 4]
+            if b" 101 " not in status:
+                self.ready.set_exception(ConnectionError(status.decode()))
+                return
+            self.upgraded = True
+            self.ready.set_result(None)
+        while len(buf) >= 2:
+            n, pos = buf[1] & 0x7F, 2
+            if n >= 126:
+                pos = 4 if n == 126 else 10
+                if len(buf) < pos:
+                    return
+                n = int.from_bytes(buf[2:pos], "big")
+            if len(buf) < pos + n:
+                return
+            op, payload = buf[0] & 0x0F, bytes(buf[pos : pos + n])
+            del buf[: pos + n]
+            if op == 0x1:
+                self.on_text(now, payload)
+            elif op == 0x9:
+                self.send(0xA, payload)  # pong
+            elif op == 0x8:
+                assert self.transport is not None
+                self.transport.close()
+
+    def send(self, op: int, payload: bytes) -> None:
+        assert self.transport is not None
+        n, key = len(payload), os.urandom(4)
+        head = (
+            bytes((0x80 | op, 0x80 | n))
+            if n < 126
+            else bytes((0x80 | op, 0xFE)) + n.to_bytes(2, "big")
+        )
+        self.transport.write(head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload)))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.lost.done():
+            self.lost.set_result(None)
+
+
+async def lean_subscriber(url: str, token: str, on_text: Any, ready: Any, done: Any) -> None:
+    host, port = url.removeprefix("ws://").split(":")
+    loop = asyncio.get_running_loop()
+    first: asyncio.Future[None] = loop.create_future()
+
+    def handle(now: float, payload: bytes) -> None:
+        if not first.done():
+            first.set_result(None)  # the answer to watch
+        else:
+            on_text(now, payload)
+
+    _, proto = await loop.create_connection(lambda: LeanClient(handle), host, int(port))
+    assert proto.transport is not None
+    key = base64.b64encode(os.urandom(16)).decode()
+    proto.transport.write(
+        (
+            f"GET / HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+            f"Sec-WebSocket-Version: 13\r\nAuthorization: Bearer {token}\r\n\r\n"
+        ).encode()
+    )
+    await proto.ready
+    proto.send(0x1, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "watch"}).encode())
+    await first
+    ready.release()
+    await asyncio.to_thread(done.wait)
+    proto.send(0x8, (1000).to_bytes(2, "big"))
+    await asyncio.wait_for(proto.lost, 5)
+
+
+async def websockets_subscriber(url: str, token: str, on_text: Any, ready: Any, done: Any) -> None:
     headers = {"Authorization": f"Bearer {token}"}
+    async with connect(url, additional_headers=headers, max_size=None) as ws:
+        await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "watch"}))
+        await ws.recv()
+        ready.release()
+
+        async def close_when_done() -> None:
+            await asyncio.to_thread(done.wait)
+            await ws.close()
+
+        closer = asyncio.create_task(close_when_done())
+        async for frame in ws:
+            on_text(time.time(), frame)
+        await closer
+
+
+async def _subscribers(
+    url: str, token: str, n: int, ready: Any, done: Any, out: Any, dump: bool, lean: bool
+) -> None:
     results: list[dict[str, Any]] = []
 
-    async def one(i: int) -> None:
+    async def one() -> None:
         latencies: list[float] = []
+        samples: list[tuple[float, float, str, int]] = []
         seqs: dict[str, list[int]] = {}
-        async with connect(url, additional_headers=headers, max_size=None) as ws:
-            await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "watch"}))
-            json.loads(await ws.recv())
-            ready.release()
-            while True:
-                try:
-                    frame = await asyncio.wait_for(ws.recv(), 0.5)
-                except TimeoutError:
-                    if done.is_set():
-                        break
-                    continue
-                now = time.time()
-                msg = json.loads(frame)
-                params = msg.get("params") or {}
-                if msg.get("method") == "event":
-                    events = [params["event"]]
-                elif msg.get("method") == "events":
-                    events = params["events"]
-                else:
-                    continue
-                for e in events:
-                    latencies.append((now - e["ts"]) * 1000)
-                    seqs.setdefault(e["taskId"], []).append(e["seq"])
-        results.append({"latencies": latencies, "seqs": seqs})
 
-    await asyncio.gather(*(one(i) for i in range(n)))
+        def on_text(now: float, frame: str | bytes) -> None:
+            msg = json.loads(frame)
+            params = msg.get("params") or {}
+            if msg.get("method") == "event":
+                events = [params["event"]]
+            elif msg.get("method") == "events":
+                events = params["events"]
+            else:
+                return
+            for e in events:
+                latencies.append((now - e["ts"]) * 1000)
+                if dump:
+                    samples.append((e["ts"], (now - e["ts"]) * 1000, e["type"], len(events)))
+                seqs.setdefault(e["taskId"], []).append(e["seq"])
+
+        run = lean_subscriber if lean else websockets_subscriber
+        await run(url, token, on_text, ready, done)
+        results.append({"latencies": latencies, "seqs": seqs, "samples": samples})
+
+    await asyncio.gather(*(one() for _ in range(n)))
     out.put(results)
 
 
-def subscriber_proc(url: str, token: str, n: int, ready: Any, done: Any, out: Any) -> None:
-    asyncio.run(_subscribers(url, token, n, ready, done, out))
+def subscriber_proc(
+    url: str, token: str, n: int, ready: Any, done: Any, out: Any, dump: bool, lean: bool
+) -> None:
+    asyncio.run(_subscribers(url, token, n, ready, done, out, dump, lean))
 
 
 async def rpc(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
@@ -106,6 +224,14 @@ def main() -> None:
     ap.add_argument("--rate", type=float, default=100.0, help="events per second per task")
     ap.add_argument(
         "--settle", type=float, default=3.0, help="seconds each agent waits before streaming"
+    )
+    ap.add_argument("--dump", help="write each delivery as JSON: ts, latency ms, type, batch")
+    ap.add_argument(
+        "--client",
+        choices=("lean", "websockets"),
+        default="lean",
+        help="subscriber implementation: a minimal RFC 6455 client (default) or the "
+        "websockets library, whose per-frame cost in Python needs over a core for 50",
     )
     args = ap.parse_args()
 
@@ -144,7 +270,10 @@ def main() -> None:
             for i in range(args.procs)
         ]
         procs = [
-            ctx.Process(target=subscriber_proc, args=(url, token, n, ready, done, out))
+            ctx.Process(
+                target=subscriber_proc,
+                args=(url, token, n, ready, done, out, bool(args.dump), args.client == "lean"),
+            )
             for n in per
             if n
         ]
@@ -187,6 +316,11 @@ def main() -> None:
                 lost += stored[tid] - len(set(seqs))
                 disorder += sum(1 for a, b in itertools.pairwise(seqs) if b != a + 1)
         lat = [x for r in results for x in r["latencies"]]
+        if args.dump:
+            with open(args.dump, "w") as fh:
+                for r in results:
+                    for sample in r["samples"]:
+                        fh.write(json.dumps(sample) + "\n")
         delivered = len(lat)
         print(
             f"subscribers {args.subscribers} x tasks {args.tasks} "

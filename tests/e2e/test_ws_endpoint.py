@@ -4,8 +4,10 @@ the real fake agent, real sockets on 127.0.0.1."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import socket
 import stat
 import time
 from collections.abc import AsyncIterator
@@ -119,6 +121,56 @@ async def test_watch_replays_history_then_live_without_gaps(broker: Endpoint, re
         got = await rpc.events_until_state(task["id"], {"review"})
     stored = await broker.sup.events(task["id"])
     assert [e["seq"] for e in got] == [e.seq for e in stored]
+
+
+async def test_a_subscriber_that_stops_reading_is_cut_off_not_waited_for(
+    baton_home: Path, repo: Path
+) -> None:
+    """A stalled subscriber's unsent data is bounded: past the bound it gets `overflow` and no
+    more events, while a reading subscriber gets every event, in order, meanwhile."""
+    sup = Supervisor(baton_home)
+    await sup.start()
+    ep = await start_endpoint(sup, [str(repo)], limits=EndpointLimits(send_buffer=1 << 20))
+    stalled = socket.socket()
+    stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect: small window
+    stalled.connect(("127.0.0.1", ep.port))
+    try:
+        async with (
+            connect(ep.url, additional_headers=headers(ep), sock=stalled, max_queue=1) as slow,
+            connect(ep.url, additional_headers=headers(ep)) as fast,
+        ):
+            rs, rf = Rpc(slow), Rpc(fast)
+            await rs.call("watch")
+            await rf.call("watch")
+            big = fake_script({"stream": 4000, "rate": 8000, "size": 4000})
+            task = (await rf.call("delegate", instruction=big, cwd=str(repo)))["result"]["task"]
+            got = await rf.events_until_state(task["id"], {"answered"})
+            stored = await sup.events(task["id"])
+            assert [e["seq"] for e in got] == [e.seq for e in stored]
+            assert len(stored) > 4000
+            # The slow one resumes reading: some events, then the overflow notice, then
+            # nothing more for that subscription.
+            seen, notes = [], []
+            with contextlib.suppress(TimeoutError):
+                while True:
+                    msg = json.loads(await asyncio.wait_for(slow.recv(), 2))
+                    notes.append(msg.get("method"))
+                    seen += pushed(msg)
+            assert "overflow" in notes
+            assert notes.index("overflow") == len(notes) - 1
+            assert 0 < len(seen) < len(stored)
+            assert [e["seq"] for e in seen] == list(range(1, len(seen) + 1))
+            # The connection still serves requests, and catches up from the store in pages.
+            pages, more = 0, True
+            while more:
+                page = (await rs.call("events", id=task["id"], after=seen[-1]["seq"]))["result"]
+                seen += page["events"]
+                more, pages = page["more"], pages + 1
+            assert [e["seq"] for e in seen] == [e.seq for e in stored]
+            assert pages > 1  # about 16 MB of events do not come back in one answer
+    finally:
+        await ep.close()
+        await sup.close()
 
 
 async def test_token_is_required_and_origin_refused(broker: Endpoint) -> None:

@@ -19,6 +19,8 @@ from baton.store import AsyncStore, Store
 log = logging.getLogger(__name__)
 
 Listener = Callable[[Event], None]
+#: Called once per commit with every event it stamped, in commit order (fan-out in one go).
+BatchListener = Callable[[list[Event]], None]
 
 
 @dataclass(slots=True)
@@ -81,6 +83,7 @@ class EventBus:
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
     _subs: list[Subscription] = field(default_factory=list)
     _listeners: list[Listener] = field(default_factory=list)
+    _batch_listeners: list[BatchListener] = field(default_factory=list)
     _writer: asyncio.Task[None] | None = None
     _closing: bool = False
     committed: int = 0
@@ -123,6 +126,14 @@ class EventBus:
         if listener in self._listeners:
             self._listeners.remove(listener)
 
+    def add_batch_listener(self, listener: BatchListener) -> None:
+        """Call ``listener`` synchronously with each committed batch (after subscribers)."""
+        self._batch_listeners.append(listener)
+
+    def remove_batch_listener(self, listener: BatchListener) -> None:
+        if listener in self._batch_listeners:
+            self._batch_listeners.remove(listener)
+
     async def _write_loop(self) -> None:
         while True:
             await self._wake.wait()
@@ -150,6 +161,11 @@ class EventBus:
                 self._fan_out(mine)
                 if not p.done.done():
                     p.done.set_result(mine)
+            for batch_listener in list(self._batch_listeners):
+                try:
+                    batch_listener(stamped)
+                except Exception:
+                    log.exception("event batch listener failed")
             if self._pending:
                 self._wake.set()
 

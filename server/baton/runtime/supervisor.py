@@ -586,9 +586,9 @@ class Supervisor:
         tasks: list[Task] = await self.store.call(lambda s: s.list_tasks(**filters))
         return [self._tasks.get(t.id, t) for t in tasks]
 
-    async def events(self, task_id: str, after: int = 0) -> list[Event]:
+    async def events(self, task_id: str, after: int = 0, limit: int | None = None) -> list[Event]:
         tid = await self.store.call(lambda s: s.resolve_id(task_id))
-        events: list[Event] = await self.store.call(lambda s: s.events(tid, after))
+        events: list[Event] = await self.store.call(lambda s: s.events(tid, after, limit))
         return events
 
     async def attempts(self, task_id: str) -> list[Attempt]:

@@ -5,9 +5,10 @@ Security: a token (from the 0600 discovery file) is required, either on the upgr
 compared in constant time; an upgrade carrying an ``Origin`` header is refused (browsers
 always send one; see CVE-2025-52882); messages are size-limited and each connection is
 rate-limited. Malformed frames get JSON-RPC errors; a handler's failure becomes an internal
-error for that request only. No client can stop the broker or slow the others: events are
-pushed through a bounded queue per subscription, and a subscriber that falls behind is told
-(``overflow``) and cut off, to catch up from ``events`` by sequence number.
+error for that request only. No client can stop the broker or slow the others: each
+committed batch of events is written to every subscriber at once, and a connection that
+stops reading (its unsent data passes a bound) is told (``overflow``) and its subscriptions
+end; it catches up from ``events`` by sequence number.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import os
 import secrets
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from pathlib import Path
@@ -31,11 +33,11 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
+from websockets.protocol import State
 
 from baton import __version__
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import SETTLED, TaskState
-from baton.runtime.bus import Subscription
 from baton.runtime.supervisor import Supervisor
 from baton.store import AmbiguousTask, UnknownTask
 from baton.surfaces.ws import discovery, views
@@ -57,7 +59,7 @@ class EndpointLimits:
     burst: int = 1000  # messages at once before the rate applies
     max_inflight: int = 32  # requests being handled at once per connection
     max_subscriptions: int = 64  # per connection
-    queue: int = 10_000  # events buffered per subscription before it is cut off
+    send_buffer: int = 4 << 20  # unsent bytes to a connection before its events are cut off
     auth_timeout: float = 10.0  # seconds to present the token
     max_refused: int = 2000  # messages refused in a row (too fast) before the connection closes
 
@@ -79,18 +81,30 @@ class _Bucket:
         return False
 
 
+@dataclass(eq=False, slots=True)
+class _Watch:
+    """A ``watch`` subscription: the tasks it wants (None: all)."""
+
+    sid: int
+    wanted: frozenset[str] | None
+    #: Live events kept back while the stored ones are replayed; None once live.
+    held: list[Event] | None = field(default_factory=list)
+
+
 @dataclass(eq=False)
 class _Conn:
     ws: ServerConnection
     authed: bool
     bucket: _Bucket
     inflight: set[asyncio.Task[Any]] = field(default_factory=set)
-    subs: dict[int, tuple[Subscription, asyncio.Task[None]]] = field(default_factory=dict)
+    subs: dict[int, _Watch] = field(default_factory=dict)
     refused: int = 0  # consecutive rate-limited messages
+    next_sub: int = 0  # subscription ids count per connection
 
 
 _SENT = object()  # a handler that answered the request itself
 MAX_BATCH = 256  # events per ``events`` notification
+MAX_FRAME = 256 << 10  # bytes of events per notification (clients' default limit is 1 MiB)
 
 
 class Endpoint:
@@ -117,7 +131,6 @@ class Endpoint:
         self.methods = Methods(sup, self.roots, self._info)
         self._server: Server | None = None
         self._conns: set[_Conn] = set()
-        self._next_sub = 0
         self._encoded: OrderedDict[tuple[str, int], str] = OrderedDict()
         self.idle_since: float | None = time.monotonic()
         self.started_at = time.time()
@@ -136,6 +149,7 @@ class Endpoint:
             compression=None,
             server_header=None,
         )
+        self.sup.bus.add_batch_listener(self._on_commit)
         sock = next(iter(self._server.sockets))
         self.port = int(sock.getsockname()[1])
         self._write_discovery()
@@ -168,6 +182,7 @@ class Endpoint:
 
     async def close(self) -> None:
         """Stop listening, end every connection and remove the discovery file."""
+        self.sup.bus.remove_batch_listener(self._on_commit)
         self._remove_discovery()
         atexit.unregister(self._remove_discovery)
         if self._server is not None:
@@ -307,9 +322,6 @@ class Endpoint:
     def _drop(self, conn: _Conn) -> None:
         for task in list(conn.inflight):
             task.cancel()
-        for sub, forward in conn.subs.values():
-            sub.close()
-            forward.cancel()
         conn.subs.clear()
         if conn in self._conns:
             self._conns.discard(conn)
@@ -322,7 +334,9 @@ class Endpoint:
         """Subscribe to chosen tasks (``ids``) or all; pushes ``event`` notifications.
 
         With ``replay`` (the default when ids are given) the stored events of those tasks
-        come first, then live ones, with nothing lost or repeated in between.
+        come first, then live ones, with nothing lost or repeated in between: the
+        subscription holds live events back from before the stored ones are read until
+        they have been sent, then drops what the replay already covered.
         """
         params = req.params
         p.known(params, "ids", "replay")
@@ -331,68 +345,105 @@ class Endpoint:
         if len(conn.subs) >= self.limits.max_subscriptions:
             raise p.RpcError(p.BUSY, f"at most {self.limits.max_subscriptions} subscriptions")
         tasks = [await self.sup.get(i) for i in ids] if ids is not None else []
-        wanted = {t.id for t in tasks} if ids is not None else None
-        sub = self.sup.bus.subscribe(wanted, maxsize=self.limits.queue)
-        self._next_sub += 1
-        sid = self._next_sub
+        conn.next_sub += 1
+        watch = _Watch(conn.next_sub, frozenset(t.id for t in tasks) if ids is not None else None)
+        conn.subs[watch.sid] = watch
         seen: dict[str, int] = {}
-        backlogs: dict[str, list[Event]] = {}
         try:
+            backlog: list[Event] = []
             if replay:
                 fresh = []
                 for t in tasks:
                     stored = await self.sup.events(t.id)
-                    backlogs[t.id] = stored
+                    backlog.extend(stored)
                     seen[t.id] = stored[-1].seq if stored else 0
                     fresh.append(await self.sup.get(t.id))
                 tasks = fresh
             result = {
-                "subscription": sid,
+                "subscription": watch.sid,
                 "tasks": [views.task_brief(t) for t in tasks],
                 "replayed": seen,
             }
             if req.id is not None:
                 await self._send(conn, p.response(req.id, result))
-            for backlog in backlogs.values():
-                for e in backlog:
-                    await self._send(conn, self._event_note(sid, e))
+            for chunk in self._chunks(backlog):
+                await self._send(conn, self._note(watch.sid, chunk))
         except BaseException:
-            sub.close()
+            conn.subs.pop(watch.sid, None)
             raise
-        forward = asyncio.get_running_loop().create_task(self._forward(conn, sid, sub, seen))
-        conn.subs[sid] = (sub, forward)
+        held = [e for e in watch.held or () if e.seq > seen.get(e.task_id, 0)]
+        watch.held = None
+        if held and conn.subs.get(watch.sid) is watch:
+            self._push(conn, watch, self._frames(watch.sid, held))
         return _SENT
 
-    async def _forward(
-        self, conn: _Conn, sid: int, sub: Subscription, seen: dict[str, int]
-    ) -> None:
-        """Push the subscription's events: one ``event`` notification each, or, when several
-        are waiting (a burst), one ``events`` notification carrying them in order."""
-        try:
-            while True:
-                first = await sub.get()
-                batch = [first]
-                while first is not None and not sub.queue.empty() and len(batch) < MAX_BATCH:
-                    batch.append(sub.queue.get_nowait())
-                end = None in batch
-                events = [e for e in batch if e is not None and e.seq > seen.get(e.task_id, 0)]
-                if len(events) == 1:
-                    await conn.ws.send(self._event_note(sid, events[0]))
-                elif events:
-                    await conn.ws.send(self._events_note(sid, events))
-                if end:
-                    if sub.overflowed:
-                        note = p.notification(
-                            "overflow",
-                            {"subscription": sid, "message": "fell behind; catch up with events"},
-                        )
-                        await self._send(conn, note)
-                    break
-        except ConnectionClosed:
-            pass
-        finally:
-            sub.close()
-            conn.subs.pop(sid, None)
+    def _on_commit(self, events: list[Event]) -> None:
+        """Fan a committed batch out to every subscription at once, one frame each.
+
+        Runs synchronously in the bus's writer loop: no queue or task per subscriber, and
+        each distinct frame (same tasks wanted, same subscription id — ids count per
+        connection, so every "watch all" connection's first subscription shares one) is
+        built once and its bytes written to each connection. A connection whose unsent data
+        passes ``limits.send_buffer`` (it stopped reading) loses its subscriptions with an
+        ``overflow`` notice instead of slowing anyone down.
+        """
+        wanted: dict[frozenset[str] | None, list[Event]] = {}
+        frames: dict[tuple[frozenset[str] | None, int], list[bytes]] = {}
+        for conn in list(self._conns):
+            for watch in list(conn.subs.values()):
+                mine = wanted.get(watch.wanted)
+                if mine is None:
+                    mine = (
+                        events
+                        if watch.wanted is None
+                        else [e for e in events if e.task_id in watch.wanted]
+                    )
+                    wanted[watch.wanted] = mine
+                if not mine:
+                    continue
+                if watch.held is not None:
+                    watch.held.extend(mine)
+                    continue
+                key = (watch.wanted, watch.sid)
+                built = frames.get(key)
+                if built is None:
+                    built = frames[key] = self._frames(watch.sid, mine)
+                self._push(conn, watch, built)
+
+    def _frames(self, sid: int, events: list[Event]) -> list[bytes]:
+        return [_text_frame(self._note(sid, chunk).encode()) for chunk in self._chunks(events)]
+
+    def _chunks(self, events: list[Event]) -> Iterator[list[Event]]:
+        """Events in order, in runs that fit one notification (count and size bounded)."""
+        run: list[Event] = []
+        size = 0
+        for e in events:
+            n = len(self._encode(e))
+            if run and (len(run) >= MAX_BATCH or size + n > MAX_FRAME):
+                yield run
+                run, size = [], 0
+            run.append(e)
+            size += n
+        if run:
+            yield run
+
+    def _push(self, conn: _Conn, watch: _Watch, frames: list[bytes]) -> None:
+        """Write whole frames to the connection now, unless it is closing or not reading."""
+        ws = conn.ws
+        if ws.protocol.state is not State.OPEN:
+            return  # closing: the handler's end drops the connection
+        transport = ws.transport
+        if transport.get_write_buffer_size() > self.limits.send_buffer:
+            conn.subs.pop(watch.sid, None)
+            note = {"subscription": watch.sid, "message": "fell behind; catch up with events"}
+            frames = [_text_frame(p.notification("overflow", note).encode())]
+        # What ``ws.send`` does for a text frame, minus waiting for the buffer to drain
+        # (bounded above instead): whatever the protocol has queued goes first, then the
+        # frames, whole, so they interleave safely with replies sent through ``ws.send``.
+        # The server negotiates no extension (compression=None), so frames are plain.
+        ws.send_data()
+        for frame in frames:
+            transport.write(frame)
 
     def _encode(self, event: Event) -> str:
         key = (event.task_id, event.seq)
@@ -404,13 +455,13 @@ class Endpoint:
                 self._encoded.popitem(last=False)
         return body
 
-    def _event_note(self, sid: int, event: Event) -> str:
-        return (
-            '{"jsonrpc": "2.0", "method": "event", "params": {"subscription": '
-            f'{sid}, "event": {self._encode(event)}}}}}'
-        )
-
-    def _events_note(self, sid: int, events: list[Event]) -> str:
+    def _note(self, sid: int, events: list[Event]) -> str:
+        """One ``event`` notification, or one ``events`` notification carrying several."""
+        if len(events) == 1:
+            return (
+                '{"jsonrpc": "2.0", "method": "event", "params": {"subscription": '
+                f'{sid}, "event": {self._encode(events[0])}}}}}'
+            )
         bodies = ", ".join(self._encode(e) for e in events)
         return (
             '{"jsonrpc": "2.0", "method": "events", "params": {"subscription": '
@@ -420,12 +471,8 @@ class Endpoint:
     def _unsubscribe(self, conn: _Conn, params: dict[str, Any]) -> dict[str, Any]:
         p.known(params, "subscription")
         sid = p.integer(params, "subscription", lo=1)
-        found = conn.subs.pop(sid or 0, None)
-        if found is None:
+        if conn.subs.pop(sid or 0, None) is None:
             raise p.RpcError(p.INVALID_PARAMS, f"subscription: no subscription {sid}")
-        sub, forward = found
-        sub.close()
-        forward.cancel()
         return {"ok": True}
 
     # ------------------------------------------------------------------ for the headless broker
@@ -435,6 +482,18 @@ class Endpoint:
         owned = {"queued", "preparing", "running", "verifying", "rate_limited"}
         found = await self.sup.store.call(lambda s: s.tasks_with_owner(states=list(owned)))
         return any(owner == self.sup.id for _, owner in found)
+
+
+def _text_frame(payload: bytes) -> bytes:
+    """A final, unmasked text frame (RFC 6455 §5.2), as a server sends it."""
+    n = len(payload)
+    if n < 126:
+        header = bytes((0x81, n))
+    elif n < 1 << 16:
+        header = bytes((0x81, 126)) + n.to_bytes(2, "big")
+    else:
+        header = bytes((0x81, 127)) + n.to_bytes(8, "big")
+    return header + payload
 
 
 def is_state_event(event_json: dict[str, Any]) -> bool:

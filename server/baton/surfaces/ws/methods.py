@@ -9,6 +9,7 @@ message and ``data.next`` name the moves that do make sense.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -29,6 +30,10 @@ Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 ACTIONS = ("delegate", "fix", "explain", "tests", "run")
 ISOLATION = ("worktree",)
 _MAX_GRAPH = 50
+#: An ``events`` answer holds at most this many events and about this many bytes of them;
+#: ``more`` says whether to ask again ``after`` the last one.
+EVENTS_PAGE = 1000
+EVENTS_PAGE_BYTES = 512 << 10
 _STATES = tuple(str(s) for s in TaskState)
 
 
@@ -200,11 +205,20 @@ class Methods:
         }
 
     async def events(self, params: dict[str, Any]) -> dict[str, Any]:
-        p.known(params, "id", "after")
+        p.known(params, "id", "after", "limit")
         task = await self.sup.get(_id(params))
         after = p.integer(params, "after", lo=0) or 0
-        events = await self.sup.events(task.id, after)
-        return {"task": views.task_brief(task), "events": [views.event_json(e) for e in events]}
+        limit = p.integer(params, "limit", lo=1, hi=EVENTS_PAGE) or EVENTS_PAGE
+        events = await self.sup.events(task.id, after, limit + 1)
+        page: list[dict[str, Any]] = []
+        size = 0
+        for e in events[:limit]:
+            body = views.event_json(e)
+            size += len(json.dumps(body, default=str))
+            if page and size > EVENTS_PAGE_BYTES:
+                break
+            page.append(body)
+        return {"task": views.task_brief(task), "events": page, "more": len(page) < len(events)}
 
     async def diff(self, params: dict[str, Any]) -> dict[str, Any]:
         p.known(params, "id")
