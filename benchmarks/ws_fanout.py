@@ -1,7 +1,8 @@
 """Websocket fan-out: 50 subscribers x 20 streaming fake tasks through a headless broker.
 
 A real `baton serve` process; subscribers are real websocket clients spread over several
-processes (so the clients' own parsing does not queue up behind one event loop). Prints:
+processes (so the clients' own parsing does not queue up behind one event loop): a minimal
+RFC 6455 client by default, or the websockets library with `--client websockets`. Prints:
 - delivery latency, event stamped in the broker → received by a subscriber (median, p99;
   target p99 ≤ 10 ms);
 - events lost or out of order (target: none), per subscriber and task;
@@ -49,10 +50,10 @@ def script(events: int, rate: float, settle: float) -> str:
 class LeanClient(asyncio.Protocol):
     """A minimal websocket client (RFC 6455): handshake, masked frames out, unmasked in.
 
-    The measuring instrument: a subscriber should cost as little CPU as an editor's or an
-    agent's native websocket client, so that 50 of them on the broker's two cores measure
-    the broker's fan-out rather than the Python websockets library's per-frame cost (which
-    is the default `--client websockets`... see --help). Frames are timed on arrival.
+    The measuring instrument: a subscriber should cost about as little CPU as an editor's
+    native websocket client, so that 50 of them sharing the broker's two cores measure the
+    broker's fan-out rather than the Python websockets library's per-frame cost (measure
+    that with `--client websockets`). Frames are timed when their bytes arrive.
     """
 
     def __init__(self, on_text: Any) -> None:
