@@ -60,7 +60,9 @@ TRANSITIONS: dict[TaskState, frozenset[TaskState]] = {
     ),
     S.NEEDS_INPUT: frozenset({S.RUNNING, S.CANCELLED, S.FAILED, S.INTERRUPTED, S.REVIEW}),
     S.VERIFYING: frozenset({S.REVIEW, S.RUNNING, S.FAILED, S.CANCELLED, S.INTERRUPTED}),
-    S.REVIEW: frozenset({S.APPLIED, S.REJECTED, S.RUNNING}),
+    # A review goes back to running on a reply; a proposal is cancelled when its proposer
+    # stops waiting (see baton.runtime.proposals).
+    S.REVIEW: frozenset({S.APPLIED, S.REJECTED, S.RUNNING, S.CANCELLED}),
     S.RATE_LIMITED: frozenset({S.QUEUED, S.CANCELLED, S.FAILED}),
     # Settled states that can be resumed or retried go back to the queue.
     S.FAILED: frozenset({S.QUEUED}),

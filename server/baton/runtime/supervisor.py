@@ -42,6 +42,7 @@ from baton.runtime import routing as routes
 from baton.runtime.bus import EventBus, Subscription
 from baton.runtime.checks import Check, CheckResult, repair_prompt, run_check
 from baton.runtime.checks import summary as checks_summary
+from baton.runtime.proposals import Proposal, final_text, proposal_diff, read_current
 from baton.runtime.requests import DelegateRequest, GraphNode
 from baton.runtime.tail import Tailer
 from baton.store import AsyncStore, Store, UnknownTask
@@ -157,6 +158,7 @@ class Supervisor:
         # by get(), and written again by the tick until the store takes them.
         self._unsaved: dict[str, tuple[Task, str | None]] = {}
         self._deferred: dict[str, DelegateRequest] = {}  # tasks waiting on prerequisites
+        self._proposals: dict[str, Proposal] = {}  # proposals this broker waits to answer
         self._cancelling: set[str] = set()  # cancelled between steps; stopped at the next
         self._evidence_cache: tuple[float, routes.EvidenceMap] | None = None
         # ACP permission requests waiting for the user: task id → permission id → request.
@@ -228,6 +230,9 @@ class Supervisor:
         self._closed = True
         for handle in [*self._drafts.values(), *self._timers.values()]:
             handle.cancel()
+        for task_id in list(self._proposals):  # nobody will answer them now
+            with contextlib.suppress(Exception):
+                await self.withdraw(task_id, "the broker that held it stopped")
         # Let agents being started get their attempt recorded first.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._no_launch.wait(), 10.0)
@@ -327,6 +332,7 @@ class Supervisor:
         session with the brief. Without ``worker``, the project's routing picks the next one.
         """
         task = await self._owned_or_adopt(task_id)
+        _not_a_proposal(task, "handoff")
         async with self._lock(task.id):
             handable = (S.FAILED, S.CANCELLED, S.INTERRUPTED, S.RATE_LIMITED)
             if task.state not in handable:
@@ -517,6 +523,7 @@ class Supervisor:
     async def reply(self, task_id: str, text: str) -> Task:
         """Answer a question (needs_input) or ask for changes (review): resumes the session."""
         task = await self._owned_or_adopt(task_id)
+        _not_a_proposal(task, "reply")
         async with self._lock(task.id):
             if task.state not in (S.NEEDS_INPUT, S.REVIEW):
                 raise TaskError(
@@ -565,6 +572,7 @@ class Supervisor:
 
     async def retry(self, task_id: str) -> Task:
         task = await self._owned_or_adopt(task_id)
+        _not_a_proposal(task, "retry")
         async with self._lock(task.id):
             if task.state not in (S.FAILED, S.CANCELLED, S.INTERRUPTED, S.ANSWERED):
                 raise TaskError(f"task {task.id} is {task.state}; retry is for settled tasks")
@@ -637,6 +645,8 @@ class Supervisor:
             not_pending = chosen - pending
             if not_pending:
                 raise TaskError(f"hunks already decided: {', '.join(sorted(not_pending))}")
+            if task.options.get("proposal"):
+                return await self._accept_proposal(task, files, chosen, current)
             snap = _snapshot_of(task)
             result = await asyncio.to_thread(
                 accept, snap, files, chosen, scope=task.scope, current=current, write=write
@@ -656,12 +666,168 @@ class Supervisor:
             task = await self._fresh(task.id)
             if task.state != S.REVIEW:
                 raise TaskError(f"task {task.id} is {task.state}; reject is for tasks in review")
+            self._held_proposal(task)
             files, _ = await self.diff(task.id)
             pending = {h.id for f in files for h in f.hunks if h.state == HunkState.PENDING}
             chosen = _resolve_hunks(files, hunk_ids) if hunk_ids else pending
             chosen &= pending
             await self._decide(task, dict.fromkeys(chosen, HunkState.REJECTED))
             return sorted(chosen)
+
+    # ------------------------------------------------------------------ proposals
+
+    async def propose(
+        self,
+        file: str | Path,
+        base: str | None,
+        new: str,
+        *,
+        root: str | Path,
+        title: str,
+        source: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> tuple[Task, asyncio.Future[str | None]]:
+        """Record an edit another tool proposes (see :mod:`baton.runtime.proposals`).
+
+        ``file`` (absolute, inside ``root``) would go from ``base`` (its text now; None for
+        a new file) to ``new``. Returns the task, in review, and a future that resolves with
+        the final contents once every hunk is decided (None: rejected). An unchanged file
+        resolves at once with ``new``. Nothing is ever written by Baton for a proposal.
+        """
+        file, top = Path(file).resolve(), Path(root).resolve()
+        rel_root = file.relative_to(top).as_posix()  # raises ValueError outside the root
+        now = time.time()
+        task = Task(
+            id=new_task_id(now),
+            instruction=title,
+            root=str(top),
+            title=title,
+            worker=source,
+            provider=source,
+            state=S.RUNNING,
+            isolation="none",
+            route_reason=f"proposed by {source}",
+            options={"proposal": {"broker": self.id, "file": str(file), **(meta or {})}},
+            created_at=now,
+            updated_at=now,
+        )
+        await self.store.call(lambda s: s.insert_task(_copy(task), owner=self.id))
+        await self.bus.emit([_state_event(task.id, None, S.RUNNING, f"proposed by {source}")])
+        decided: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        try:
+            overlays = {rel_root: base} if base is not None else None
+            snap = await asyncio.to_thread(
+                take_snapshot, top, task.id, overlays=overlays, state_home=self.home
+            )
+            task.snapshot, task.base_ref = snap.commit, snap.base
+            task.options["snapshot"] = snap.to_json()
+            path = file.relative_to(snap.root).as_posix()
+            files = proposal_diff(path, base, new)
+            await self.store.call(lambda s: s.save_diff(task.id, files, True))
+            added, removed = count_lines(h for f in files for h in f.hunks)
+            diff = {"final": True, "files": len(files), "hunks": len(files and files[0].hunks)}
+            await self._emit(task, EventType.DIFF, {**diff, "added": added, "removed": removed})
+        except asyncio.CancelledError:  # the proposer gave up while it was being recorded
+            await asyncio.shield(self._move(task, S.CANCELLED, "withdrawn by its proposer"))
+            raise
+        except Exception as exc:
+            await self._move(task, S.FAILED, f"could not record the proposal: {exc}")
+            raise TaskError(f"could not record the proposal: {exc}") from exc
+        if not files:
+            await self._move(
+                task, S.ANSWERED, "the proposal changes nothing", Completion.NO_CHANGES
+            )
+            decided.set_result(new)
+            return task, decided
+        self._proposals[task.id] = Proposal(task.id, path, file, base, new, decided)
+        await self._move(task, S.REVIEW, f"proposed changes to {path}", Completion.COMPLETED)
+        return task, decided
+
+    async def withdraw(self, task_id: str, reason: str) -> None:
+        """The proposer no longer waits (it was answered elsewhere, or went away)."""
+        proposal = self._proposals.pop(task_id, None)
+        if proposal is None:
+            return
+        if not proposal.decided.done():
+            proposal.decided.cancel()
+        async with self._lock(task_id):
+            task = await self._fresh(task_id)
+            if task.state == S.REVIEW:
+                await self._move(task, S.CANCELLED, reason)
+
+    def _held_proposal(self, task: Task) -> Proposal | None:
+        if not task.options.get("proposal"):
+            return None
+        proposal = self._proposals.get(task.id)
+        if proposal is None:
+            raise TaskError(
+                f"task {task.id} is a proposal another broker is waiting to answer: decide it "
+                "in the editor that shows it"
+            )
+        return proposal
+
+    async def _accept_proposal(
+        self,
+        task: Task,
+        files: Sequence[FileDiff],
+        chosen: set[str],
+        current: Mapping[str, str] | None,
+    ) -> AcceptResult:
+        """Accept hunks of a proposal: nothing is written; they are merged when answering.
+
+        A hunk that no longer fits the file as it is now (on disk, or in the editor's buffer
+        when that has unsaved edits: the proposer will write the file) stays pending.
+        """
+        proposal = self._held_proposal(task)
+        assert proposal is not None
+        on_disk = await asyncio.to_thread(read_current, proposal.file)
+        unsaved = (current or {}).get(proposal.path)
+        if unsaved is not None and unsaved != on_disk:
+            why = f"{proposal.path} has unsaved edits in the editor: save them, then accept"
+            return AcceptResult(conflicts=[(h, why) for h in sorted(chosen)])
+        accepted = [
+            h for f in files for h in f.hunks if h.state == HunkState.ACCEPTED or h.id in chosen
+        ]
+        text, conflicts = await asyncio.to_thread(final_text, proposal, accepted, on_disk)
+        clash = {h for h, _ in conflicts}
+        result = AcceptResult(
+            applied=sorted(chosen - clash),
+            conflicts=[(h, why) for h, why in conflicts if h in chosen],
+        )
+        if text is not None and result.applied:
+            result.texts[proposal.path] = text
+        await self._decide(task, dict.fromkeys(result.applied, HunkState.ACCEPTED))
+        return result
+
+    async def _answer_proposal(self, task: Task, files: Sequence[FileDiff]) -> None:
+        """Every hunk is decided: give the proposer the final contents, or the rejection."""
+        proposal = self._proposals.pop(task.id)
+        accepted = [h for f in files for h in f.hunks if h.state == HunkState.ACCEPTED]
+        on_disk = await asyncio.to_thread(read_current, proposal.file)
+        text, conflicts = await asyncio.to_thread(final_text, proposal, accepted, on_disk)
+        for hid, why in conflicts:
+            await self._log(task, f"hunk {hid} left out: {why}", "warning")
+        if text is None:
+            await self._move(task, S.REJECTED, "rejected", task.completion)
+        else:
+            await self._move(task, S.APPLIED, f"accepted: {task.worker} writes it", task.completion)
+        if not proposal.decided.done():
+            proposal.decided.set_result(text)
+
+    async def _withdraw_orphans(self) -> None:
+        """Proposals in review whose broker is gone: nobody waits for their answer now."""
+        found = await self.store.call(lambda s: s.list_tasks(states=[str(S.REVIEW)], limit=10_000))
+        for task in found:
+            meta = task.options.get("proposal")
+            if not isinstance(meta, dict) or task.id in self._proposals:
+                continue
+            broker = meta.get("broker")
+            if broker == self.id or (isinstance(broker, str) and broker_alive(broker)):
+                continue
+            async with self._lock(task.id):
+                fresh = await self._fresh(task.id)
+                if fresh.state == S.REVIEW:
+                    await self._move(fresh, S.CANCELLED, "its proposer is gone (broker ended)")
 
     # ------------------------------------------------------------------ the work
 
@@ -1278,6 +1444,9 @@ class Supervisor:
         states = [h.state for f in files for h in f.hunks]
         if HunkState.PENDING in states:
             return
+        if task.id in self._proposals:
+            await self._answer_proposal(task, files)
+            return
         if HunkState.ACCEPTED in states:
             await self._move(task, S.APPLIED, "accepted", task.completion)
         else:
@@ -1301,6 +1470,7 @@ class Supervisor:
 
     async def adopt(self) -> list[str]:
         """Take over the tasks of brokers that are gone. Returns the adopted task ids."""
+        await self._withdraw_orphans()
         states = [str(x) for x in (*_OWNED, S.NEEDS_INPUT)]
         tasks: list[tuple[Task, str | None]] = await self.store.call(
             lambda s: s.tasks_with_owner(states=states)
@@ -1582,6 +1752,14 @@ def _agent_cwd(task: Task) -> str:
     if not task.worktree:
         return task.root
     return str(Path(task.worktree) / _snapshot_of(task).prefix)
+
+
+def _not_a_proposal(task: Task, move: str) -> None:
+    if task.options.get("proposal"):
+        raise TaskError(
+            f"task {task.id} is an edit {task.worker} proposed: {move} does not apply; accept "
+            f"or reject it, or answer in {task.worker} itself"
+        )
 
 
 def _resolve_hunks(files: Sequence[FileDiff], ids: Sequence[str]) -> set[str]:

@@ -171,32 +171,43 @@ def _plan_text(
     if reason is not None or base is None or ours is None:
         result.conflicts += [(h.id, reason or "") for h in chosen]
         return []
-    if ours == base:  # the user has not touched the file: a plain apply
-        with contextlib.suppress(ValueError):
-            merged = apply_hunks(base, chosen)
-            result.applied += [h.id for h in chosen]
-            result.texts[f.path] = merged
-            return [_Write(f.path, _Content(merged.encode("utf-8", "surrogateescape")))]
-    merged = ours
-    done: list[str] = []
-    for h in sorted(chosen, key=lambda h: (h.old_start, h.old_count)):
-        try:
-            theirs = apply_hunks(base, [h])
-        except ValueError:
-            result.conflicts.append((h.id, "the hunk no longer matches the snapshot"))
-            continue
-        out, conflicts = _merge(merged, base, theirs, tmp)
-        if conflicts:
-            span = f"{h.old_start}-{h.old_start + max(h.old_count, 1) - 1}"
-            result.conflicts.append((h.id, f"conflicts with your changes near lines {span}"))
-            continue
-        merged = out
-        done.append(h.id)
+    merged, done, conflicts = merge_hunks(base, ours, chosen, tmp)
+    result.conflicts += conflicts
     if not done:
         return []
     result.applied += done
     result.texts[f.path] = merged
     return [_Write(f.path, _Content(merged.encode("utf-8", "surrogateescape")))]
+
+
+def merge_hunks(
+    base: str, ours: str, hunks: Sequence[Hunk], tmp: Path
+) -> tuple[str, list[str], list[tuple[str, str]]]:
+    """Bring ``hunks`` (computed against ``base``) into ``ours``, the user's text, one by one.
+
+    Returns the merged text, the ids merged and ``(id, reason)`` for each hunk that
+    conflicts with the user's changes (left out). ``tmp`` is a scratch folder.
+    """
+    if ours == base:  # the user has not touched the file: a plain apply
+        with contextlib.suppress(ValueError):
+            return apply_hunks(base, hunks), [h.id for h in hunks], []
+    merged = ours
+    done: list[str] = []
+    conflicts: list[tuple[str, str]] = []
+    for h in sorted(hunks, key=lambda h: (h.old_start, h.old_count)):
+        try:
+            theirs = apply_hunks(base, [h])
+        except ValueError:
+            conflicts.append((h.id, "the hunk no longer matches the snapshot"))
+            continue
+        out, clashes = _merge(merged, base, theirs, tmp)
+        if clashes:
+            span = f"{h.old_start}-{h.old_start + max(h.old_count, 1) - 1}"
+            conflicts.append((h.id, f"conflicts with your changes near lines {span}"))
+            continue
+        merged = out
+        done.append(h.id)
+    return merged, done, conflicts
 
 
 def _plan_whole(
