@@ -17,10 +17,17 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from baton.surfaces.ide import DiffDecision, DiffRequest, IdeServer, start_ide_server
+from baton.surfaces.ide import (
+    DiffDecision,
+    DiffRequest,
+    DiffUnavailable,
+    IdeServer,
+    start_ide_server,
+)
 from tests.e2e.test_worker_claude import require
 from tests.support.claude_tui import (
     ClaudeTui,
@@ -65,6 +72,28 @@ class Rig:
                 )
             await asyncio.sleep(0.1)
         return self.srv.main_requests
+
+    async def diff_request(self, count: int = 1, timeout: float = STEP) -> DiffRequest:
+        """The `count`-th openDiff the host received (the terminal is shown if none came)."""
+        try:
+            return await self.host.next_request(count, timeout)
+        except TimeoutError:
+            asked = [(q.kind, q.outcome) for q in self.srv.requests]
+            raise AssertionError(
+                f"no openDiff came; model requests {asked}; the terminal shows:\n"
+                f"{self.tui.screen(200)}"
+            ) from None
+
+    async def tool_uses(self, kind: str, timeout: float = 5.0) -> list[dict[str, Any]]:
+        """The transcript's tool results of `kind` ("create", "update"), once there is one
+        (the CLI writes its transcript a moment after the screen shows the result)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            uses = [e.get("toolUseResult") for e in transcript(self.cfg)]
+            found = [u for u in uses if isinstance(u, dict) and u.get("type") == kind]
+            if found or time.monotonic() > deadline:
+                return found
+            await asyncio.sleep(0.1)
 
     def only_local(self) -> None:
         assert self.proxy.attempts == [], f"call-home attempts: {self.proxy.attempts}"
@@ -124,7 +153,7 @@ async def test_write_accepted_with_the_editors_changes(tmp_path: Path) -> None:
 
     async with rig(tmp_path, script, accept_edited) as r:
         r.tui.submit("Create new.txt")
-        request = await r.host.next_request(timeout=STEP)
+        request = await r.diff_request()
         assert request.is_new_file and request.old_contents is None
         assert request.new_file_path == request.old_file_path == str(target)
         assert request.new_file_contents == "written by the model\n"
@@ -133,14 +162,12 @@ async def test_write_accepted_with_the_editors_changes(tmp_path: Path) -> None:
         assert await r.host.closed_by(request.tab_name) == "cli"
         requests = await r.main_requests(2)
         await r.tui.until("Created new.txt.", STEP)
+        created = await r.tool_uses("create")
+    assert [u.get("userModified") for u in created] == [True]
     # The CLI drops the final newline of a created file (not ours: same when accepted as is).
     assert target.read_text() == "written by the model\nadded in the editor"
     results = tool_results(requests[1])
     assert any("The user modified your proposed content before accepting it" in t for t in results)
-    uses = [
-        e["toolUseResult"] for e in transcript(r.cfg) if isinstance(e.get("toolUseResult"), dict)
-    ]
-    assert [u.get("userModified") for u in uses if u.get("type") == "create"] == [True]
     assert r.host.cancelled == [] and r.server.tabs == {}
     r.only_local()
 
@@ -160,7 +187,7 @@ async def test_edit_rejected_in_the_editor(tmp_path: Path) -> None:
     source.write_text(original)
     async with rig(tmp_path, script, lambda _: DiffDecision.reject()) as r:
         r.tui.submit("Make a() return 2")
-        request = await r.host.next_request(timeout=2 * STEP)
+        request = await r.diff_request(timeout=2 * STEP)
         assert not request.is_new_file and request.old_contents == original
         assert request.new_file_contents == "def a():\n    return 2\n"
         assert await r.host.closed_by(request.tab_name) == "cli"
@@ -179,7 +206,7 @@ async def test_decided_in_the_terminal_first(tmp_path: Path) -> None:
     )
     async with rig(tmp_path, script, None) as r:  # the host never decides
         r.tui.submit("Create new.txt")
-        request = await r.host.next_request(timeout=STEP)
+        request = await r.diff_request()
         await r.tui.until("Do you want to create new.txt?", STEP)
         assert r.server.tabs == {request.tab_name: True}
         r.tui.type("1")  # "Yes" in the terminal's own dialog
@@ -187,7 +214,31 @@ async def test_decided_in_the_terminal_first(tmp_path: Path) -> None:
         await r.host.until(lambda: r.host.cancelled == [request.tab_name])
         await r.main_requests(2)
         await r.tui.until("Done.", STEP)
-    assert target.read_text().rstrip("\n") == "typed yes"
+    assert target.read_text() == "typed yes\n"  # the terminal's write keeps the newline
     assert r.host.pending() == [] and r.server.tabs == {}
     assert r.host.closed_tabs == [(request.tab_name, "cli")]
+    r.only_local()
+
+
+async def test_a_diff_the_editor_cannot_show_stays_in_the_terminal(tmp_path: Path) -> None:
+    target = tmp_path / "ws" / "new.txt"
+    script = Script.of(
+        ToolCall(("Write",), {"file_path": str(target), "content": "from the terminal\n"}),
+        Answer("Done."),
+    )
+
+    def refuse(request: DiffRequest) -> DiffUnavailable:
+        return DiffUnavailable("new.txt has unsaved changes in the editor")
+
+    async with rig(tmp_path, script, refuse) as r:
+        r.tui.submit("Create new.txt")
+        request = await r.diff_request()
+        # The CLI got a tool error: it closes the tab at once and its own dialog decides.
+        assert await r.host.closed_by(request.tab_name) == "cli"
+        await r.tui.until("Do you want to create new.txt?", STEP)
+        assert not target.exists() and r.server.tabs == {}
+        r.tui.type("1")
+        await r.tui.until("Done.", STEP)
+    assert target.read_text() == "from the terminal\n"
+    assert r.host.cancelled == []
     r.only_local()

@@ -155,6 +155,10 @@ async def cli(srv: IdeServer, pid: int = 4242) -> tuple[ClientConnection, Mcp]:
     assert init["result"]["protocolVersion"] == "2025-11-25"
     await rpc.notify("notifications/initialized", {})
     await rpc.notify("ide_connected", {"pid": pid})
+    assert [t["name"] for t in (await rpc.call("tools/list"))["result"]["tools"]] == [
+        "getDiagnostics"
+    ]
+    assert (await rpc.call("prompts/list"))["result"] == {"prompts": []}
     return ws, rpc
 
 
@@ -294,12 +298,18 @@ async def test_initialize_lists_and_the_client(server: IdeServer, host: Recordin
             assert result["protocolVersion"] == answered
         assert set(result["capabilities"]) == {"tools", "prompts"}
         assert result["serverInfo"]["name"].startswith("Baton")
+        # Not Claude Code until it says so (ide_connected), not ready until it has the tools.
+        await rpc.notify("ide_connected", {"pid": 1})
+        assert (await rpc.call("prompts/list"))["result"] == {"prompts": []}
+        assert server.clients == [] and host.connected == []
         tools = (await rpc.call("tools/list"))["result"]["tools"]
         assert [t["name"] for t in tools] == ["getDiagnostics"]
         assert tools[0]["inputSchema"]["properties"]["uri"]["type"] == "string"
-        assert (await rpc.call("prompts/list"))["result"] == {"prompts": []}
-        assert server.clients == []
-    assert host.connected == []
+        assert [c.pid for c in server.clients] == [1] and len(host.connected) == 1
+    await host.until(lambda: len(host.disconnected) == 1)
+    assert server.clients == []
+    host.connected.clear()
+    host.disconnected.clear()
     ws, rpc = await cli(server, pid=31337)
     await host.until(lambda: len(host.connected) == 1)
     client = await server.wait_for_client(1)
@@ -478,7 +488,7 @@ async def test_a_disconnect_cancels_the_sessions_diffs(
         )
     await host.next_request(2)
     host.decide("T2", DiffDecision.accept("x"))  # decided, but the CLI has not closed it yet
-    assert texts(await rpc.answer(3)) == ["FILE_SAVED", "x"]
+    assert texts(await rpc.answer(5)) == ["FILE_SAVED", "x"]  # ids 1-3 introduced us
     await ws.close()
     await host.until(lambda: len(host.closed_tabs) == 2)
     assert sorted(host.closed_tabs) == [("T1", "disconnect"), ("T2", "disconnect")]
@@ -548,7 +558,7 @@ async def test_requests_in_flight_are_capped(
         busy = await rpc.call("ping")
         assert busy["error"]["code"] == -32002
         host.decide("a", DiffDecision.reject())
-        assert texts(await rpc.answer(2)) == ["DIFF_REJECTED", "a"]  # id 1 was initialize
+        assert texts(await rpc.answer(4)) == ["DIFF_REJECTED", "a"]  # ids 1-3 introduced us
         assert (await rpc.call("ping"))["result"] == {}
         await ws.close()
     finally:

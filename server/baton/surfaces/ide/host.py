@@ -236,7 +236,7 @@ class IdeHost(abc.ABC):
         """The diff tab ``tab_name`` is gone: stop showing it. Called once per opened diff."""
 
     def client_connected(self, client: IdeClient) -> None:
-        """A Claude Code session connected (it sent ``ide_connected``)."""
+        """A Claude Code session connected: it sent ``ide_connected`` and got the tool list."""
         return None
 
     def client_disconnected(self, client: IdeClient) -> None:

@@ -70,6 +70,8 @@ class _Conn:
     name: str = ""
     version: str = ""
     protocol: str = ""
+    introduced: bool = False  # it sent ide_connected
+    listed: bool = False  # it was sent the tool list
     announced: bool = False  # the host was told (client_connected)
     inflight: dict[asyncio.Task[None], rpc.RequestId] = field(default_factory=dict)
 
@@ -189,7 +191,8 @@ class IdeServer:
 
     @property
     def clients(self) -> list[IdeClient]:
-        """The connected sessions that said they are Claude Code (sent ``ide_connected``)."""
+        """The connected Claude Code sessions: each sent ``ide_connected`` and got the tool list
+        (after which the CLI uses the IDE for its next edit)."""
         return [c.info() for c in self._conns.values() if c.announced]
 
     @property
@@ -278,13 +281,17 @@ class IdeServer:
             pid = params.get("pid")
             if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
                 conn.pid = pid
-            if not conn.announced:
-                conn.announced = True
-                self._changed.set()
-                _quietly(self.host.client_connected, conn.info())
+            conn.introduced = True
+            self._announce(conn)
         elif method == "notifications/cancelled":
             self._cancelled(conn, params.get("requestId"))
         # notifications/initialized and anything else: nothing to do
+
+    def _announce(self, conn: _Conn) -> None:
+        if conn.introduced and conn.listed and not conn.announced and conn.id in self._conns:
+            conn.announced = True
+            self._changed.set()
+            _quietly(self.host.client_connected, conn.info())
 
     def _cancelled(self, conn: _Conn, rid: object) -> None:
         for name, tab in list(self._tabs.items()):
@@ -311,6 +318,9 @@ class IdeServer:
             return
         if result is not _NO_ANSWER:
             await self._send(conn, rpc.response(rid, result))
+        if method == "tools/list" and not conn.listed:
+            conn.listed = True
+            self._announce(conn)
 
     async def _send(self, conn: _Conn, text: str) -> None:
         with contextlib.suppress(ConnectionClosed):
