@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import stat
 import subprocess
 import sys
@@ -37,6 +38,7 @@ from baton.surfaces.ide import (
     start_ide_server,
 )
 from baton.surfaces.ide.server import TOKEN_HEADER
+from baton.surfaces.ide.tools import TOOL_NAMES
 from tests.support.ide_host import RecordingHost
 
 REPO = Path(__file__).resolve().parents[2]
@@ -787,3 +789,51 @@ def test_the_claude_config_dir_and_the_launch_env(tmp_path: Path) -> None:
     assert env == {"PATH": "/bin", "CLAUDE_CODE_SSE_PORT": "4321", "ENABLE_IDE_INTEGRATION": "true"}
     with_cfg = claude_env(1, config_dir=tmp_path)
     assert with_cfg["CLAUDE_CONFIG_DIR"] == str(tmp_path)
+
+
+async def test_random_frames_never_break_the_server(
+    host: RecordingHost, server: IdeServer, workspace: Path
+) -> None:
+    """Every request (good, bad, or wrong-typed) gets one answer; the server stays healthy."""
+    host.policy = lambda request: DiffDecision.reject()
+    rng = random.Random(20261129)
+    values: list[Any] = [None, 0, -1, 2**70, 1.5, True, "", "x", "\x00", [], [1], {}, {"a": 1}]
+    keys = [
+        "uri",
+        "filePath",
+        "tab_name",
+        "old_file_path",
+        "new_file_path",
+        "new_file_contents",
+        "makeFrontmost",
+        "preview",
+        "startText",
+        "code",
+    ]
+    methods = ["tools/call", "initialize", "ping", "tools/list", "x/y", "ide_connected"]
+    ws, rpc = await cli(server)
+    try:
+        sent: list[int] = []
+        for i in range(300):
+            rid = 10_000 + i
+            method = rng.choice(methods)
+            params: Any = {k: rng.choice(values) for k in rng.sample(keys, rng.randint(0, 5))}
+            if method == "tools/call":
+                params = {"name": rng.choice([*sorted(TOOL_NAMES), "nope", 3]), "arguments": params}
+            if rng.random() < 0.1:
+                params = rng.choice(values)
+            frame = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+            if rng.random() < 0.05:
+                await ws.send(json.dumps(frame)[: rng.randint(0, 40)])
+                await rpc._read(5)
+                continue
+            await ws.send(json.dumps(frame))
+            sent.append(rid)
+        for rid in sent:
+            answer = await rpc.answer(rid)
+            assert ("result" in answer) != ("error" in answer), answer
+        assert (await rpc.call("ping"))["result"] == {}
+    finally:
+        await ws.close()
+    async with open_ws(server) as again:
+        assert (await Mcp(again).call("ping"))["result"] == {}

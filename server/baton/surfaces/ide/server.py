@@ -23,7 +23,7 @@ import hmac
 import logging
 import os
 import stat
-from collections.abc import Awaitable, Coroutine, Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from pathlib import Path
@@ -244,17 +244,19 @@ class IdeServer:
         self._conns[conn.id] = conn
         try:
             async for frame in ws:
-                self._accept(conn, frame)
+                await self._accept(conn, frame)
         except ConnectionClosed:
             pass
         finally:
             self._drop(conn, "disconnect")
 
-    def _accept(self, conn: _Conn, frame: str | bytes) -> None:
+    async def _accept(self, conn: _Conn, frame: str | bytes) -> None:
+        """Take one frame: errors are answered at once (reading waits for the send), requests
+        run concurrently as tasks (openDiff blocks for as long as the user decides)."""
         try:
             msg = rpc.parse(frame)
         except rpc.RpcError as err:
-            self._start(conn, self._send(conn, rpc.error_response(err.rid, err)), None)
+            await self._send(conn, rpc.error_response(err.rid, err))
             return
         if msg.method is None:
             return  # a response: we send no requests
@@ -263,18 +265,13 @@ class IdeServer:
             return
         if len(conn.inflight) >= self.limits.max_inflight:
             busy = rpc.RpcError(rpc.BUSY, f"more than {self.limits.max_inflight} requests at once")
-            self._start(conn, self._send(conn, rpc.error_response(msg.id, busy)), None)
+            await self._send(conn, rpc.error_response(msg.id, busy))
             return
-        self._start(conn, self._run(conn, msg.method, msg.params, msg.id), msg.id)
-
-    def _start(
-        self, conn: _Conn, work: Coroutine[Any, Any, None], rid: rpc.RequestId | None
-    ) -> asyncio.Task[None]:
-        task = asyncio.get_running_loop().create_task(work)
-        if rid is not None:
-            conn.inflight[task] = rid
-            task.add_done_callback(lambda done: conn.inflight.pop(done, None))
-        return task
+        task = asyncio.get_running_loop().create_task(
+            self._run(conn, msg.method, msg.params, msg.id)
+        )
+        conn.inflight[task] = msg.id
+        task.add_done_callback(lambda done: conn.inflight.pop(done, None))
 
     def _notified(self, conn: _Conn, method: str, params: dict[str, Any]) -> None:
         if method == "ide_connected":
