@@ -27,6 +27,12 @@ def git(cwd: Path, *args: str) -> str:
     ).stdout
 
 
+@pytest.fixture(autouse=True)
+def _no_claude_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Language servers write Claude Code IDE lock files: into the test's folder, not ~/.claude."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
+
+
 @pytest.fixture
 def baton_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home = tmp_path / "state"

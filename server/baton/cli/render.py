@@ -17,8 +17,8 @@ from rich.text import Text
 
 from baton.core.diff import FileDiff, HunkState, split_lines
 from baton.core.events import Event, EventType, describe
-from baton.core.lifecycle import NEXT_MOVES, SETTLED, TaskState
-from baton.core.task import Attempt, Task
+from baton.core.lifecycle import SETTLED, TaskState
+from baton.core.task import Attempt, Task, next_moves
 from baton.surfaces.ws.views import task_json as task_json
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ class Output:
             ("completion", f"{task.completion or '-'} {task.message}".strip()),
             ("session", task.session_id or "-"),
             ("worktree", task.worktree or "-"),
-            ("next", ", ".join(NEXT_MOVES[task.state])),
+            ("next", ", ".join(next_moves(task))),
         ]
         for k, v in rows:
             c.print(f"  [dim]{k:>15}[/dim]  {escape(str(v))}")

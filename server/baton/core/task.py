@@ -7,7 +7,7 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from baton.core.lifecycle import Completion, TaskState
+from baton.core.lifecycle import NEXT_MOVES, Completion, TaskState
 
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford base32, lower case
 
@@ -90,6 +90,14 @@ class Task:
         d["completion"] = Completion(d["completion"]) if d.get("completion") else None
         d["targets"] = [t if isinstance(t, Target) else Target(**t) for t in d.get("targets", [])]
         return cls(**d)
+
+
+def next_moves(task: Task) -> list[str]:
+    """What makes sense next for this task (a proposal's proposer does the rest itself)."""
+    moves = NEXT_MOVES[task.state]
+    if task.options.get("proposal"):
+        return [m for m in moves if m not in ("reply", "retry", "steer")]
+    return list(moves)
 
 
 @dataclass(slots=True)

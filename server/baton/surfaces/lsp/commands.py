@@ -20,7 +20,7 @@ from pygls.exceptions import JsonRpcException
 
 from baton.core.diff import FileDiff, FileStatus, HunkState, find_hunk
 from baton.core.lifecycle import NEXT_MOVES, TaskState
-from baton.core.task import Target
+from baton.core.task import Target, next_moves
 from baton.runtime.requests import DelegateRequest
 from baton.runtime.supervisor import TaskError
 from baton.store import AmbiguousTask, StoreError, UnknownTask
@@ -395,7 +395,7 @@ async def inspect(ls: BatonServer, args: Args) -> Any:
     limit = args.integer("events", 0, 10_000)
     limit = 200 if limit is None else limit
     return {
-        "task": {**task.to_json(), "next": list(NEXT_MOVES[task.state])},
+        "task": {**task.to_json(), "next": next_moves(task)},
         "attempts": [a.to_json() for a in attempts],
         "events": [e.to_json() for e in events[-limit:]] if limit else [],
         "eventCount": len(events),

@@ -19,6 +19,7 @@ def apply_settings(ls: BatonServer, raw: Any) -> None:
 
 
 def initialize(ls: BatonServer, params: types.InitializeParams) -> None:
+    ls.client_name = params.client_info.name if params.client_info else None
     apply_settings(ls, params.initialization_options)
     for folder in ls.folders():
         ls.roots.add(str(folder.resolve()))
@@ -35,6 +36,8 @@ async def shutdown(ls: BatonServer, params: None) -> None:
 
 def did_change_configuration(ls: BatonServer, params: types.DidChangeConfigurationParams) -> None:
     apply_settings(ls, params.settings)
+    if ls.supervisor is not None and ls.settings.claude_ide != (ls.ide is not None):
+        ls.spawn(ls.sync_ide(), "Claude Code IDE server")
 
 
 def did_open(ls: BatonServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -58,6 +61,8 @@ def did_change_folders(ls: BatonServer, params: types.DidChangeWorkspaceFoldersP
         ls.roots.add(str(folder.resolve()))
     if ls.endpoint is not None:
         ls.endpoint.set_roots(sorted(ls.roots))
+    if ls.ide is not None:
+        ls.ide.set_workspace_folders(sorted(ls.roots))
 
 
 async def code_action(ls: BatonServer, params: types.CodeActionParams) -> list[types.CodeAction]:

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from baton.core.events import Event, EventType
-from baton.core.lifecycle import NEXT_MOVES, TaskState
-from baton.core.task import Task
+from baton.core.lifecycle import TaskState
+from baton.core.task import Task, next_moves
 from baton.store import Store, UnknownTask
 from baton.store.paths import task_dir
 from baton.surfaces.lsp import review
@@ -59,7 +59,8 @@ def summary(task: Task) -> dict[str, Any]:
         "createdAt": task.created_at,
         "updatedAt": task.updated_at,
         "settledAt": task.settled_at,
-        "next": list(NEXT_MOVES[task.state]),
+        "next": next_moves(task),
+        "proposedBy": task.worker if task.options.get("proposal") else None,
         "plan": task.options.get("plan") or [],
         "transport": task.options.get("transport"),
     }

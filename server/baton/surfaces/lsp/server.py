@@ -27,7 +27,8 @@ from baton.core.lifecycle import TaskState
 from baton.core.task import Task
 from baton.runtime.supervisor import Supervisor, TaskError
 from baton.store import state_home
-from baton.surfaces.lsp import review, settings
+from baton.surfaces.ide import IdeServer
+from baton.surfaces.lsp import ide, review, settings
 from baton.surfaces.lsp.documents import OpenDocuments, relative_to, uri_to_path
 from baton.surfaces.lsp.notify import Notifier
 from baton.surfaces.lsp.payloads import check_request
@@ -105,6 +106,8 @@ class BatonServer(LanguageServer):
         self.start_error: str | None = None
         self.docs = OpenDocuments()
         self.roots: set[str] = set()
+        self.client_name: str | None = None  # clientInfo.name, e.g. "Neovim"
+        self.ide: IdeServer | None = None  # the Claude Code IDE server (setting claudeIde)
         self.endpoint: Endpoint | None = None  # the broker's websocket (other agents, CLI)
         self.reviews: dict[str, review.TaskDiff] = {}
         # Review findings shown as diagnostics: task id → uri → diagnostics.
@@ -167,6 +170,7 @@ class BatonServer(LanguageServer):
         except Exception as exc:  # the editor works without it; agents and the CLI do not
             log.error("could not open the websocket endpoint: %s", exc)
         sup.bus.add_listener(self.notifier.on_event)
+        await self.sync_ide()
         self.ready.set()
         await self.notifier.send_status()
         for root in sorted(self.roots):
@@ -181,7 +185,18 @@ class BatonServer(LanguageServer):
         if self.supervisor is not None and not self.supervisor.request_draft(task_id):
             self.watchers.stop(task_id)
 
+    async def sync_ide(self) -> None:
+        """Run the Claude Code IDE server when the setting asks for it, and only then."""
+        if self.settings.claude_ide and self.ide is None and self.supervisor is not None:
+            self.ide = await ide.start(self)
+        elif not self.settings.claude_ide and self.ide is not None:
+            server, self.ide = self.ide, None
+            await server.close()
+
     async def stop_broker(self) -> None:
+        if self.ide is not None:
+            server, self.ide = self.ide, None
+            await server.close()
         self.watchers.close()
         self.task_progress.close()
         self.notifier.close()

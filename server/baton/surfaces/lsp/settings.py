@@ -31,6 +31,8 @@ class Settings:
     brief_rules: tuple[str, ...] = ()
     progress_interval: float = 0.5  # seconds between two progress reports of one task
     permission_prompts: str = "message"  # "inline": the client shows baton/permission itself
+    #: Be the IDE of Claude Code sessions in a terminal: their edits arrive as Baton diffs.
+    claude_ide: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -40,6 +42,7 @@ class Settings:
             "briefRules": list(self.brief_rules),
             "progressInterval": self.progress_interval,
             "permissionPrompts": self.permission_prompts,
+            "claudeIde": self.claude_ide,
         }
 
 
@@ -95,4 +98,10 @@ def merge(current: Settings, raw: object) -> tuple[Settings, list[str]]:
             changes["permission_prompts"] = value
         else:
             warnings.append("setting permissionPrompts must be one of message, inline")
+    if "claudeIde" in section:
+        value = section["claudeIde"]
+        if isinstance(value, bool):
+            changes["claude_ide"] = value
+        else:
+            warnings.append("setting claudeIde must be true or false")
     return dataclasses.replace(current, **changes), warnings

@@ -18,7 +18,7 @@ from typing import Any
 
 from baton import __version__
 from baton.core.lifecycle import TaskState
-from baton.core.task import Target
+from baton.core.task import Target, next_moves
 from baton.runtime.requests import DelegateRequest, GraphNode
 from baton.runtime.supervisor import Supervisor, TaskError, broker_alive
 from baton.store import AmbiguousTask, UnknownTask
@@ -304,7 +304,7 @@ class Methods:
                     task = await self.sup.get(task_id)
                 except (UnknownTask, AmbiguousTask):
                     raise
-                data = {"id": task.id, "state": str(task.state), "next": views.next_moves(task)}
+                data = {"id": task.id, "state": str(task.state), "next": next_moves(task)}
                 owner = await self.sup.store.call(lambda s: s.owner_of(task.id))
                 if owner and owner != self.sup.id and broker_alive(owner):
                     data["brokerPid"] = int(owner.split(":", 1)[0])

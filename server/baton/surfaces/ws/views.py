@@ -10,12 +10,7 @@ from typing import Any
 
 from baton.core.diff import FileDiff, HunkState, count_lines
 from baton.core.events import Event
-from baton.core.lifecycle import NEXT_MOVES
-from baton.core.task import Attempt, Task
-
-
-def next_moves(task: Task) -> list[str]:
-    return list(NEXT_MOVES[task.state])
+from baton.core.task import Attempt, Task, next_moves
 
 
 def task_json(task: Task) -> dict[str, Any]:
