@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from baton import __version__
-from baton.cli import config_cmds, remote, render
+from baton.cli import config_cmds, ide_cmds, remote, render
 from baton.cli.remote import UsageError
 from baton.core.lifecycle import TaskState
 from baton.runtime.supervisor import TaskError
@@ -158,6 +158,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--worker", help="profile to use instead of the fake agent")
     c.add_argument("--keep", action="store_true", help="keep the throwaway folder")
     config_cmds.add_commands(cmd)
+    ide_cmds.add_commands(cmd)
     return p
 
 
@@ -173,6 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_mcp(Path(args.cwd).resolve())
     out = render.Output(json_mode=bool(getattr(args, "json", False)))
+    if args.command == "claude":  # runs claude in its place: no event loop
+        return ide_cmds.run(args, out)
     try:
         code: int = asyncio.run(_dispatch(args, out))
         return code
