@@ -307,6 +307,7 @@ def main() -> None:
             p.join(10)
 
         inspect = asyncio.run(rpc(url, token, [("inspect", {"id": i, "events": 0}) for i in ids]))
+        fanout = asyncio.run(rpc(url, token, [("health", {})]))[0]["fanout"]
         stored = {i: info["eventCount"] for i, info in zip(ids, inspect, strict=True)}
         states = {info["task"]["state"] for info in inspect}
         total = sum(stored.values())
@@ -334,6 +335,11 @@ def main() -> None:
         print(
             f"delivery latency ms: median {statistics.median(lat):.2f}  p99 {pct(lat, 99):.2f}"
             f"  max {max(lat):.2f}   (target p99 <= 10)"
+        )
+        print(
+            f"broker side, commit stamp -> written to every subscriber, ms: median "
+            f"{fanout.get('median')}  p99 {fanout.get('p99')}  max {fanout.get('max')} "
+            f"({fanout['batches']} batches)"
         )
         print(
             f"broker CPU {cpu:.2f} s over {took:.1f} s: {cpu / total * 1000:.3f} s per 1,000 "

@@ -22,7 +22,7 @@ import logging
 import os
 import secrets
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -132,6 +132,7 @@ class Endpoint:
         self._server: Server | None = None
         self._conns: set[_Conn] = set()
         self._encoded: OrderedDict[tuple[str, int], str] = OrderedDict()
+        self._lags: deque[float] = deque(maxlen=10_000)  # see fanout_lag
         self.idle_since: float | None = time.monotonic()
         self.started_at = time.time()
 
@@ -202,7 +203,23 @@ class Endpoint:
         return len(self._conns)
 
     def _info(self) -> dict[str, Any]:
-        return {"connections": len(self._conns), "headless": self.headless}
+        return {
+            "connections": len(self._conns),
+            "headless": self.headless,
+            "fanout": self.fanout_lag(),
+        }
+
+    def fanout_lag(self) -> dict[str, Any]:
+        """Milliseconds from an event's commit stamp to its frame written to every
+        subscriber, over the last batches fanned out (median, p99, max)."""
+        lags = sorted(self._lags)
+        if not lags:
+            return {"batches": 0}
+
+        def pick(q: float) -> float:
+            return round(lags[min(len(lags) - 1, int(q * len(lags)))], 3)
+
+        return {"batches": len(lags), "median": pick(0.5), "p99": pick(0.99), "max": pick(1.0)}
 
     # ------------------------------------------------------------------ the handshake
 
@@ -409,6 +426,8 @@ class Endpoint:
                 if built is None:
                     built = frames[key] = self._frames(watch.sid, mine)
                 self._push(conn, watch, built)
+        if frames:
+            self._lags.append((time.time() - min(e.ts for e in events)) * 1000)
 
     def _frames(self, sid: int, events: list[Event]) -> list[bytes]:
         return [_text_frame(self._note(sid, chunk).encode()) for chunk in self._chunks(events)]
