@@ -4,6 +4,7 @@ Supervisor: real git snapshots, real SQLite, hunk-by-hunk decisions, nothing wri
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,46 @@ async def test_only_the_broker_that_waits_can_decide_and_a_dead_ones_are_withdra
         assert (await second.get(task.id)).state == S.CANCELLED
     finally:
         await second.close()
+
+
+CRASHING_BROKER = """
+import asyncio, os, sys
+from pathlib import Path
+from baton.runtime.supervisor import Supervisor
+
+async def main() -> None:
+    repo = Path(sys.argv[2])
+    sup = Supervisor(Path(sys.argv[1]))
+    await sup.start()
+    file = repo / "app.py"
+    task, _ = await sup.propose(
+        file, file.read_text(), "changed\\n", root=repo, title="t", source="claude-code"
+    )
+    print(task.id, flush=True)
+    os._exit(9)  # a crash: nothing is withdrawn on the way out
+
+asyncio.run(main())
+"""
+
+
+async def test_a_crashed_brokers_proposals_are_withdrawn_by_the_next(
+    baton_home: Path, repo: Path
+) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        CRASHING_BROKER,
+        str(baton_home),
+        str(repo),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 9
+    task_id = out.decode().strip()
+    sup = Supervisor(baton_home)
+    await sup.start()  # adopts what dead brokers left
+    try:
+        task = await sup.get(task_id)
+        assert task.state == S.CANCELLED and "proposer is gone" in task.message
+    finally:
+        await sup.close()
