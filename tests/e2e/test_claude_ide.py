@@ -50,6 +50,7 @@ pytestmark = pytest.mark.agents
 
 BOOT = 30.0  # seconds for the CLI to start and connect (2-6 s seen)
 STEP = 20.0  # seconds for one model round trip and its tool
+SETTLE = 0.5  # the CLI registers the IDE a moment after it fetched the tool list
 
 
 @dataclass
@@ -82,6 +83,16 @@ class Rig:
             raise AssertionError(
                 f"no openDiff came; model requests {asked}; the terminal shows:\n"
                 f"{self.tui.screen(200)}"
+            ) from None
+
+    async def closed_by(self, tab_name: str, timeout: float = STEP) -> str:
+        """How the host was told the tab closed (the terminal is shown if it was not)."""
+        try:
+            return await self.host.closed_by(tab_name, timeout)
+        except TimeoutError:
+            raise AssertionError(
+                f"the tab was never closed; the host saw {self.host.closed_tabs}; "
+                f"the terminal shows:\n{self.tui.screen(200)}"
             ) from None
 
     async def tool_uses(self, kind: str, timeout: float = 5.0) -> list[dict[str, Any]]:
@@ -122,6 +133,7 @@ async def rig(tmp_path: Path, script: Script, policy: Policy | None) -> AsyncIte
                     ) from None
                 assert client.name == "claude-code" and client.pid is not None
                 await tui.until("for shortcuts", BOOT)
+                await asyncio.sleep(SETTLE)
                 yield Rig(srv, proxy, server, host, tui, ws, cfg)
         finally:
             await server.close()
@@ -159,7 +171,7 @@ async def test_write_accepted_with_the_editors_changes(tmp_path: Path) -> None:
         assert request.new_file_contents == "written by the model\n"
         assert "new.txt" in request.tab_name and request.client_pid is not None
         # The CLI writes what the editor saved, then closes the tab.
-        assert await r.host.closed_by(request.tab_name) == "cli"
+        assert await r.closed_by(request.tab_name) == "cli"
         requests = await r.main_requests(2)
         await r.tui.until("Created new.txt.", STEP)
         created = await r.tool_uses("create")
@@ -190,7 +202,7 @@ async def test_edit_rejected_in_the_editor(tmp_path: Path) -> None:
         request = await r.diff_request(timeout=2 * STEP)
         assert not request.is_new_file and request.old_contents == original
         assert request.new_file_contents == "def a():\n    return 2\n"
-        assert await r.host.closed_by(request.tab_name) == "cli"
+        assert await r.closed_by(request.tab_name) == "cli"
         await r.tui.until(re.compile(r"User rejected \w+ to app\.py"), STEP)
         await asyncio.sleep(1.0)  # a request after the rejection would come now
         assert len(r.srv.main_requests) == 2, [q.outcome for q in r.srv.main_requests]
@@ -210,7 +222,7 @@ async def test_decided_in_the_terminal_first(tmp_path: Path) -> None:
         await r.tui.until("Do you want to create new.txt?", STEP)
         assert r.server.tabs == {request.tab_name: True}
         r.tui.type("1")  # "Yes" in the terminal's own dialog
-        assert await r.host.closed_by(request.tab_name) == "cli"
+        assert await r.closed_by(request.tab_name) == "cli"
         await r.host.until(lambda: r.host.cancelled == [request.tab_name])
         await r.main_requests(2)
         await r.tui.until("Done.", STEP)
@@ -234,7 +246,7 @@ async def test_a_diff_the_editor_cannot_show_stays_in_the_terminal(tmp_path: Pat
         r.tui.submit("Create new.txt")
         request = await r.diff_request()
         # The CLI got a tool error: it closes the tab at once and its own dialog decides.
-        assert await r.host.closed_by(request.tab_name) == "cli"
+        assert await r.closed_by(request.tab_name) == "cli"
         await r.tui.until("Do you want to create new.txt?", STEP)
         assert not target.exists() and r.server.tabs == {}
         r.tui.type("1")

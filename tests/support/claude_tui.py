@@ -122,7 +122,7 @@ class ClaudeTui:
     cwd: Path
     socket: str = field(default_factory=lambda: f"baton-test-{uuid.uuid4().hex[:12]}")
     pane_pid: int | None = None
-    _procs: list[psutil.Process] = field(default_factory=list)
+    socket_path: Path | None = None
 
     def tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -158,8 +158,9 @@ class ClaudeTui:
             *env_args,
             *self.launch.argv,
         )
-        out = self.tmux("display-message", "-p", "-t", "claude", "#{pane_pid}").stdout
-        self.pane_pid = int(out.strip())
+        out = self.tmux("display-message", "-p", "-t", "claude", "#{pane_pid} #{socket_path}")
+        pid, path = out.stdout.strip().split(" ", 1)
+        self.pane_pid, self.socket_path = int(pid), Path(path)
         return self
 
     def close(self) -> None:
@@ -179,6 +180,9 @@ class ClaudeTui:
                 pass
         psutil.wait_procs(procs, timeout=5)
         self.pane_pid = None
+        if self.socket_path is not None:  # tmux leaves its socket file behind
+            self.socket_path.unlink(missing_ok=True)
+            (self.cwd.parent / f".{self.socket}.conf").unlink(missing_ok=True)
 
     def __enter__(self) -> ClaudeTui:
         return self.start()
