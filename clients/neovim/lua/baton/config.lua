@@ -51,6 +51,9 @@
 ---@field status_icons baton.StatusIcons
 ---Show the server's code lenses (Accept | Reject) too; the inline diff already has them.
 ---@field codelens boolean
+---Be the IDE of Claude Code sessions in a terminal: the server writes a lock file Claude Code
+---finds (`/ide`), and Claude Code's proposed edits arrive as tasks in review here.
+---@field claude_ide boolean
 
 local M = {}
 
@@ -77,6 +80,7 @@ M.defaults = {
   notify = true,
   status_icons = { running = '▶', needs_input = '?', review = '✓', failed = '✗' },
   codelens = false,
+  claude_ide = true,
 }
 
 ---@type baton.Config
@@ -121,6 +125,7 @@ function M.set(opts)
   check('word_diff', merged.word_diff, 'boolean')
   check('notify', merged.notify, 'boolean')
   check('codelens', merged.codelens, 'boolean')
+  check('claude_ide', merged.claude_ide, 'boolean')
   M.current = merged
   return merged
 end
@@ -134,6 +139,7 @@ function M.server_settings()
       worker = c.worker or vim.NIL,
       model = c.model or vim.NIL,
       briefRules = c.brief_rules,
+      claudeIde = c.claude_ide,
     },
   }
 end

@@ -43,6 +43,11 @@ M.payloads = {}
 ---@type table<integer, table<string, baton.Hunk[]>>
 M.shown = {}
 
+---The files of each task's latest diff shown (paths), kept after the task settles until
+---`take_files` (a proposal's proposer writes them once it is applied).
+---@type table<string, string[]>
+M.files = {}
+
 ---Buffers with Baton's keymaps set: buffer → the lhs set.
 ---@type table<integer, string[]>
 local mapped = {}
@@ -135,7 +140,7 @@ end
 ---@param uri string
 ---@return integer|nil
 local function buffer_of(uri)
-  local fname = vim.uri_to_fname(uri)
+  local fname = uri:match('^%a[%w+.-]*:') and vim.uri_to_fname(uri) or uri
   local real = vim.uv.fs_realpath(fname) or fname
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(buf) then
@@ -147,6 +152,9 @@ local function buffer_of(uri)
   end
   return nil
 end
+
+---The loaded buffer showing a file (a URI or a path), or nil (never loads one).
+M.buffer_of = buffer_of
 
 ---@param keys baton.Keymaps|false
 ---@param name string
@@ -297,7 +305,12 @@ local function draw(buf, client_id, payload, hunk)
       hint = 'Baton: working… (draft)'
     else
       local a, r = key(c.keymaps, 'accept'), key(c.keymaps, 'reject')
-      hint = 'Baton: ' .. (payload.title or payload.taskId)
+      local known = require('baton.status').tasks[payload.taskId]
+      if known and require('baton.status').proposer(known) then
+        hint = 'Baton: ' .. require('baton.status').title(known)
+      else
+        hint = 'Baton: ' .. (payload.title or payload.taskId)
+      end
       if a and r then
         hint = string.format('%s · %s accept · %s reject', hint, a, r)
       end
@@ -459,12 +472,22 @@ function M.on_diff(client_id, payload, fresh)
     return
   end
   if not SHOWN[payload.state] then
+    -- (its files stay in M.files: the task's summary may not have arrived yet)
     M.payloads[task_id] = nil
     M.clear_task(task_id)
     fire({ taskId = task_id, state = payload.state, final = payload.final, cleared = true })
     return
   end
   M.payloads[task_id] = { client_id = client_id, payload = payload }
+  if type(payload.files) == 'table' and #payload.files > 0 then
+    local paths = {}
+    for _, file in ipairs(payload.files) do
+      if type(file.uri) == 'string' then
+        table.insert(paths, vim.uri_to_fname(file.uri))
+      end
+    end
+    M.files[task_id] = paths
+  end
   local drawn = {}
   for _, file in ipairs(payload.files or {}) do
     local buf = buffer_of(file.uri)
@@ -496,6 +519,15 @@ function M.on_task_state(task_id, state)
   end
 end
 
+---The files of a task's latest diff (paths), forgotten from now on.
+---@param task_id string
+---@return string[]
+function M.take_files(task_id)
+  local paths = M.files[task_id] or {}
+  M.files[task_id] = nil
+  return paths
+end
+
 ---A buffer was loaded: draw the diffs already known for its file.
 ---@param buf integer
 function M.on_buffer(buf)
@@ -525,6 +557,7 @@ function M.forget_client(client_id)
   for task_id, entry in pairs(M.payloads) do
     if entry.client_id == client_id then
       M.payloads[task_id] = nil
+      M.files[task_id] = nil
       M.clear_task(task_id)
     end
   end

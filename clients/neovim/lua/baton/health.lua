@@ -1,5 +1,6 @@
 --- `:checkhealth baton`: Neovim's version, the server (found, its version), the LSP client
---- (running, attached to this buffer) and the workers (from `baton doctor --json`).
+--- (running, attached to this buffer), the Claude Code IDE integration (on or off, its lock
+--- file, how to connect) and the workers (from `baton doctor --json`).
 
 local M = {}
 
@@ -16,6 +17,99 @@ local function run(cmd)
     return false, vim.trim((result.stderr or '') .. (result.stdout or ''))
   end
   return true, result.stdout or ''
+end
+
+---Where Claude Code looks for IDE lock files: `$CLAUDE_CONFIG_DIR/ide`, else `~/.claude/ide`.
+---@return string
+function M.lock_dir()
+  local base = vim.env.CLAUDE_CONFIG_DIR
+  if base == nil or base == '' then
+    base = vim.fs.joinpath(vim.fn.expand('~'), '.claude')
+  end
+  return vim.fs.joinpath(base, 'ide')
+end
+
+---The processes started by this Neovim, children and their children.
+---@return table<integer, boolean>
+local function descendants()
+  local out, todo = {}, { vim.fn.getpid() }
+  while #todo > 0 and vim.tbl_count(out) < 1000 do
+    local pid = table.remove(todo)
+    local ok, children = pcall(vim.api.nvim_get_proc_children, pid)
+    for _, child in ipairs(ok and children or {}) do
+      if not out[child] then
+        out[child] = true
+        table.insert(todo, child)
+      end
+    end
+  end
+  return out
+end
+
+---@class baton.IdeLock
+---@field path string
+---@field port integer
+---@field ide_name string
+---@field folders string[]
+
+---The lock files written by this Neovim's Baton servers (never their token).
+---@return baton.IdeLock[]
+function M.ide_locks()
+  local ours = descendants()
+  local out = {}
+  for _, path in ipairs(vim.fn.glob(vim.fs.joinpath(M.lock_dir(), '*.lock'), false, true)) do
+    local port = tonumber(vim.fn.fnamemodify(path, ':t:r'))
+    local ok, lines = pcall(vim.fn.readfile, path)
+    local decoded, lock = false, nil
+    if ok then
+      decoded, lock = pcall(vim.json.decode, table.concat(lines, '\n'))
+    end
+    if port and decoded and type(lock) == 'table' and ours[tonumber(lock.pid) or -1] then
+      local folders = type(lock.workspaceFolders) == 'table' and lock.workspaceFolders or {}
+      table.insert(out, {
+        path = path,
+        port = port,
+        ide_name = tostring(lock.ideName),
+        folders = folders,
+      })
+    end
+  end
+  return out
+end
+
+---@param health table vim.health
+---@param clients vim.lsp.Client[]
+local function check_claude_ide(health, clients)
+  health.start('Claude Code IDE')
+  local dir = M.lock_dir()
+  if not require('baton.config').current.claude_ide then
+    health.info('off (claude_ide = false in setup()): Claude Code cannot use Neovim as its IDE')
+    return
+  end
+  if #clients == 0 then
+    health.info('on; the lock file appears in ' .. dir .. ' once the language server runs')
+    return
+  end
+  local locks = M.ide_locks()
+  if #locks == 0 then
+    health.warn('on, but no lock file of this Neovim in ' .. dir, {
+      'The language server writes it once its broker has started; see :LspLog',
+      'Claude Code finds it in $CLAUDE_CONFIG_DIR/ide (else ~/.claude/ide): both must agree',
+    })
+    return
+  end
+  for _, lock in ipairs(locks) do
+    local what = string.format('"ideName": "%s", port %d', lock.ide_name, lock.port)
+    health.ok(string.format('on: lock file %s (%s)', lock.path, what))
+    health.info(
+      string.format(
+        'connect: run /ide inside Claude Code started in %s, or start it with'
+          .. ' CLAUDE_CODE_SSE_PORT=%d claude',
+        table.concat(lock.folders, ', '),
+        lock.port
+      )
+    )
+  end
 end
 
 function M.check()
@@ -71,6 +165,8 @@ function M.check()
       health.warn('attached to no buffer')
     end
   end
+
+  check_claude_ide(health, clients)
 
   health.start('Workers')
   local dok, dout = run(client.sibling(cmd, 'doctor', '--json'))

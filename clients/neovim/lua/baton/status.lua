@@ -1,5 +1,7 @@
 --- The task watcher: counts from `baton/status` for the statusline, and notifications when a
---- task from `baton/tasks` starts needing input, becomes ready for review or fails.
+--- task from `baton/tasks` starts needing input, becomes ready for review or fails. A task
+--- another tool proposed (`proposedBy`, e.g. Claude Code in a terminal) is named as its
+--- proposal, and once it is applied the proposer writes the file: `baton.reload` shows it.
 
 local config = require('baton.config')
 
@@ -74,6 +76,49 @@ function M.on_status(client_id, counts)
   changed()
 end
 
+---Display names of the tools whose proposals arrive as tasks (`proposedBy`).
+local PROPOSERS = { ['claude-code'] = 'Claude Code' }
+
+---Who proposed this task (e.g. "Claude Code"), or nil for Baton's own tasks.
+---@param task table a task summary
+---@return string|nil
+function M.proposer(task)
+  local by = task.proposedBy
+  if type(by) ~= 'string' or by == '' then
+    return nil
+  end
+  return PROPOSERS[by] or by
+end
+
+---A task's title as the user should read it: "Claude Code proposes: edit app.py" for a
+---proposal (its title is "Claude Code: edit app.py"), else the title itself.
+---@param task table a task summary
+---@return string
+function M.title(task)
+  local title = task.title
+  if type(title) ~= 'string' or title == '' then
+    title = task.id or '?'
+  end
+  local by = M.proposer(task)
+  if not by then
+    return title
+  end
+  local prefix = by .. ': '
+  if title:sub(1, #prefix) == prefix then
+    title = title:sub(#prefix + 1)
+  end
+  return by .. ' proposes: ' .. title
+end
+
+--- States in which a task still has a diff to show (see baton.diff).
+local SHOWN_DIFF = {
+  preparing = true,
+  running = true,
+  verifying = true,
+  needs_input = true,
+  review = true,
+}
+
 local NOTIFIED = {
   needs_input = vim.log.levels.WARN,
   review = vim.log.levels.INFO,
@@ -83,7 +128,15 @@ local NOTIFIED = {
 ---@param task table
 ---@return string
 local function describe(task)
-  local title = task.title or task.id
+  local title = M.title(task)
+  local by = M.proposer(task)
+  if by and task.state == 'review' then
+    return string.format(
+      'Baton: %s (decide its hunks inline; %s writes what you accept)',
+      title,
+      by
+    )
+  end
   if task.state == 'needs_input' then
     return string.format('Baton: %s needs input: %s (:Baton reply)', title, task.message or '')
   elseif task.state == 'review' then
@@ -105,7 +158,15 @@ function M.on_tasks(client_id, params)
       vim.notify(describe(task), level, { title = 'Baton' })
     end
     if task.state ~= 'review' and task.state ~= (before and before.state) then
-      require('baton.diff').on_task_state(task.id, task.state)
+      local diff = require('baton.diff')
+      diff.on_task_state(task.id, task.state)
+      if not SHOWN_DIFF[task.state] then
+        local files = diff.take_files(task.id)
+        if task.state == 'applied' and M.proposer(task) then
+          -- the proposer writes the file now (Baton wrote nothing): show what it writes
+          require('baton.reload').watch(task, files)
+        end
+      end
     end
   end
   changed()

@@ -1,6 +1,7 @@
 --- `:Baton tasks` and the task moves: pick a task with `vim.ui.select`, then open its diff,
 --- reply, cancel, retry, accept or reject it all, or inspect it. Windows open only when the
---- user asks for something to look at (a file, an inspection).
+--- user asks for something to look at (a file, an inspection). What a task offers comes from
+--- its `next` moves (a proposal, e.g. Claude Code's, has no reply or retry).
 
 local client = require('baton.client')
 
@@ -30,11 +31,21 @@ function M.format(task)
       and task.message ~= ''
       and ('  ' .. task.message)
     or ''
-  return string.format('[%s] %s (%s)%s', task.state, task.title or '', task.id, message)
+  local title = require('baton.status').title(task)
+  return string.format('[%s] %s (%s)%s', task.state, title, task.id, message)
+end
+
+---Does the task offer this move (its `next`)?
+---@param task table
+---@param move string
+---@return boolean
+local function offers(task, move)
+  return type(task.next) ~= 'table' or vim.tbl_contains(task.next, move)
 end
 
 ---Pick a task (newest first).
----@param filter { states?: string[] }|nil
+---Only tasks in `filter.states` (all: nil) that offer the move `filter.move` (any: nil).
+---@param filter { states?: string[], move?: string }|nil
 ---@param on_choice fun(task: table, c: vim.lsp.Client)
 function M.pick(filter, on_choice)
   local c = any_client(nil)
@@ -44,6 +55,12 @@ function M.pick(filter, on_choice)
   local args = { limit = 100, states = filter and filter.states or nil }
   client.command(c, 'baton.tasks', args, function(result)
     local tasks = result and result.tasks or {}
+    local move = filter and filter.move
+    if move then
+      tasks = vim.tbl_filter(function(t)
+        return offers(t, move)
+      end, tasks)
+    end
     if #tasks == 0 then
       vim.notify('Baton: no tasks', vim.log.levels.INFO)
       return
@@ -56,11 +73,12 @@ function M.pick(filter, on_choice)
   end)
 end
 
----Find a task by id, or pick one in the given states.
+---Find a task by id, or pick one in the given states (that offers the move).
 ---@param id string|nil
----@param states string[]
+---@param states string[]|nil
 ---@param fn fun(task_id: string, c: vim.lsp.Client)
-local function with_task(id, states, fn)
+---@param move? string
+local function with_task(id, states, fn, move)
   if id and id ~= '' then
     local c = any_client(nil)
     if c then
@@ -68,7 +86,7 @@ local function with_task(id, states, fn)
     end
     return
   end
-  M.pick({ states = states }, function(task, c)
+  M.pick({ states = states, move = move }, function(task, c)
     fn(task.id, c)
   end)
 end
@@ -89,7 +107,7 @@ function M.reply(id, text)
         end
       end)
     end
-  end)
+  end, 'reply')
 end
 
 ---@param id? string
@@ -99,7 +117,8 @@ function M.cancel(id)
     { 'queued', 'preparing', 'running', 'verifying', 'rate_limited', 'needs_input' },
     function(task_id, c)
       client.command(c, 'baton.cancel', { taskId = task_id })
-    end
+    end,
+    'cancel'
   )
 end
 
@@ -107,7 +126,7 @@ end
 function M.retry(id)
   with_task(id, { 'failed', 'cancelled', 'interrupted', 'answered' }, function(task_id, c)
     client.command(c, 'baton.retry', { taskId = task_id })
-  end)
+  end, 'retry')
 end
 
 ---Show a task's details in a scratch buffer in a new split (the user asked to see it).
@@ -130,6 +149,14 @@ function M.inspect(id)
       }
       if task.message and task.message ~= vim.NIL and task.message ~= '' then
         table.insert(lines, 'message: ' .. task.message)
+      end
+      local options = type(task.options) == 'table' and task.options or {}
+      if options.proposal then
+        local by = require('baton.status').proposer({ proposedBy = task.worker }) or '?'
+        table.insert(
+          lines,
+          string.format('proposed by %s: decide its hunks here; %s writes the file', by, by)
+        )
       end
       if task.summary and task.summary ~= vim.NIL and task.summary ~= '' then
         vim.list_extend(lines, { '', '## Summary', '' })
