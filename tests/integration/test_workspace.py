@@ -412,3 +412,17 @@ def test_concurrent_worktrees_in_one_repository(tmp_path: Path) -> None:
     with ThreadPoolExecutor(16) as pool:
         list(pool.map(lambda i: remove_worktree(snaps[i], i, home / "worktrees" / i), ids))
     assert not any(p.exists() for p in paths)
+
+
+def test_background_git_yields_the_cpu(repo: Path) -> None:
+    """Git for work nobody waits on runs at a lower priority; the rest at the caller's."""
+    from baton.workspace.git import BACKGROUND_NICE, background, run_git
+
+    def niceness() -> int:
+        return int(run_git(["-c", "alias.niceness=!nice", "niceness"], repo).strip())
+
+    mine = os.nice(0)
+    assert niceness() == mine
+    with background():
+        assert niceness() == min(19, mine + BACKGROUND_NICE)
+    assert niceness() == mine

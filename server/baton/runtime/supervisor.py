@@ -58,6 +58,7 @@ from baton.workspace import (
     sweep_orphans,
     take_snapshot,
 )
+from baton.workspace.git import in_background
 
 log = logging.getLogger(__name__)
 
@@ -217,7 +218,11 @@ class Supervisor:
         )
         try:
             removed = await asyncio.to_thread(
-                sweep_orphans, self.home, worktrees_dir(self.home), {t.id for t in keep}
+                in_background,
+                sweep_orphans,
+                self.home,
+                worktrees_dir(self.home),
+                {t.id for t in keep},
             )
         except Exception as exc:
             log.warning("could not sweep old worktrees: %s", exc)
@@ -856,11 +861,18 @@ class Supervisor:
         tdir.mkdir(parents=True, exist_ok=True)
         memory = await self.store.call(lambda s: s.list_memory(task.root))
         snap = await asyncio.to_thread(
-            take_snapshot, Path(task.root), task.id, overlays=req.overlays, state_home=self.home
+            in_background,
+            take_snapshot,
+            Path(task.root),
+            task.id,
+            overlays=req.overlays,
+            state_home=self.home,
         )
         task.snapshot, task.base_ref = snap.commit, snap.base
         task.options["snapshot"] = snap.to_json()
-        worktree = await asyncio.to_thread(create_worktree, snap, task.id, worktrees_dir(self.home))
+        worktree = await asyncio.to_thread(
+            in_background, create_worktree, snap, task.id, worktrees_dir(self.home)
+        )
         task.worktree, task.branch = str(worktree), snap.branch
         selection = None
         if req.targets and req.targets[0].start_line is not None:
@@ -1304,8 +1316,10 @@ class Supervisor:
         adapter = adapter_for(profile.provider)
         snap = _snapshot_of(task)
         review_id = f"{task.id}-review"
-        result = await asyncio.to_thread(_result_snapshot, snap, task.id)
-        path = await asyncio.to_thread(create_worktree, result, review_id, worktrees_dir(self.home))
+        result = await asyncio.to_thread(in_background, _result_snapshot, snap, task.id)
+        path = await asyncio.to_thread(
+            in_background, create_worktree, result, review_id, worktrees_dir(self.home)
+        )
         try:
             turn = Turn(
                 task_id=task.id,
@@ -1334,7 +1348,7 @@ class Supervisor:
             return parse_verdict(live.outcome.answer)
         finally:
             with contextlib.suppress(Exception):
-                await asyncio.to_thread(remove_worktree, result, review_id, path)
+                await asyncio.to_thread(in_background, remove_worktree, result, review_id, path)
 
     def _record_evidence(
         self, task: Task, results: Sequence[CheckResult], files: Sequence[FileDiff]
@@ -1416,7 +1430,7 @@ class Supervisor:
         if not task.worktree or not Path(task.worktree).exists():
             return []
         snap = _snapshot_of(task)
-        files = await asyncio.to_thread(compute_diff, snap, Path(task.worktree))
+        files = await asyncio.to_thread(in_background, compute_diff, snap, Path(task.worktree))
         await self.store.call(lambda s: s.save_diff(task.id, files, final))
         added, removed = count_lines(h for f in files for h in f.hunks)
         await self.bus.emit(
@@ -1462,7 +1476,9 @@ class Supervisor:
             return
         snap = _snapshot_of(task)
         try:
-            await asyncio.to_thread(remove_worktree, snap, task.id, Path(task.worktree))
+            await asyncio.to_thread(
+                in_background, remove_worktree, snap, task.id, Path(task.worktree)
+            )
         except Exception as exc:
             await self._log(task, f"could not remove the worktree: {exc}", "warning")
 

@@ -8,11 +8,15 @@ machine with no git identity configured works.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import subprocess
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from functools import cache
 from pathlib import Path
-from typing import Literal, overload
+from typing import Literal, ParamSpec, TypeVar, overload
 
 IDENTITY = ("Baton", "baton@localhost")
 
@@ -92,6 +96,36 @@ def git_argv(
     return argv
 
 
+#: CPU priority of git work nobody waits for (see :func:`background`).
+BACKGROUND_NICE = 10
+_background: ContextVar[bool] = ContextVar("baton_git_background", default=False)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@contextlib.contextmanager
+def background() -> Iterator[None]:
+    """Git started inside runs at a lower CPU priority (``nice``): snapshots, worktrees and
+    diffs of tasks running in the background must not take the CPU from event delivery and
+    the editor's requests when the machine is busy. They run as fast as before otherwise."""
+    token = _background.set(True)
+    try:
+        yield
+    finally:
+        _background.reset(token)
+
+
+def in_background(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """``fn(*args, **kwargs)`` with its git calls in the background (for ``to_thread``)."""
+    with background():
+        return fn(*args, **kwargs)
+
+
+@cache
+def _nice() -> str | None:
+    return shutil.which("nice")
+
+
 def git_process(
     args: Sequence[str],
     cwd: Path,
@@ -105,8 +139,12 @@ def git_process(
     """Run git and return the completed process; raise GitError unless the code is in ok_codes."""
     data = input.encode("utf-8", "surrogateescape") if isinstance(input, str) else input
     try:
+        argv = git_argv(args, git_dir=git_dir, work_tree=work_tree)
+        nice = _nice() if _background.get() else None
+        if nice is not None:
+            argv = [nice, "-n", str(BACKGROUND_NICE), *argv]
         proc = subprocess.run(
-            git_argv(args, git_dir=git_dir, work_tree=work_tree),
+            argv,
             cwd=cwd,
             env=git_env(env),
             input=data,
