@@ -18,7 +18,7 @@ import { Reviews, uriKey } from "./common/reviews";
 import { BatonServer } from "./common/server";
 import { RESTART_KEYS, readSettings } from "./common/settings";
 import { StatusBar } from "./common/statusBar";
-import { TaskList } from "./common/tasks";
+import { TaskList, proposerOf } from "./common/tasks";
 import { TaskView } from "./common/taskView";
 import { createLogOutputChannel, getConfiguration, onDidChangeConfiguration } from "./common/vscodeapi";
 
@@ -34,7 +34,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const status = new StatusBar();
   const proposals = new ProposalView(reviews);
   const lenses = new HunkLenses(reviews);
-  const decorations = new InlineDecorations(reviews, () => settings().inlineDiff);
+  const decorations = new InlineDecorations(
+    reviews,
+    () => settings().inlineDiff,
+    (taskId) => {
+      const t = tasks.get(taskId);
+      return t === undefined ? undefined : proposerOf(t);
+    },
+  );
   const taskView = new TaskView(tasks);
 
   // eslint-disable-next-line prefer-const
@@ -44,11 +51,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       for (const notice of tasks.update(list)) notify(app, notice);
       for (const t of list) {
         // A task that stopped without a diff to show (cancelled, failed…): drop its draft.
+        // An applied proposal too, at once: its proposer writes the file next, and VS Code
+        // reloads the clean document by itself (no hunk may be drawn over the new text).
         if (!WORKING_STATES.has(t.state) && !["review", "needs_input"].includes(t.state)) {
           app.diffsChanged(reviews.remove(t.id));
         }
       }
       taskView.refresh();
+      // A proposal's hover names its proposer: redraw once its summary is known.
+      if (list.some((t) => t.proposedBy && t.state === "review")) app.diffsChanged();
     },
     status: (counts) => status.setCounts(counts),
     diff: (diff) => app.diffsChanged(reviews.update(diff)),

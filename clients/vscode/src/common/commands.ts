@@ -18,7 +18,7 @@ import { Reviews, uriKey } from "./reviews";
 import { BatonServer } from "./server";
 import { Settings } from "./settings";
 import { StatusBar } from "./statusBar";
-import { ACCEPT_ALL, Notice, REPLY, REVIEW, SHOW, TaskList, groupOf, iconOf, taskIdOf } from "./tasks";
+import { ACCEPT_ALL, Notice, REPLY, REVIEW, SHOW, TaskList, canReply, canRetry, groupOf, iconOf, taskIdOf, titleOf } from "./tasks";
 import {
   activeTextEditor,
   createQuickPick,
@@ -210,15 +210,20 @@ export async function refreshTasks(app: App): Promise<void> {
   app.status.setCounts(readStatus(await app.server.request(ServerCommand.status, {})));
 }
 
-async function pickTask(app: App, title: string, states?: string[]): Promise<TaskSummary | undefined> {
-  const list = states ? app.tasks.inStates(...states) : app.tasks.all();
+async function pickTask(
+  app: App,
+  title: string,
+  states?: string[],
+  offers?: (task: TaskSummary) => boolean,
+): Promise<TaskSummary | undefined> {
+  const list = (states ? app.tasks.inStates(...states) : app.tasks.all()).filter((t) => offers?.(t) ?? true);
   if (list.length === 0) {
     void showInformationMessage(states ? `Baton: no task is ${states.join(" or ").replace(/_/g, " ")}.` : "Baton: no task yet.");
     return undefined;
   }
   if (list.length === 1 && states) return list[0];
   const items = list.map((t) => ({
-    label: `$(${iconOf(t.state)}) ${t.title || t.id}`,
+    label: `$(${iconOf(t.state)}) ${titleOf(t)}`,
     description: `${t.state.replace(/_/g, " ")} · ${t.id}`,
     detail: t.message || undefined,
     task: t,
@@ -227,7 +232,7 @@ async function pickTask(app: App, title: string, states?: string[]): Promise<Tas
 }
 
 async function reply(app: App, arg: unknown): Promise<void> {
-  const id = taskIdOf(Array.isArray(arg) ? arg[0] : arg) ?? (await pickTask(app, "Baton: reply to", ["needs_input"]))?.id;
+  const id = taskIdOf(Array.isArray(arg) ? arg[0] : arg) ?? (await pickTask(app, "Baton: reply to", ["needs_input"], canReply))?.id;
   if (id === undefined) return;
   const task = app.tasks.get(id);
   const text = await showInputBox({
@@ -239,8 +244,15 @@ async function reply(app: App, arg: unknown): Promise<void> {
   await app.server.request(ServerCommand.reply, { taskId: id, text });
 }
 
-async function simple(app: App, arg: unknown, command: string, title: string, states: string[]): Promise<void> {
-  const id = taskIdOf(Array.isArray(arg) ? arg[0] : arg) ?? (await pickTask(app, title, states))?.id;
+async function simple(
+  app: App,
+  arg: unknown,
+  command: string,
+  title: string,
+  states: string[],
+  offers?: (task: TaskSummary) => boolean,
+): Promise<void> {
+  const id = taskIdOf(Array.isArray(arg) ? arg[0] : arg) ?? (await pickTask(app, title, states, offers))?.id;
   if (id === undefined) return;
   await app.server.request(command, { taskId: id });
 }
@@ -264,15 +276,15 @@ async function showTasks(app: App): Promise<void> {
     actions.push({ label: "$(check-all) Accept all", run: () => decideAll(app, "accept", { taskId: task.id }) });
     actions.push({ label: "$(close-all) Reject all", run: () => decideAll(app, "reject", { taskId: task.id }) });
   }
-  if (task.state === "needs_input") actions.push({ label: "$(reply) Reply…", run: () => reply(app, { taskId: task.id }) });
+  if (task.state === "needs_input" && canReply(task)) actions.push({ label: "$(reply) Reply…", run: () => reply(app, { taskId: task.id }) });
   if (group === "running" || task.state === "needs_input") {
     actions.push({ label: "$(debug-stop) Cancel", run: () => simple(app, { taskId: task.id }, ServerCommand.cancel, "", []) });
   }
-  if (task.next.includes("queued") || ["failed", "interrupted", "cancelled"].includes(task.state)) {
+  if (canRetry(task)) {
     actions.push({ label: "$(debug-restart) Retry", run: () => simple(app, { taskId: task.id }, ServerCommand.retry, "", []) });
   }
   actions.push({ label: "$(info) Inspect", run: () => inspect(app, { taskId: task.id }) });
-  const chosen = await showQuickPick(actions, { title: `Baton: ${task.title || task.id} (${task.state.replace(/_/g, " ")})` });
+  const chosen = await showQuickPick(actions, { title: `Baton: ${titleOf(task)} (${task.state.replace(/_/g, " ")})` });
   if (chosen) await chosen.run();
 }
 
@@ -328,7 +340,7 @@ export function registerCommands(app: App): vscode.Disposable[] {
     cmd(Command.showTasks, "show tasks", () => showTasks(app)),
     cmd(Command.reply, "reply", (a) => reply(app, a)),
     cmd(Command.cancel, "cancel", (a) => simple(app, a, ServerCommand.cancel, "Baton: cancel", ["queued", "preparing", "running", "verifying", "rate_limited", "needs_input"])),
-    cmd(Command.retry, "retry", (a) => simple(app, a, ServerCommand.retry, "Baton: retry", ["failed", "interrupted", "cancelled"])),
+    cmd(Command.retry, "retry", (a) => simple(app, a, ServerCommand.retry, "Baton: retry", ["failed", "interrupted", "cancelled"], canRetry)),
     cmd(Command.inspect, "inspect", (a) => inspect(app, a)),
     cmd(Command.refreshTasks, "refresh", () => refreshTasks(app)),
     cmd(Command.restart, "restart", () => app.server.restart()),

@@ -1,8 +1,10 @@
 /**
  * The inline diff drawn from `baton/diff`: lines a hunk would replace get a "removed"
  * background, and the proposed text trails them as ghost text; a draft (task still working)
- * is drawn fainter. Hovering a hunk shows it as a diff with Accept / Reject links. Nothing
- * here opens an editor or moves focus.
+ * is drawn fainter. Hovering a hunk shows it as a diff with Accept / Reject links (and who
+ * proposed it, for a proposal). Nothing here opens an editor or moves focus. A proposal's
+ * decorations go as soon as it is applied, before its proposer writes the file, so VS Code's
+ * own reload of the (clean) document is all that is left to see.
  */
 
 import * as vscode from "vscode";
@@ -35,8 +37,11 @@ function kinds(draft: boolean): { removed: vscode.TextEditorDecorationType; adde
   return { removed, added };
 }
 
-function hover(markdown: string, taskId: string, hunkId: string, final: boolean): vscode.MarkdownString {
+function hover(markdown: string, taskId: string, hunkId: string, final: boolean, by: string | undefined): vscode.MarkdownString {
   const md = new vscode.MarkdownString(markdown);
+  if (by !== undefined) {
+    md.appendMarkdown(`\n\n*Proposed by ${by}: it writes the file once every hunk is decided.*`);
+  }
   if (final) {
     const args = encodeURIComponent(JSON.stringify([{ taskId, hunkIds: [hunkId] }]));
     md.appendMarkdown(
@@ -58,6 +63,8 @@ export class InlineDecorations implements vscode.Disposable {
   constructor(
     private readonly reviews: Reviews,
     private readonly enabled: () => boolean,
+    /** Who proposed a task ("Claude Code"), undefined for Baton's own tasks. */
+    private readonly proposer: (taskId: string) => string | undefined = () => undefined,
   ) {
     this.disposables.push(
       vscode.window.onDidChangeVisibleTextEditors(() => this.refreshAll()),
@@ -88,7 +95,7 @@ export class InlineDecorations implements vscode.Disposable {
     for (const e of entries) {
       const p = paint(e.hunk);
       const set = e.final ? sets.final : sets.draft;
-      const hoverMessage = hover(p.hover, e.taskId, e.hunk.id, e.final);
+      const hoverMessage = hover(p.hover, e.taskId, e.hunk.id, e.final, this.proposer(e.taskId));
       for (const line of p.removed) {
         if (line > lastLine) continue;
         set.removed.push({ range: new vscode.Range(line, 0, line, 0), hoverMessage });

@@ -70,6 +70,9 @@ export interface TaskSummary {
   updatedAt: number;
   createdAt: number;
   next: string[];
+  /** The tool whose proposal this task is (`"claude-code"`), else null: Baton writes nothing
+   * for a proposal; once it is applied the proposer writes the file. */
+  proposedBy: string | null;
 }
 
 /** The arguments of the server's `baton.delegate` command. */
@@ -232,6 +235,7 @@ export function readTask(value: unknown, what = "task"): TaskSummary {
     updatedAt: typeof o.updatedAt === "number" ? o.updatedAt : 0,
     createdAt: typeof o.createdAt === "number" ? o.createdAt : 0,
     next,
+    proposedBy: optStr(o, "proposedBy") || null,
   };
 }
 

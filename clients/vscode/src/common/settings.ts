@@ -13,6 +13,8 @@ export interface Settings {
   historySize: number;
   notifications: boolean;
   inlineDiff: boolean;
+  /** Be the IDE of Claude Code sessions in a terminal (the server's `claudeIde`). */
+  claudeIde: boolean;
 }
 
 /** Settings whose change needs a new server process. */
@@ -58,6 +60,7 @@ export function readSettings(get: Getter): Settings {
     historySize: Math.floor(number(get("history.size"), 0, 200, 30)),
     notifications: get("notifications") !== false,
     inlineDiff: get("inlineDiff") !== false,
+    claudeIde: get("claudeIde") !== false,
   };
 }
 
@@ -70,6 +73,7 @@ export function serverSettings(s: Settings): Record<string, unknown> {
       isolation: s.isolation,
       briefRules: s.briefRules,
       progressInterval: s.progressInterval,
+      claudeIde: s.claudeIde,
     },
   };
 }

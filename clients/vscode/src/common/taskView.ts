@@ -5,7 +5,7 @@ import * as vscode from "vscode";
 
 import { Command } from "./constants";
 import { TaskSummary } from "./protocol";
-import { Group, TaskList, contextValue, describe, iconOf } from "./tasks";
+import { Group, TaskList, contextValue, describe, iconOf, proposerOf, titleOf } from "./tasks";
 
 type Node = { group: Group; count: number } | { task: TaskSummary };
 
@@ -36,10 +36,12 @@ export class TaskView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
       return item;
     }
     const t = node.task;
-    const item = new vscode.TreeItem(t.title || t.id, vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(titleOf(t), vscode.TreeItemCollapsibleState.None);
     item.id = `task:${t.id}`;
     item.description = describe(t);
-    item.tooltip = new vscode.MarkdownString(`**${t.title}** \`${t.id}\`\n\n${t.state}${t.summary ? `\n\n${t.summary}` : ""}`);
+    const by = proposerOf(t);
+    const proposal = by === undefined ? "" : `\n\nProposed by ${by}: decide its hunks here; ${by} writes the file once every hunk is decided.`;
+    item.tooltip = new vscode.MarkdownString(`**${t.title}** \`${t.id}\`\n\n${t.state}${proposal}${t.summary ? `\n\n${t.summary}` : ""}`);
     item.iconPath = new vscode.ThemeIcon(iconOf(t.state));
     item.contextValue = contextValue(t);
     item.command =

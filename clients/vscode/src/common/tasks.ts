@@ -1,5 +1,7 @@
 /** The tasks the server told us about, grouped as the task view and the quick pick show them,
- * and the notifications a state change deserves (pure). */
+ * and the notifications a state change deserves (pure). A task another tool proposed
+ * (`proposedBy`, e.g. Claude Code in a terminal) is named as its proposal, and offers only
+ * the moves its `next` lists (no reply, no retry). */
 
 import { TaskSummary, WORKING_STATES } from "./protocol";
 
@@ -15,10 +17,44 @@ export function groupOf(state: string): Group {
   return "done";
 }
 
-/** contextValue of a task's tree item: `task <state> <group-ish>` for `viewItem =~` menus. */
+/** Display names of the tools whose proposals arrive as tasks. */
+const PROPOSERS: Record<string, string> = { "claude-code": "Claude Code" };
+
+/** Who proposed the task ("Claude Code"), or undefined for Baton's own tasks. */
+export function proposerOf(task: TaskSummary): string | undefined {
+  if (!task.proposedBy) return undefined;
+  return PROPOSERS[task.proposedBy] ?? task.proposedBy;
+}
+
+/** The title to show: "Claude Code proposes: edit app.py" for a proposal whose title is
+ * "Claude Code: edit app.py", else the title (or the id). */
+export function titleOf(task: TaskSummary): string {
+  const title = task.title || task.id;
+  const by = proposerOf(task);
+  if (by === undefined) return title;
+  return `${by} proposes: ${title.startsWith(`${by}: `) ? title.slice(by.length + 2) : title}`;
+}
+
+/** Whether the task offers a move (its `next`; a summary without one offers the usual). */
+function offers(task: TaskSummary, move: string, usual: boolean): boolean {
+  if (task.proposedBy) return task.next.includes(move);
+  return task.next.length > 0 ? task.next.includes(move) : usual;
+}
+
+export function canReply(task: TaskSummary): boolean {
+  return offers(task, "reply", task.state === "needs_input");
+}
+
+export function canRetry(task: TaskSummary): boolean {
+  return offers(task, "retry", ["failed", "interrupted", "cancelled"].includes(task.state));
+}
+
+/** contextValue of a task's tree item for `viewItem =~` menus: `task <state>`, then
+ * ` working` while its agent works, ` proposal` for a proposal (no reply, no retry). */
 export function contextValue(task: TaskSummary): string {
   const working = WORKING_STATES.has(task.state) ? " working" : "";
-  return `task ${task.state}${working}`;
+  const proposal = task.proposedBy ? " proposal" : "";
+  return `task ${task.state}${working}${proposal}`;
 }
 
 const ICONS: Record<Group, string> = {
@@ -36,7 +72,8 @@ export function iconOf(state: string): string {
 }
 
 export function describe(task: TaskSummary): string {
-  const who = [task.worker, task.model].filter(Boolean).join(" · ");
+  const by = proposerOf(task);
+  const who = by !== undefined ? `proposed by ${by}` : [task.worker, task.model].filter(Boolean).join(" · ");
   const state = task.state.replace(/_/g, " ");
   return [state, who, task.message].filter(Boolean).join(" — ");
 }
@@ -66,8 +103,13 @@ export class TaskList {
       this.byId.set(t.id, t);
       if (old?.state === t.state) continue;
       const title = t.title || t.id;
-      if (t.state === "needs_input") {
-        notices.push({ kind: "needsInput", taskId: t.id, message: `Baton: "${title}" needs input: ${t.message || "the agent asked a question"}`, actions: [REPLY, SHOW] });
+      const by = proposerOf(t);
+      if (by !== undefined && t.state === "review") {
+        // A proposal arrives in review (and is withdrawn when its proposer goes away).
+        notices.push({ kind: "review", taskId: t.id, message: `Baton: ${titleOf(t)} — decide its hunks; ${by} writes what you accept.`, actions: [REVIEW, ACCEPT_ALL] });
+      } else if (t.state === "needs_input") {
+        const actions = canReply(t) ? [REPLY, SHOW] : [SHOW];
+        notices.push({ kind: "needsInput", taskId: t.id, message: `Baton: "${title}" needs input: ${t.message || "the agent asked a question"}`, actions });
       } else if (t.state === "review" && old !== undefined) {
         notices.push({ kind: "review", taskId: t.id, message: `Baton: "${title}" is ready for review.`, actions: [REVIEW, ACCEPT_ALL] });
       } else if (t.state === "failed" && old !== undefined) {

@@ -30,6 +30,43 @@ export class MarkdownString {
   }
 }
 
+export class ThemeIcon {
+  constructor(public readonly id: string) {}
+}
+
+export enum TreeItemCollapsibleState {
+  None = 0,
+  Collapsed = 1,
+  Expanded = 2,
+}
+
+export class TreeItem {
+  id?: string;
+  description?: string;
+  tooltip?: MarkdownString | string;
+  iconPath?: ThemeIcon;
+  contextValue?: string;
+  command?: { title: string; command: string; arguments?: unknown[] };
+  constructor(
+    public label: string,
+    public collapsibleState: TreeItemCollapsibleState = TreeItemCollapsibleState.None,
+  ) {}
+}
+
+export class EventEmitter<T> {
+  private listeners: ((e: T) => void)[] = [];
+  readonly event = (listener: (e: T) => void) => {
+    this.listeners.push(listener);
+    return { dispose: () => (this.listeners = this.listeners.filter((l) => l !== listener)) };
+  };
+  fire(e: T): void {
+    for (const l of this.listeners) l(e);
+  }
+  dispose(): void {
+    this.listeners = [];
+  }
+}
+
 export enum StatusBarAlignment {
   Left = 1,
   Right = 2,
@@ -53,7 +90,7 @@ export interface FakeStatusItem {
 
 export interface FakeEditor {
   document: { uri: { toString(): string }; lineCount: number; lineAt(line: number): { range: { end: Position } } };
-  decorations: Map<unknown, { range: Range; renderOptions?: { after?: { contentText?: string } } }[]>;
+  decorations: Map<unknown, { range: Range; hoverMessage?: MarkdownString; renderOptions?: { after?: { contentText?: string } } }[]>;
   setDecorations(type: unknown, options: { range: Range }[]): void;
 }
 
@@ -104,4 +141,14 @@ export const commands = {
     if (command === "setContext") recorded.context.set(args[0] as string, args[1]);
     return Promise.resolve(undefined);
   },
+};
+
+export const workspace = {
+  textDocuments: [] as unknown[],
+  getConfiguration: () => ({ get: () => undefined }),
+  onDidChangeConfiguration: noEvent,
+};
+
+export const extensions = {
+  getExtension: () => undefined,
 };

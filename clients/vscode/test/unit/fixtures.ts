@@ -39,6 +39,19 @@ export function task(id: string, state: string, updatedAt = 1, message = ""): Ta
     updatedAt,
     createdAt: 0,
     next: [],
+    proposedBy: null,
+  };
+}
+
+/** A Claude Code proposal, as the server summarizes it (its `next` has no reply or retry). */
+export function proposal(id: string, state: string, updatedAt = 1): TaskSummary {
+  const next: Record<string, string[]> = { review: ["diff", "accept", "reject"], cancelled: ["inspect"], applied: ["inspect"] };
+  return {
+    ...task(id, state, updatedAt),
+    title: "Claude Code: edit app.py",
+    worker: "claude-code",
+    next: next[state] ?? [],
+    proposedBy: "claude-code",
   };
 }
 
