@@ -174,6 +174,12 @@ def test_claude_codes_edit_decided_in_neovim_then_shown_as_claude_wrote_it(
                 label = f"[review] Claude Code proposes: edit app.py ({task['id']})"
                 assert menus[0][0].startswith(label), menus
                 assert menus[1] == ["open diff", "accept all", "reject all", "inspect"]
+                ed.command("Baton reply")  # nothing to reply to: a proposal takes no reply
+                wait_for(
+                    lambda: any(n["msg"] == "Baton: no tasks" for n in ed.notes()),
+                    what=":Baton reply finding no task to reply to",
+                )
+                assert len(ed.lua("return _G.test_menus")) == 2
 
                 # Accept the first hunk with the keymap: Baton writes nothing, edits nothing.
                 ed.feed("2G\\ba")
