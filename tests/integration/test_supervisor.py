@@ -288,11 +288,15 @@ async def test_full_disk_on_the_event_log_fails_the_task_clearly(
         pages = store.db.execute("PRAGMA page_count").fetchone()[0]
         store.db.execute(f"PRAGMA max_page_count = {pages}")
 
+    # A full disk stops every connection: the writer thread's and the bus's own.
     await sup.store.call(fill)
+    assert sup.bus.inline is not None
+    fill(sup.bus.inline)
     assert await settle(sup, task.id) == S.FAILED
     failed = await sup.get(task.id)
     assert "full" in failed.message and failed.completion == Completion.WORKER_ERROR
     await sup.store.call(lambda s: s.db.execute("PRAGMA max_page_count = 1073741823"))
+    sup.bus.inline.db.execute("PRAGMA max_page_count = 1073741823")
     ok = await sup.delegate(delegate(repo, *EDIT_TWO))
     assert await settle(sup, ok.id) == S.REVIEW
     # The tick wrote the failed state once the store had room again.

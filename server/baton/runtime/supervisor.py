@@ -176,6 +176,8 @@ class Supervisor:
         # server) share the GIL with the event loop: a short switch interval keeps a busy
         # one from holding the loop, and event delivery, up for the default 5 ms.
         sys.setswitchinterval(0.001)
+        path = self.store.store.path
+        self.bus.inline = await asyncio.to_thread(Store, path, busy_timeout_ms=0, checkpoints=False)
         self.bus.start()
         self.settings.start()
         await self.store.call(lambda s: s.register_broker(self.id, os.getpid()))

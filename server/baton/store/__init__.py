@@ -17,6 +17,7 @@ from baton.store.store import (
     StoreError,
     UnknownTask,
     fts_query,
+    is_busy,
 )
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "UnknownTask",
     "db_path",
     "fts_query",
+    "is_busy",
     "runtime_dir",
     "state_home",
     "task_dir",

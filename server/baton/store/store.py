@@ -121,7 +121,15 @@ def _store_error(path: Path, action: str, exc: sqlite3.Error) -> StoreError:
 class Store:
     """Synchronous access to the database at ``path``; created and migrated on open."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(
+        self, path: Path | str, *, busy_timeout_ms: int = 5000, checkpoints: bool = True
+    ) -> None:
+        """Open (and migrate) the database.
+
+        ``busy_timeout_ms`` is how long a write waits for another connection's; 0 fails at
+        once (:func:`is_busy` tells). Without ``checkpoints`` this connection never copies the
+        WAL back into the database itself (others do): its commits stay short.
+        """
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -131,7 +139,9 @@ class Store:
         self._conn = conn
         try:
             self.db = Database(conn)
-            conn.execute("PRAGMA busy_timeout = 5000")
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            if not checkpoints:
+                conn.execute("PRAGMA wal_autocheckpoint = 0")
             conn.execute("PRAGMA foreign_keys = ON")
             self.db.enable_wal()
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -618,6 +628,14 @@ def _row_task(row: Sequence[Any]) -> Task:
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+def is_busy(exc: BaseException) -> bool:
+    """The store error says another connection held the write lock (nothing was written)."""
+    cause = exc.__cause__ if isinstance(exc, StoreError) else exc
+    return isinstance(cause, sqlite3.OperationalError) and (
+        "locked" in str(cause) or "busy" in str(cause)
+    )
 
 
 class AsyncStore:
