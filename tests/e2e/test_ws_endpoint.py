@@ -132,7 +132,8 @@ async def test_a_subscriber_that_stops_reading_is_cut_off_not_waited_for(
     more events, while a reading subscriber gets every event, in order, meanwhile."""
     sup = Supervisor(baton_home)
     await sup.start()
-    ep = await start_endpoint(sup, [str(repo)], limits=EndpointLimits(send_buffer=1 << 20))
+    limits = EndpointLimits(send_buffer=1 << 20, stalled=1.0)
+    ep = await start_endpoint(sup, [str(repo)], limits=limits)
     stalled = socket.socket()
     stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect: small window
     stalled.connect(("127.0.0.1", ep.port))
@@ -144,7 +145,7 @@ async def test_a_subscriber_that_stops_reading_is_cut_off_not_waited_for(
             rs, rf = Rpc(slow), Rpc(fast)
             await rs.call("watch")
             await rf.call("watch")
-            big = fake_script({"stream": 4000, "rate": 8000, "size": 4000})
+            big = fake_script({"stream": 4000, "rate": 1000, "size": 4000})  # 16 MB in 4 s
             task = (await rf.call("delegate", instruction=big, cwd=str(repo)))["result"]["task"]
             got = await rf.events_until_state(task["id"], {"answered"})
             stored = await sup.events(task["id"])

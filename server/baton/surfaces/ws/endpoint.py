@@ -59,7 +59,11 @@ class EndpointLimits:
     burst: int = 1000  # messages at once before the rate applies
     max_inflight: int = 32  # requests being handled at once per connection
     max_subscriptions: int = 64  # per connection
-    send_buffer: int = 4 << 20  # unsent bytes to a connection before its events are cut off
+    # Unsent bytes to a connection past which its events are cut off: when they stay above
+    # it for ``stalled`` seconds (it stopped reading), or reach 8 times it (it reads, but
+    # far too slowly). A reader that keeps up drains below it between bursts.
+    send_buffer: int = 4 << 20
+    stalled: float = 2.0
     auth_timeout: float = 10.0  # seconds to present the token
     max_refused: int = 2000  # messages refused in a row (too fast) before the connection closes
 
@@ -100,6 +104,7 @@ class _Conn:
     subs: dict[int, _Watch] = field(default_factory=dict)
     refused: int = 0  # consecutive rate-limited messages
     next_sub: int = 0  # subscription ids count per connection
+    behind_since: float | None = None  # since when more than send_buffer is unsent
 
 
 _SENT = object()  # a handler that answered the request itself
@@ -400,9 +405,9 @@ class Endpoint:
         Runs synchronously in the bus's writer loop: no queue or task per subscriber, and
         each distinct frame (same tasks wanted, same subscription id — ids count per
         connection, so every "watch all" connection's first subscription shares one) is
-        built once and its bytes written to each connection. A connection whose unsent data
-        passes ``limits.send_buffer`` (it stopped reading) loses its subscriptions with an
-        ``overflow`` notice instead of slowing anyone down.
+        built once and its bytes written to each connection. A connection that stopped
+        reading (see ``limits.send_buffer``) loses its subscriptions with an ``overflow``
+        notice instead of slowing anyone down.
         """
         wanted: dict[frozenset[str] | None, list[Event]] = {}
         frames: dict[tuple[frozenset[str] | None, int], list[bytes]] = {}
@@ -452,7 +457,14 @@ class Endpoint:
         if ws.protocol.state is not State.OPEN:
             return  # closing: the handler's end drops the connection
         transport = ws.transport
-        if transport.get_write_buffer_size() > self.limits.send_buffer:
+        unsent, limit = transport.get_write_buffer_size(), self.limits.send_buffer
+        if unsent <= limit:
+            conn.behind_since = None
+        elif conn.behind_since is None:
+            conn.behind_since = time.monotonic()
+        if conn.behind_since is not None and (
+            time.monotonic() - conn.behind_since > self.limits.stalled or unsent > 8 * limit
+        ):
             conn.subs.pop(watch.sid, None)
             note = {"subscription": watch.sid, "message": "fell behind; catch up with events"}
             frames = [_text_frame(p.notification("overflow", note).encode())]
