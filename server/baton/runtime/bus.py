@@ -175,6 +175,8 @@ class EventBus:
                     log.exception("event batch listener failed")
             if self._pending:
                 self._wake.set()
+                # A commit on the loop does not yield: let everyone else run between two.
+                await asyncio.sleep(0)
 
     async def _commit(
         self, events: list[Event], offsets: list[tuple[str, int, int]]
