@@ -430,7 +430,12 @@ class Endpoint:
                 built = frames.get(key)
                 if built is None:
                     built = frames[key] = self._frames(watch.sid, mine)
-                self._push(conn, watch, built)
+                try:
+                    self._push(conn, watch, built)
+                except Exception:  # one broken connection must not cost the others theirs
+                    log.exception("could not push events to a subscriber; dropping it")
+                    conn.subs.clear()
+                    break
         if frames:
             self._lags.append((time.time() - min(e.ts for e in events)) * 1000)
 
