@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from baton.agents.base import Outcome, Turn
-from baton.agents.gemini import GeminiAdapter, GeminiParser, TextReplay, api_error
+from baton.agents.gemini import (
+    STDIN_LIMIT,
+    GeminiAdapter,
+    GeminiParser,
+    PromptTooLarge,
+    TextReplay,
+    api_error,
+)
 from baton.config.profiles import Profile
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion
@@ -152,8 +159,9 @@ def test_launch_argv_env_and_quiet_system_settings(tmp_path: Path) -> None:
         "--skip-trust",
         "-m",
         "gemini-2.5-flash",
-        "--prompt=-p sneaky",
+        "--prompt=",
     ]
+    assert launch.stdin == "-p sneaky"  # the prompt never goes in argv
     env = launch.env
     assert env["GEMINI_API_KEY"] == "k" and env["GEMINI_CLI_HOME"] == str(tmp_path / "acct")
     assert env["GEMINI_TELEMETRY_ENABLED"] == "false"
@@ -171,8 +179,27 @@ def test_launch_argv_env_and_quiet_system_settings(tmp_path: Path) -> None:
 def test_resume(tmp_path: Path) -> None:
     t = Turn(task_id="t", prompt="more", cwd=str(tmp_path), session_id="abc", reason="reply")
     argv = GeminiAdapter().launch(t, Profile(name="g", provider="gemini")).argv
-    assert argv[0] == "gemini" and argv[-3:] == ["--resume", "abc", "--prompt=more"]
+    assert argv[0] == "gemini" and argv[-3:] == ["--resume", "abc", "--prompt="]
     assert "-m" not in argv
+
+
+def test_a_prompt_over_argv_limits_goes_on_stdin_whole(tmp_path: Path) -> None:
+    prompt = "é" * 300_000 + "\nTAIL\n"  # 600 KB: over one argv string's 128 KiB
+    t = Turn(task_id="t", prompt=prompt, cwd=str(tmp_path), task_dir=str(tmp_path / "task"))
+    launch = GeminiAdapter().launch(t, Profile(name="g", provider="gemini"))
+    assert launch.stdin == prompt
+    assert sum(len(a.encode()) for a in launch.argv) < 1000
+
+
+def test_a_prompt_gemini_would_cut_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    task = tmp_path / "task"
+    t = Turn(task_id="t", prompt="x" * (STDIN_LIMIT + 1), cwd=str(tmp_path), task_dir=str(task))
+    with pytest.raises(PromptTooLarge, match=f"{STDIN_LIMIT + 1} bytes.*at most {STDIN_LIMIT}"):
+        GeminiAdapter().launch(t, Profile(name="g", provider="gemini"))
+    assert not task.exists()  # refused before writing the settings file
+    fits = Turn(task_id="t", prompt="x" * STDIN_LIMIT, cwd=str(tmp_path), task_dir=str(task))
+    assert GeminiAdapter().launch(fits, Profile(name="g", provider="gemini")).stdin == fits.prompt
+    assert issubclass(PromptTooLarge, OSError)  # the supervisor fails the task with its message
 
 
 def test_reply_stream_resumes_the_session_of_the_first_turn() -> None:

@@ -145,9 +145,8 @@ def test_first_turn_argv_env_and_quiet_switches(tmp_path: Path) -> None:
         "-m",
         "mock/mock-model",
         "--title=Baton task t1",
-        "--",
-        "-fix it",
     ]
+    assert launch.stdin == "-fix it"  # the prompt goes on stdin, never in argv
     assert launch.env["MOCK_KEY"] == "k"
     assert agent_env(launch)["PWD"] == str(tmp_path)  # OpenCode takes $PWD as its project
     assert launch.env["OPENCODE_CONFIG_DIR"] == str(tmp_path / "account")
@@ -166,8 +165,17 @@ def test_resume_uses_the_session_and_turn_model(tmp_path: Path) -> None:
         turn(tmp_path, session_id="ses_1", model="p/m", reason="reply"), profile
     )
     assert launch.argv[:1] == ["opencode"]
-    assert launch.argv[-6:] == ["-m", "p/m", "--session", "ses_1", "--", "-fix it"]
+    assert launch.argv[-4:] == ["-m", "p/m", "--session", "ses_1"]
+    assert launch.stdin == "-fix it"
     assert not any(a.startswith("--title") for a in launch.argv)
+
+
+def test_a_prompt_over_argv_limits_goes_on_stdin_whole(tmp_path: Path) -> None:
+    prompt = 'say "hi"\n' + "é" * 300_000 + "\nTAIL\n"  # 600 KB, quotes and spaces kept as is
+    profile = Profile(name="oc", provider="opencode", env={"HOME": str(tmp_path)})
+    launch = OpenCodeAdapter().launch(Turn(task_id="t1", prompt=prompt, cwd=str(tmp_path)), profile)
+    assert launch.stdin == prompt
+    assert sum(len(a.encode()) for a in launch.argv) < 1000
 
 
 def test_a_config_folder_the_user_set_up_is_left_alone(tmp_path: Path) -> None:

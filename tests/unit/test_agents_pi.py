@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from baton.agents.base import Outcome, Turn
-from baton.agents.pi import QUIET_ENV, PiAdapter, PiParser, safe_prompt
+from baton.agents.pi import ARGV_PROMPT_LIMIT, QUIET_ENV, PiAdapter, PiParser, safe_prompt
 from baton.config.profiles import Profile
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion
@@ -134,6 +134,7 @@ def test_launch(tmp_path: Path) -> None:
         "-p",
         " @etc/passwd please",
     ]
+    assert launch.stdin is None  # a small prompt stays in argv, exactly as given
     assert launch.env["PI_CODING_AGENT_DIR"] == str(tmp_path / "agent")
     assert QUIET_ENV.items() <= launch.env.items() and launch.env["X"] == "1"
 
@@ -144,6 +145,19 @@ def test_launch_resume_with_provider_option(tmp_path: Path) -> None:
     argv = PiAdapter().launch(t, profile).argv
     assert argv[0] == "pi"
     assert argv[4:] == ["--provider", "acme", "--model", "m1", "--session", "uuid-1", "-p", "more"]
+
+
+def test_a_prompt_over_the_argv_limit_goes_on_stdin(tmp_path: Path) -> None:
+    profile = Profile(name="pi", provider="pi", model="m1")
+    at_limit = "x" * ARGV_PROMPT_LIMIT
+    small = PiAdapter().launch(Turn(task_id="t", prompt=at_limit, cwd=str(tmp_path)), profile)
+    assert small.argv[-2:] == ["-p", at_limit] and small.stdin is None
+    prompt = "-" + "é" * (ARGV_PROMPT_LIMIT // 2) + "\nTAIL"  # over the limit in bytes
+    t = Turn(task_id="t", prompt=prompt, cwd=str(tmp_path), session_id="uuid-1", reason="reply")
+    launch = PiAdapter().launch(t, profile)
+    head = ["pi", "--mode", "json", "--offline", "--model", "m1"]
+    assert launch.argv == [*head, "--session", "uuid-1", "-p"]
+    assert launch.stdin == prompt  # whole, and no leading space: stdin is not parsed for flags
 
 
 def test_safe_prompt() -> None:

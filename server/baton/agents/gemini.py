@@ -1,4 +1,10 @@
-"""Gemini CLI (provider ``gemini``): ``gemini --output-format stream-json --prompt=…``.
+"""Gemini CLI (provider ``gemini``): ``gemini --output-format stream-json --prompt=`` + stdin.
+
+The prompt goes on stdin (no 128 KiB argv limit, not visible in ``ps``): headless Gemini reads
+piped stdin and puts it before the ``--prompt`` text, which is left empty, so the model gets the
+prompt byte for byte as ``--prompt=<prompt>`` would give it. Gemini reads at most 8 MiB from
+stdin and silently drops the rest, so a larger prompt is refused before anything starts
+(:class:`PromptTooLarge`).
 
 One process per turn; a later turn resumes with ``--resume <session_id>`` from the same worktree.
 ``--approval-mode yolo`` lets the worker edit Baton's private worktree (nobody could answer an
@@ -45,7 +51,16 @@ DEFAULT_SYSTEM_SETTINGS = Path("/etc/gemini-cli/settings.json")
 OUTPUT_CHARS = 2000
 INPUT_CHARS = 200
 PATH_KEYS = ("file_path", "absolute_path", "path", "dir_path")
+#: Gemini CLI 0.61 reads at most this many bytes of stdin (``readStdin``'s MAX_STDIN_SIZE).
+STDIN_LIMIT = 8 * 1024 * 1024
 _API_ERROR = re.compile(r"^\[API Error: (?P<body>.*)\](?P<rest>.*)$", re.S)
+
+
+class PromptTooLarge(OSError):
+    """The prompt is larger than the CLI can take; nothing was started.
+
+    An :class:`OSError` so the supervisor fails the task with this message, like a failed spawn.
+    """
 
 
 class TextReplay:
@@ -256,6 +271,12 @@ class GeminiAdapter:
     provider = "gemini"
 
     def launch(self, turn: Turn, profile: Profile) -> Launch:
+        size = len(turn.prompt.encode())
+        if size > STDIN_LIMIT:
+            raise PromptTooLarge(
+                f"the prompt is {size} bytes; Gemini CLI reads at most {STDIN_LIMIT} bytes "
+                "(8 MiB) of prompt and would silently cut the rest: make the selection smaller"
+            )
         env = dict(profile.env)
         if profile.config_dir:
             env["GEMINI_CLI_HOME"] = profile.config_dir
@@ -275,8 +296,8 @@ class GeminiAdapter:
             argv += ["-m", model]
         if turn.session_id:
             argv += ["--resume", turn.session_id]
-        argv.append(f"--prompt={turn.prompt}")
-        return Launch(argv=argv, env=env, cwd=turn.cwd)
+        argv.append("--prompt=")  # headless; the prompt itself comes on stdin
+        return Launch(argv=argv, env=env, cwd=turn.cwd, stdin=turn.prompt)
 
     def parser(self) -> GeminiParser:
         return GeminiParser()

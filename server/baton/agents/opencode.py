@@ -1,5 +1,10 @@
 """OpenCode (provider ``opencode``): ``opencode run --format json``, one process per turn.
 
+The prompt goes on stdin, never in argv: ``opencode run`` reads piped stdin as the message (no
+128 KiB argv limit, not visible in ``ps``), byte for byte — whereas message *arguments* are
+re-joined with every one containing a space wrapped in double quotes and its own quotes
+backslash-escaped, which is what the model would see.
+
 A later turn resumes the session with ``--session <ses_…>`` in the same worktree. ``--auto``
 approves what the user's config does not explicitly deny (the worker edits Baton's private
 worktree, and nobody could answer a prompt). ``--title`` spares the extra title request.
@@ -249,7 +254,10 @@ class OpenCodeParser:
 
 
 class OpenCodeAdapter:
-    """Provider ``opencode``: ``opencode run --format json --auto [-m …] [--session …]``."""
+    """Provider ``opencode``: ``opencode run --format json --auto [-m …] [--session …]``.
+
+    The prompt goes on stdin.
+    """
 
     provider = "opencode"
 
@@ -268,8 +276,7 @@ class OpenCodeAdapter:
             argv += ["--session", turn.session_id]
         else:
             argv.append(f"--title=Baton task {turn.task_id}")
-        argv += ["--", turn.prompt]
-        return Launch(argv=argv, env=env, cwd=turn.cwd)
+        return Launch(argv=argv, env=env, cwd=turn.cwd, stdin=turn.prompt)
 
     def parser(self) -> OpenCodeParser:
         return OpenCodeParser()

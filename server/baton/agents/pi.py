@@ -1,5 +1,9 @@
 """Pi (provider ``pi``): ``pi --mode json -p <prompt>``, one process per turn.
 
+A prompt over :data:`ARGV_PROMPT_LIMIT` bytes goes on stdin instead (``pi … -p`` with no
+message: Pi reads piped stdin as the message), as Linux caps one argv string at 128 KiB. Pi
+strips the whitespace around stdin's text, so smaller prompts stay in argv, exactly as given.
+
 A later turn resumes with ``--session <id>`` from the same worktree. Pi has no approval
 prompts: its tools (read, bash, edit, write) run in Baton's worktree. The model is
 ``turn.model``/``profile.model`` (``provider/id`` works), the provider
@@ -31,6 +35,8 @@ from baton.core import events
 from baton.core.events import Event, EventType
 
 QUIET_ENV = {"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"}
+#: Prompts longer than this (in bytes) go on stdin instead of argv (Linux caps one at 128 KiB).
+ARGV_PROMPT_LIMIT = 100_000
 OUTPUT_CHARS = 2000
 INPUT_CHARS = 200
 PATH_KEYS = ("path", "file_path", "filePath")
@@ -195,7 +201,10 @@ class PiParser:
 
 
 class PiAdapter:
-    """Provider ``pi``: ``pi --mode json --offline [--provider …] [--model …] [--session …]``."""
+    """Provider ``pi``: ``pi --mode json --offline [--provider …] [--model …] [--session …] -p``.
+
+    The prompt follows ``-p``, or comes on stdin when it is over :data:`ARGV_PROMPT_LIMIT`.
+    """
 
     provider = "pi"
 
@@ -213,6 +222,9 @@ class PiAdapter:
             argv += ["--model", model]
         if turn.session_id:
             argv += ["--session", turn.session_id]
+        if len(turn.prompt.encode()) > ARGV_PROMPT_LIMIT:
+            argv.append("-p")  # no message: Pi takes piped stdin as the prompt
+            return Launch(argv=argv, env=env, cwd=turn.cwd, stdin=turn.prompt)
         argv += ["-p", safe_prompt(turn.prompt)]
         return Launch(argv=argv, env=env, cwd=turn.cwd)
 
