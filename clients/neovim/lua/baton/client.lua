@@ -96,6 +96,9 @@ local function handlers()
     ['baton/tasks'] = function(_, params, ctx)
       require('baton.status').on_tasks(ctx.client_id, params)
     end,
+    ['baton/permission'] = function(_, params, ctx)
+      require('baton.permission').on_permission(ctx.client_id, params)
+    end,
   }
   if not config.current.codelens then
     out['workspace/codeLens/refresh'] = function()
@@ -154,6 +157,7 @@ function M.attach(buf, quiet)
       vim.schedule(function()
         require('baton.diff').forget_client(client_id)
         require('baton.status').forget_client(client_id)
+        require('baton.permission').forget_client(client_id)
       end)
     end,
   }, { bufnr = buf })

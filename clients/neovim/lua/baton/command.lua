@@ -87,6 +87,9 @@ M.subcommands = {
   retry = function(_, words)
     require('baton.tasks').retry(words[1])
   end,
+  permission = function(_, words)
+    require('baton.permission').prompt(words[1])
+  end,
   inspect = function(_, words)
     require('baton.tasks').inspect(words[1])
   end,

@@ -140,6 +140,8 @@ function M.server_settings()
       model = c.model or vim.NIL,
       briefRules = c.brief_rules,
       claudeIde = c.claude_ide,
+      -- ACP permission prompts are drawn by the plugin (baton.permission), not as messages
+      permissionPrompts = 'inline',
     },
   }
 end

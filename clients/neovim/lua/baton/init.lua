@@ -126,6 +126,12 @@ function M.hunks(buf)
   return require('baton.diff').hunks(buf)
 end
 
+---Answer the permission request shown (or the oldest of a task) with `vim.ui.select`.
+---@param task_id? string
+function M.permission(task_id)
+  require('baton.permission').prompt(task_id)
+end
+
 ---Pick a task, then open its diff, reply, cancel, retry or inspect it.
 function M.tasks()
   require('baton.tasks').open()

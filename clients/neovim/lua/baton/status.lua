@@ -137,7 +137,14 @@ local function describe(task)
       by
     )
   end
-  if task.state == 'needs_input' then
+  local waiting = require('baton.permission').list(task.id)[1]
+  if task.state == 'needs_input' and waiting then
+    return string.format(
+      'Baton: %s waits for permission: %s (:Baton permission)',
+      title,
+      waiting.tool
+    )
+  elseif task.state == 'needs_input' then
     return string.format('Baton: %s needs input: %s (:Baton reply)', title, task.message or '')
   elseif task.state == 'review' then
     return string.format('Baton: %s is ready for review', title)

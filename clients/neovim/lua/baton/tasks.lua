@@ -31,6 +31,10 @@ function M.format(task)
       and task.message ~= ''
       and ('  ' .. task.message)
     or ''
+  local waiting = require('baton.permission').list(task.id)[1]
+  if waiting then
+    message = '  waits for permission: ' .. waiting.tool .. ' (:Baton permission)'
+  end
   local title = require('baton.status').title(task)
   return string.format('[%s] %s (%s)%s', task.state, title, task.id, message)
 end
