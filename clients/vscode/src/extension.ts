@@ -6,11 +6,13 @@
 
 import * as vscode from "vscode";
 
-import { CONFIG_SECTION, PROPOSAL_SCHEME, TASK_VIEW } from "./common/constants";
+import { CONFIG_SECTION, Command, PERMISSION_SCHEME, PROPOSAL_SCHEME, TASK_VIEW } from "./common/constants";
 import { HunkLenses } from "./common/codeLensProvider";
 import { App, notify, refreshTasks, registerCommands } from "./common/commands";
 import { InlineDecorations } from "./common/inlineDecorations";
 import { registerLogger, traceError, traceInfo } from "./common/log";
+import { PermissionView } from "./common/permissionView";
+import { Permissions, SHOW_DETAILS, waitingText } from "./common/permissions";
 import { ProposalView } from "./common/proposalView";
 import { ServerCommand, WORKING_STATES, readTaskDiff } from "./common/protocol";
 import { onInterpreterChange } from "./common/python";
@@ -42,7 +44,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       return t === undefined ? undefined : proposerOf(t);
     },
   );
-  const taskView = new TaskView(tasks);
+  // eslint-disable-next-line prefer-const
+  let permissions: Permissions;
+  const taskView = new TaskView(tasks, (taskId) => {
+    const waiting = permissions.list(taskId)[0];
+    return waiting === undefined ? undefined : waitingText(waiting);
+  });
+  const permissionView = new PermissionView(() => taskView.refresh());
+  permissions = new Permissions(
+    permissionView,
+    (args) => {
+      if (server === undefined) return Promise.reject(new Error("the Baton server is not running"));
+      return server.request(ServerCommand.answerPermission, args);
+    },
+    (err) => {
+      traceError("could not answer the permission request:", err);
+      void vscode.window.showErrorMessage(`Baton: ${err instanceof Error ? err.message : String(err)}`);
+    },
+  );
 
   // eslint-disable-next-line prefer-const
   let app: App;
@@ -63,9 +82,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     },
     status: (counts) => status.setCounts(counts),
     diff: (diff) => app.diffsChanged(reviews.update(diff)),
+    permission: (request) => permissions.update(request),
     state: (s) => status.setServer(s),
     started: () => {
       reviews.clear();
+      permissions.clear();
       app.diffsChanged();
       void refreshTasks(app).catch((err) => traceError("could not list the tasks:", err));
     },
@@ -124,6 +145,30 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.window.registerTreeDataProvider(TASK_VIEW, taskView),
     vscode.languages.registerCodeLensProvider({ scheme: "file" }, lenses),
     vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, proposals),
+    permissionView,
+    vscode.workspace.registerTextDocumentContentProvider(PERMISSION_SCHEME, permissionView),
+    vscode.commands.registerCommand(Command.answerPermission, async (arg?: { taskId?: string }) => {
+      const waiting = permissions.list(arg?.taskId);
+      if (waiting.length === 0) {
+        void vscode.window.showInformationMessage("Baton: no permission request is waiting.");
+        return;
+      }
+      const request =
+        waiting.length === 1
+          ? waiting[0]
+          : (
+              await vscode.window.showQuickPick(
+                waiting.map((p) => ({ label: p.tool, description: p.title || p.taskId, p })),
+                { placeHolder: "Which permission request?" },
+              )
+            )?.p;
+      if (request === undefined) return;
+      const items = [...request.options.map((o) => ({ label: o.name, id: o.id })), { label: SHOW_DETAILS, id: "" }];
+      const pick = await vscode.window.showQuickPick(items, { placeHolder: `${request.title || request.taskId} asks permission: ${request.tool}` });
+      if (pick === undefined) return;
+      if (pick.id === "") await permissionView.showDetails(request);
+      else await permissions.choose(request.taskId, request.id, pick.id);
+    }),
     ...registerCommands(app),
     vscode.workspace.onDidChangeTextDocument((e) => {
       if (e.contentChanges.length === 0) return;

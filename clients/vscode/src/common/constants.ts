@@ -22,10 +22,13 @@ export const Command = {
   refreshTasks: "baton.client.refreshTasks",
   restart: "baton.client.restart",
   showLog: "baton.client.showLog",
+  answerPermission: "baton.client.answerPermission",
 } as const;
 
 /** Context key: the active editor has reviewable hunks. */
 export const CONTEXT_HAS_HUNKS = "baton.hasHunks";
 /** Scheme of the read-only proposal documents opened by "Open Diff". */
 export const PROPOSAL_SCHEME = "baton-proposal";
+/** Scheme of the read-only previews of permission requests ("Show details"). */
+export const PERMISSION_SCHEME = "baton-permission";
 export const TASK_VIEW = "baton.tasks";

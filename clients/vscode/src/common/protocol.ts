@@ -95,6 +95,32 @@ export interface HunkArgs {
 export const NOTIFY_TASKS = "baton/tasks";
 export const NOTIFY_STATUS = "baton/status";
 export const NOTIFY_DIFF = "baton/diff";
+export const NOTIFY_PERMISSION = "baton/permission";
+
+/** One option of a permission request (`allow`, `always`, `reject`…). */
+export interface PermissionOption {
+  id: string;
+  name: string;
+  kind: string;
+}
+
+/** `baton/permission`: an ACP agent asks permission (status `pending`), or the request was
+ * answered (`answered`, with `answer` and `by`) or dropped (`cancelled`). */
+export interface PermissionRequest {
+  taskId: string;
+  id: string;
+  title: string;
+  tool: string;
+  kind: string;
+  /** A command line, or a diff of the file change. */
+  preview: string;
+  command: string | null;
+  files: string[];
+  options: PermissionOption[];
+  status: string;
+  answer: string | null;
+  by: string | null;
+}
 
 /** The server's executeCommand ids (registered by vscode-languageclient, never by us). */
 export const ServerCommand = {
@@ -109,6 +135,7 @@ export const ServerCommand = {
   inspect: "baton.inspect",
   diff: "baton.diff",
   status: "baton.status",
+  answerPermission: "baton.answerPermission",
 } as const;
 
 /** States in which a task's agent is at work. */
@@ -244,4 +271,30 @@ export function readTasks(value: unknown): TaskSummary[] {
   const o = obj(value, "baton/tasks");
   const tasks = Array.isArray(o.tasks) ? o.tasks : [];
   return tasks.map((t, i) => readTask(t, `tasks[${i}]`));
+}
+
+/** A `baton/permission` payload. Throws ProtocolError. */
+export function readPermission(value: unknown): PermissionRequest {
+  const what = "baton/permission";
+  const o = obj(value, what);
+  const options = (Array.isArray(o.options) ? o.options : [])
+    .filter((v): v is Json => typeof v === "object" && v !== null && !Array.isArray(v))
+    .filter((v) => typeof v.id === "string" && v.id !== "")
+    .map((v) => ({ id: v.id as string, name: optStr(v, "name") || (v.id as string), kind: optStr(v, "kind") ?? "" }));
+  const files = Array.isArray(o.files) ? o.files.filter((f): f is string => typeof f === "string") : [];
+  const tool = optStr(o, "tool") ?? "";
+  return {
+    taskId: str(o, "taskId", what),
+    id: str(o, "id", what),
+    title: optStr(o, "title") ?? "",
+    tool,
+    kind: optStr(o, "kind") ?? "",
+    preview: optStr(o, "preview") ?? "",
+    command: optStr(o, "command"),
+    files,
+    options,
+    status: str(o, "status", what),
+    answer: optStr(o, "answer"),
+    by: optStr(o, "by"),
+  };
 }

@@ -23,11 +23,14 @@ import { routeDelegateAction } from "./codeActions";
 import { traceError, traceInfo } from "./log";
 import {
   NOTIFY_DIFF,
+  NOTIFY_PERMISSION,
   NOTIFY_STATUS,
+  PermissionRequest,
   NOTIFY_TASKS,
   StatusCounts,
   TaskDiff,
   TaskSummary,
+  readPermission,
   readStatus,
   readTaskDiff,
   readTasks,
@@ -41,6 +44,7 @@ export interface ServerEvents {
   tasks(tasks: TaskSummary[]): void;
   status(counts: StatusCounts): void;
   diff(diff: TaskDiff): void;
+  permission(request: PermissionRequest): void;
   state(state: ServerState): void;
   /** The server is up (after every start): time to load the task list. */
   started(): void;
@@ -140,6 +144,9 @@ export class BatonServer implements vscode.Disposable {
       client.onNotification(NOTIFY_TASKS, (params: unknown) => this.guard(NOTIFY_TASKS, () => this.events.tasks(readTasks(params)))),
       client.onNotification(NOTIFY_STATUS, (params: unknown) => this.guard(NOTIFY_STATUS, () => this.events.status(readStatus(params)))),
       client.onNotification(NOTIFY_DIFF, (params: unknown) => this.guard(NOTIFY_DIFF, () => this.events.diff(readTaskDiff(params)))),
+      client.onNotification(NOTIFY_PERMISSION, (params: unknown) =>
+        this.guard(NOTIFY_PERMISSION, () => this.events.permission(readPermission(params))),
+      ),
     );
     this.events.state("starting");
     try {

@@ -74,6 +74,8 @@ export function serverSettings(s: Settings): Record<string, unknown> {
       briefRules: s.briefRules,
       progressInterval: s.progressInterval,
       claudeIde: s.claudeIde,
+      // ACP permission prompts are drawn by the extension (common/permissions), not as messages
+      permissionPrompts: "inline",
     },
   };
 }

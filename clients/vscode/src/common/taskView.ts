@@ -13,7 +13,11 @@ export class TaskView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.changed.event;
 
-  constructor(private readonly tasks: TaskList) {}
+  /** `waiting(taskId)`: what the task waits for (a permission request), if anything. */
+  constructor(
+    private readonly tasks: TaskList,
+    private readonly waiting: (taskId: string) => string | undefined = () => undefined,
+  ) {}
 
   refresh(): void {
     this.changed.fire();
@@ -38,7 +42,8 @@ export class TaskView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
     const t = node.task;
     const item = new vscode.TreeItem(titleOf(t), vscode.TreeItemCollapsibleState.None);
     item.id = `task:${t.id}`;
-    item.description = describe(t);
+    const waits = this.waiting(t.id);
+    item.description = waits === undefined ? describe(t) : `${describe(t)} — ${waits}`;
     const by = proposerOf(t);
     const proposal = by === undefined ? "" : `\n\nProposed by ${by}: decide its hunks here; ${by} writes the file once every hunk is decided.`;
     item.tooltip = new vscode.MarkdownString(`**${t.title}** \`${t.id}\`\n\n${t.state}${proposal}${t.summary ? `\n\n${t.summary}` : ""}`);
