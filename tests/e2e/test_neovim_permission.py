@@ -175,3 +175,24 @@ def test_a_request_answered_elsewhere_closes_the_float(editor: Editor) -> None:
     ed.command("Baton permission")  # nothing waits: a note, no picker
     assert ed.lua("return _G.test_selects") == []
     assert ed.lua("return _G.test_requests") == []
+
+
+def test_a_number_key_in_the_float_answers(editor: Editor) -> None:
+    ed = editor
+    tid = delegate(ed, script({"run": ["touch", "no.txt"]}, {"say": "skipped"}))
+    wait_for(lambda: pending(ed), 20, "the request")
+    # the float did not take focus; the user goes into it and types 3 (Reject)
+    assert ed.lua("return vim.api.nvim_get_current_win()") != ed.lua(
+        "return require('baton.permission').shown.win"
+    )
+    ed.lua("vim.api.nvim_set_current_win(require('baton.permission').shown.win)")
+    ed.feed("3")
+    wait_for(lambda: not pending(ed), 20, "the request answered")
+    wait_for(lambda: float_lines(ed) == [], what="the float closed")
+
+    def summary() -> str:
+        return str(command(ed, "baton.inspect", {"taskId": tid, "events": 0})["task"]["summary"])
+
+    wait_for(lambda: "rejected" in summary(), 30, "the agent told of the reject")
+    assert summary() == "The user rejected touch no.txt. skipped"
+    assert ed.lua("return _G.test_requests") == []
