@@ -11,17 +11,17 @@ left by a dead process of the same ``ideName`` are stale and may be removed
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import secrets
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import psutil
+
+from baton.surfaces import private_files
 
 SUFFIX = ".lock"
 
@@ -77,29 +77,9 @@ class LockFile:
         )
 
 
-def _private_folder(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path.chmod(0o700)
-    return path
-
-
 def write(port: int, lock: LockFile, config_dir: Path | None = None) -> Path:
     """Write (or replace) ``<config>/ide/<port>.lock`` atomically; returns its path."""
-    where = _private_folder(lock_dir(config_dir))
-    target = where / f"{port}{SUFFIX}"
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=SUFFIX + ".part", dir=where)  # 0600
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(lock.to_json(), f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return target
+    return private_files.write_json(lock_dir(config_dir) / f"{port}{SUFFIX}", lock.to_json())
 
 
 def read(path: Path) -> LockFile | None:
@@ -111,9 +91,7 @@ def read(path: Path) -> LockFile | None:
         return None
 
 
-def remove(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        path.unlink()
+remove = private_files.remove
 
 
 def _alive(pid: int) -> bool:

@@ -9,10 +9,7 @@ reused) is stale: readers skip it and remove it when they can.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +17,7 @@ from typing import Any
 import psutil
 
 from baton.store.paths import runtime_dir
+from baton.surfaces import private_files
 
 PREFIX = "broker-"
 
@@ -84,35 +82,13 @@ class Discovery:
         return best
 
 
-def _folder(folder: Path | None) -> Path:
-    path = folder if folder is not None else runtime_dir()
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path.chmod(0o700)
-    return path
-
-
 def write(record: Discovery, folder: Path | None = None) -> Path:
     """Write (or replace) the broker's discovery file atomically; returns its path."""
-    where = _folder(folder)
-    target = where / f"{PREFIX}{record.pid}.json"
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=where)  # O_EXCL, 0600
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(record.to_json(), f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return target
+    where = folder if folder is not None else runtime_dir()
+    return private_files.write_json(where / f"{PREFIX}{record.pid}.json", record.to_json())
 
 
-def remove(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        path.unlink()
+remove = private_files.remove
 
 
 def read(path: Path) -> Discovery | None:
