@@ -12,17 +12,18 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
+from baton.surfaces.jsonrpc import INTERNAL_ERROR as INTERNAL_ERROR
+from baton.surfaces.jsonrpc import INVALID_PARAMS as INVALID_PARAMS
+from baton.surfaces.jsonrpc import INVALID_REQUEST as INVALID_REQUEST
+from baton.surfaces.jsonrpc import METHOD_NOT_FOUND as METHOD_NOT_FOUND
+from baton.surfaces.jsonrpc import PARSE_ERROR as PARSE_ERROR
+from baton.surfaces.jsonrpc import RequestId as RequestId
+from baton.surfaces.jsonrpc import valid_id as valid_id
+
 # The server range (-32000 .. -32099).
 SERVER_ERROR = -32000
 TIMED_OUT = -32001
 BUSY = -32002
-
-RequestId = str | int
 
 
 class RpcError(Exception):
@@ -51,10 +52,6 @@ class Message:
         return self.method is not None and self.id is not None
 
 
-def _valid_id(value: object) -> bool:
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-
-
 def parse(frame: str | bytes) -> Message:
     """The message in one frame, or :class:`RpcError` saying what is wrong with it."""
     if isinstance(frame, bytes):
@@ -69,7 +66,7 @@ def parse(frame: str | bytes) -> Message:
         raise RpcError(INVALID_REQUEST, "a message is a JSON object")
     rid = msg.get("id")
     has_id = "id" in msg and rid is not None
-    if has_id and not _valid_id(rid):
+    if has_id and not valid_id(rid):
         raise RpcError(INVALID_REQUEST, "id must be a string or an integer")
     answer_to = rid if has_id else None
     if msg.get("jsonrpc") != "2.0":

@@ -12,21 +12,20 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-# Standard JSON-RPC codes.
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
+from baton.surfaces.jsonrpc import INTERNAL_ERROR as INTERNAL_ERROR
+from baton.surfaces.jsonrpc import INVALID_PARAMS as INVALID_PARAMS
+from baton.surfaces.jsonrpc import INVALID_REQUEST as INVALID_REQUEST
+from baton.surfaces.jsonrpc import METHOD_NOT_FOUND as METHOD_NOT_FOUND
+from baton.surfaces.jsonrpc import PARSE_ERROR as PARSE_ERROR
+from baton.surfaces.jsonrpc import RequestId as RequestId
+from baton.surfaces.jsonrpc import valid_id as valid_id
+
 # Baton's own (the -32000..-32099 server range).
 UNAUTHORIZED = -32001
 UNKNOWN_TASK = -32002
 WRONG_STATE = -32003
 RATE_LIMITED = -32004
 BUSY = -32005
-
-#: An id a request may carry: JSON-RPC allows strings and numbers (and null, which we refuse).
-RequestId = str | int
 
 
 class RpcError(Exception):
@@ -72,10 +71,9 @@ def parse(frame: str | bytes) -> Request:
         raise RpcError(INVALID_REQUEST, "a request is a JSON object")
     rid = msg.get("id")
     has_id = "id" in msg
-    valid_id = isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool))
-    if has_id and not valid_id:
+    if has_id and not valid_id(rid):
         raise RpcError(INVALID_REQUEST, "id must be a string or an integer")
-    answer_to = rid if valid_id else None
+    answer_to = rid if valid_id(rid) else None
     if msg.get("jsonrpc") != "2.0":
         raise RpcError(INVALID_REQUEST, 'jsonrpc must be "2.0"', {"id": answer_to})
     method = msg.get("method")
