@@ -730,10 +730,7 @@ class Supervisor:
             task.options["snapshot"] = snap.to_json()
             path = file.relative_to(snap.root).as_posix()
             files = proposal_diff(path, base, new)
-            await self.store.call(lambda s: s.save_diff(task.id, files, True))
-            added, removed = count_lines(h for f in files for h in f.hunks)
-            diff = {"final": True, "files": len(files), "hunks": len(files and files[0].hunks)}
-            await self._emit(task, EventType.DIFF, {**diff, "added": added, "removed": removed})
+            await self._record_diff(task, files, final=True)
         except asyncio.CancelledError:  # the proposer gave up while it was being recorded
             await asyncio.shield(self._move(task, S.CANCELLED, "withdrawn by its proposer"))
             raise
@@ -1433,25 +1430,25 @@ class Supervisor:
             return []
         snap = _snapshot_of(task)
         files = await asyncio.to_thread(in_background, compute_diff, snap, Path(task.worktree))
+        await self._record_diff(task, files, final=final)
+        return files
+
+    async def _record_diff(self, task: Task, files: list[FileDiff], *, final: bool) -> None:
+        """Store the task's diff and say so with a ``diff`` event (its size)."""
         await self.store.call(lambda s: s.save_diff(task.id, files, final))
         added, removed = count_lines(h for f in files for h in f.hunks)
-        await self.bus.emit(
-            [
-                Event(
-                    EventType.DIFF,
-                    {
-                        "final": final,
-                        "files": len(files),
-                        "hunks": sum(len(f.hunks) for f in files),
-                        "added": added,
-                        "removed": removed,
-                    },
-                    task_id=task.id,
-                    attempt=task.attempts,
-                )
-            ]
+        hunks = sum(len(f.hunks) for f in files)
+        await self._emit(
+            task,
+            EventType.DIFF,
+            {
+                "final": final,
+                "files": len(files),
+                "hunks": hunks,
+                "added": added,
+                "removed": removed,
+            },
         )
-        return files
 
     async def _decide(self, task: Task, decisions: dict[str, HunkState]) -> None:
         if decisions:
