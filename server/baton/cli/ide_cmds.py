@@ -36,13 +36,13 @@ def add_commands(cmd: Callable[[str, str], argparse.ArgumentParser]) -> None:
 
 def find_ide(folder: Path) -> tuple[int, LockFile]:
     """The port and lock of the live Baton IDE server whose workspace holds ``folder``."""
-    from baton.surfaces.ide.lockfile import SUFFIX, lock_dir, read
+    from baton.surfaces.ide.lockfile import SUFFIX, alive, lock_dir, read
 
     folder = folder.resolve()
     best: tuple[int, int, LockFile] | None = None
     for path in sorted(lock_dir().glob(f"*{SUFFIX}")):
         lock = read(path)
-        if lock is None or not lock.ide_name.startswith(IDE_PREFIX) or not _alive(lock.pid):
+        if lock is None or not lock.ide_name.startswith(IDE_PREFIX) or not alive(lock.pid):
             continue
         for root in map(Path, lock.workspace_folders):
             if (folder == root or root in folder.parents) and path.stem.isdigit():
@@ -55,16 +55,6 @@ def find_ide(folder: Path) -> tuple[int, LockFile]:
             "Baton (setting claudeIde on), or use /ide inside Claude Code"
         )
     return best[1], best[2]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def run(args: argparse.Namespace, out: render.Output) -> int:

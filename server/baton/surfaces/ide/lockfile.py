@@ -94,7 +94,8 @@ def read(path: Path) -> LockFile | None:
 remove = private_files.remove
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether the lock's process runs (a zombie does not)."""
     try:
         return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
@@ -112,7 +113,7 @@ def remove_stale(ide_name: str, config_dir: Path | None = None) -> list[Path]:
         lock = read(path)
         if lock is None or lock.ide_name != ide_name or lock.pid == os.getpid():
             continue
-        if not _alive(lock.pid):
+        if not alive(lock.pid):
             remove(path)
             removed.append(path)
     return removed

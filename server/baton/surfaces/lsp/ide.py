@@ -11,12 +11,14 @@ withdraws the task.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from baton.runtime.proposals import read_current
 from baton.runtime.supervisor import TaskError
 from baton.surfaces.ide import (
     ClosedBy,
@@ -101,10 +103,10 @@ class EditorIdeHost(IdeHost):
         if opened is None:
             return None
         try:
-            on_disk = Path(file_path).read_text(encoding="utf-8", errors="surrogateescape")
+            on_disk = await asyncio.to_thread(read_current, Path(file_path))  # not on the loop
         except OSError:
             return True
-        return opened[0] != on_disk
+        return on_disk is None or opened[0] != on_disk
 
     async def open_editors(self) -> list[OpenEditor]:
         out = []
