@@ -153,7 +153,7 @@ class EventBus:
             events = [e for p in batch for e in p.events]
             offsets = [p.offset for p in batch if p.offset is not None]
             try:
-                stamped = await self._commit(events, offsets)
+                stamped = await self._persist(events, offsets)
             except Exception as exc:  # the store failed: nobody sees uncommitted events
                 log.error("could not record %d events: %s", len(events), exc)
                 for p in batch:
@@ -178,7 +178,7 @@ class EventBus:
                 # A commit on the loop does not yield: let everyone else run between two.
                 await asyncio.sleep(0)
 
-    async def _commit(
+    async def _persist(
         self, events: list[Event], offsets: list[tuple[str, int, int]]
     ) -> list[Event]:
         if self.inline is not None and len(events) <= INLINE_MAX:
