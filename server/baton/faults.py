@@ -1,0 +1,54 @@
+"""Crash points: named places where a test can make this process die as if by ``kill -9``.
+
+Each durable step of the engine marks the instants between its intent and its effect with
+:func:`crash_point`. A test starts a broker with ``BATON_CRASH_AT=<name>`` (or
+``<name>:<n>``: at the n-th time that point is reached, counting from 1) and the broker
+SIGKILLs itself there, leaving the state a real crash would. ``BATON_CRASH_AT`` may list
+several points separated by commas; the first one reached fires. Unset, a crash point
+costs one dictionary lookup.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+#: Every crash point the code marks, with what has happened when it fires.
+POINTS: dict[str, str] = {
+    "after_snapshot": "the task's snapshot is recorded; no worktree yet",
+    "after_worktree": "the worktree exists and is recorded; no attempt yet",
+    "after_attempt_intent": "the attempt is recorded as starting; no process yet",
+    "after_spawn": "the agent's wrapper runs; its pid is not recorded yet",
+    "after_exit": "the broker read the agent's exit record; the task is not settled yet",
+    "accept_journal": "an accept's journal is written; no user file touched yet",
+    "accept_file": "an accept wrote one more user file (counted per file)",
+    "accept_marked": "an accept's hunk decisions are stored; its journal is not cleared",
+    "reject_journal": "a reject's journal is written; no decision stored yet",
+    "reject_marked": "a reject's decisions are stored; the task is not settled yet",
+}
+
+
+def _armed() -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in os.environ.get("BATON_CRASH_AT", "").split(","):
+        name, _, nth = item.strip().partition(":")
+        if name:
+            out[name] = int(nth) if nth.isdigit() else 1
+    return out
+
+
+_ARMED = _armed()
+_SEEN: dict[str, int] = {}
+
+
+def crash_point(name: str) -> None:
+    """Die here (SIGKILL, no clean-up) when ``BATON_CRASH_AT`` names this point."""
+    if not _ARMED:
+        return
+    assert name in POINTS, f"unknown crash point {name!r}"
+    want = _ARMED.get(name)
+    if want is None:
+        return
+    _SEEN[name] = _SEEN.get(name, 0) + 1
+    if _SEEN[name] == want:
+        os.kill(os.getpid(), signal.SIGKILL)
