@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from baton.agents.base import Outcome, Turn
+from baton.agents.base import Turn
 from baton.agents.fake import FakeAdapter
 from baton.config.profiles import Profile
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion
+from baton.core.outcome import Outcome
 from baton.runtime.runner import AttemptResult, run_attempt
 
 ADAPTER = FakeAdapter()

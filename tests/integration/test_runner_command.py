@@ -5,9 +5,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from baton.agents.base import Outcome, Turn
+from baton.agents.base import Turn
 from baton.agents.command import CommandAdapter
 from baton.config.profiles import Profile
+from baton.core.outcome import Outcome
 from baton.runtime.runner import run_attempt
 
 UPPERCASE = (

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from baton.agents.base import Outcome, Turn
+from baton.agents.base import Turn
 from baton.agents.claude import QUIET_ENV, ClaudeAdapter, ClaudeParser, TextStream
 from baton.agents.registry import adapter_for
 from baton.config.profiles import Profile
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion
+from baton.core.outcome import Outcome
 
 STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
 

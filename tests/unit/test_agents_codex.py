@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from baton.agents.base import Outcome, Turn
+from baton.agents.base import Turn
 from baton.agents.codex import ARGV_PROMPT_LIMIT, QUIET_ARGS, CodexAdapter, CodexParser
 from baton.agents.registry import adapter_for
 from baton.config.profiles import Profile
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion
+from baton.core.outcome import Outcome
 
 STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
 WRITE_CWD = "/tmp/pytest-of-root/pytest-28/test_cli_writes_a_file_using_o1/repo"

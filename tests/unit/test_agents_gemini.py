@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from baton.agents.base import Outcome, Turn
+from baton.agents.base import Turn
 from baton.agents.gemini import (
     STDIN_LIMIT,
     GeminiAdapter,
@@ -19,6 +19,7 @@ from baton.agents.gemini import (
 from baton.config.profiles import Profile
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion
+from baton.core.outcome import Outcome
 from baton.runtime.runner import agent_env
 
 STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"

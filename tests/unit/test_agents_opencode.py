@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from baton.agents.base import Outcome, Turn
+from baton.agents.base import Turn
 from baton.agents.opencode import (
     LOOP_LIMIT,
     QUIET_ENV,
@@ -17,6 +17,7 @@ from baton.agents.opencode import (
 from baton.config.profiles import Profile
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion
+from baton.core.outcome import Outcome
 from baton.runtime.runner import agent_env
 
 STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from baton.agents.base import Outcome, Turn
+from baton.agents.base import Turn
 from baton.agents.pi import ARGV_PROMPT_LIMIT, QUIET_ENV, PiAdapter, PiParser, safe_prompt
 from baton.config.profiles import Profile
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion
+from baton.core.outcome import Outcome
 
 STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
 

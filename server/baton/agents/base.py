@@ -1,20 +1,18 @@
 """The adapter protocol: how Baton starts an agent CLI and reads what it says.
 
 An adapter is declarative where it can be: ``launch`` builds argv/env for a first or a
-resumed turn, ``parser`` returns a fresh stateful parser for one attempt's output, and the
-shared :class:`Outcome` reducer judges how the attempt ended from the normalized events —
+resumed turn, and ``parser`` returns a fresh stateful parser for one attempt's output. How
+the attempt ended is judged from the normalized events by :class:`baton.core.outcome.Outcome`,
 never from the exit code alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from baton.config.profiles import Profile
-from baton.core.events import Event, EventType
-from baton.core.lifecycle import Completion
+from baton.core.events import Event
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,70 +59,3 @@ class Adapter(Protocol):
 
 class AgentNotFound(RuntimeError):
     """The agent CLI a profile names is not installed or not executable."""
-
-
-@dataclass(slots=True)
-class Outcome:
-    """Folds an attempt's events into how it ended."""
-
-    session_id: str | None = None
-    final: str | None = None
-    texts: list[str] = field(default_factory=list)
-    question: str | None = None
-    error: Completion | None = None
-    error_message: str = ""
-    retry_after: float | None = None
-    resets_at: float | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: float | None = None
-
-    @classmethod
-    def fold(cls, events: Iterable[Event]) -> Outcome:
-        """The outcome of these events, observed in order."""
-        outcome = cls()
-        for event in events:
-            outcome.observe(event)
-        return outcome
-
-    def observe(self, event: Event) -> None:
-        d = event.data
-        match event.type:
-            case EventType.SESSION:
-                self.session_id = str(d.get("id")) or self.session_id
-            case EventType.FINAL:
-                self.final = str(d.get("text", ""))
-            case EventType.TEXT:
-                self.texts.append(str(d.get("text", "")))
-            case EventType.QUESTION:
-                self.question = str(d.get("text", ""))
-            case EventType.ERROR:
-                # The first error wins: later ones are usually consequences.
-                if self.error is None:
-                    try:
-                        self.error = Completion(str(d.get("kind", "worker_error")))
-                    except ValueError:
-                        self.error = Completion.WORKER_ERROR
-                    self.error_message = str(d.get("message", ""))
-                    ra, ra_at = d.get("retry_after"), d.get("resets_at")
-                    self.retry_after = float(ra) if ra is not None else None
-                    self.resets_at = float(ra_at) if ra_at is not None else None
-            case EventType.USAGE:
-                self.input_tokens = max(self.input_tokens, int(d.get("input", 0) or 0))
-                self.output_tokens = max(self.output_tokens, int(d.get("output", 0) or 0))
-                if d.get("cost") is not None:
-                    self.cost = float(d["cost"])
-            case _:
-                pass
-
-    @property
-    def completion(self) -> Completion:
-        if self.error is not None:
-            return self.error
-        if self.final is not None or self.question is not None:
-            return Completion.COMPLETED
-        return Completion.WORKER_ERROR
-
-    @property
-    def answer(self) -> str:
-        return self.final if self.final is not None else "".join(self.texts).strip()

@@ -15,6 +15,7 @@ The schema (TOML; every key optional)::
     brief_rules = ["Run the tests before you finish."]
     on_rate_limit = "handoff"           # or "hold"
     repair_rounds = 1
+    max_attempts = 6                    # attempts a task starts on its own, all causes
 
     [profiles.claude-work]              # one account of one agent CLI
     provider = "claude"
@@ -71,6 +72,7 @@ from baton.config.layers import (
     user_config_path,
 )
 from baton.config.profiles import Profile, default_profiles
+from baton.core.settle import DEFAULT_MAX_ATTEMPTS
 from baton.core.routing import (
     KINDS,
     ON_RATE_LIMIT,
@@ -96,6 +98,7 @@ _TOP = (
     "brief_rules",
     "on_rate_limit",
     "repair_rounds",
+    "max_attempts",
     "verify",
     "review",
     "profiles",
@@ -162,6 +165,7 @@ class Settings:
     cooldowns: dict[str, float] = field(default_factory=dict)  # provider → s; "default"
     verify: tuple[VerifyStep, ...] = ()
     repair_rounds: int = DEFAULT_REPAIR_ROUNDS
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
     review: ReviewPolicy = ReviewPolicy()
     secrets_backend: str | None = None
     provenance: dict[str, Source] = field(default_factory=dict)
@@ -209,6 +213,7 @@ def _default_items(
         ("isolation",): ("worktree", builtin),
         ("on_rate_limit",): ("handoff", builtin),
         ("repair_rounds",): (DEFAULT_REPAIR_ROUNDS, builtin),
+        ("max_attempts",): (DEFAULT_MAX_ATTEMPTS, builtin),
         ("cooldown", "default"): (DEFAULT_COOLDOWN, builtin),
     }
     if default_worker in profiles:
@@ -502,6 +507,9 @@ def _build(
         verify=_verify(values),
         repair_rounds=values.get(
             ("repair_rounds",), _count, "a whole number ≥ 0", DEFAULT_REPAIR_ROUNDS
+        ),
+        max_attempts=values.get(
+            ("max_attempts",), _positive_int, "a whole number ≥ 1", DEFAULT_MAX_ATTEMPTS
         ),
         review=review,
         secrets_backend=backend,

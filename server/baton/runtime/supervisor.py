@@ -22,7 +22,8 @@ from typing import Any
 import psutil
 
 from baton.acp import transport as acp
-from baton.agents.base import Adapter, AgentNotFound, Outcome, Parser, Turn
+from baton.agents.base import Adapter, AgentNotFound, Parser, Turn
+from baton.core.outcome import Outcome
 from baton.agents.registry import adapter_for
 from baton.config.layers import ConfigError
 from baton.config.profiles import Profile, default_profiles

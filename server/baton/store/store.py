@@ -218,17 +218,31 @@ class Store:
 
     def save_task(self, task: Task, *, owner: str | _Keep | None = KEEP) -> None:
         """Insert or fully replace a task's fields; its owner is set if given, else kept."""
-        names = [*_TASK_FIELDS] if isinstance(owner, _Keep) else [*_TASK_FIELDS, "owner"]
-        row = _task_row(task) if isinstance(owner, _Keep) else [*_task_row(task), owner]
-        columns = ", ".join(f'"{n}"' for n in names)
-        placeholders = ", ".join("?" for _ in names)
-        updates = ", ".join(f'"{n}" = excluded."{n}"' for n in names if n != "id")
         with self._write(f"save task {task.id}") as conn:
-            conn.execute(
-                f"INSERT INTO tasks ({columns}) VALUES ({placeholders}) "
-                f"ON CONFLICT(id) DO UPDATE SET {updates}",
-                row,
-            )
+            _put_task(conn, task, owner)
+
+    def record(
+        self,
+        task: Task,
+        *,
+        owner: str | _Keep | None = KEEP,
+        attempt: Attempt | None = None,
+        hunks: Mapping[str, HunkState] | None = None,
+    ) -> None:
+        """Save ``task`` with an attempt and/or hunk decisions in ONE transaction: a step's
+        record (an attempt about to start, decisions and the state they lead to) is all
+        there or not at all."""
+        try:
+            with self._write(f"record a step of task {task.id}") as conn:
+                _put_task(conn, task, owner)
+                if attempt is not None:
+                    _put_attempt(conn, attempt)
+                if hunks:
+                    _put_hunks(conn, task.id, hunks)
+        except StoreError as exc:
+            if isinstance(exc.__cause__, sqlite3.IntegrityError):
+                raise UnknownTask(task.id) from exc.__cause__
+            raise
 
     def find_task(self, task_id: str) -> Task | None:
         """The task with exactly this id, or None."""
@@ -372,16 +386,9 @@ class Store:
 
     def save_attempt(self, attempt: Attempt) -> None:
         """Insert or replace an attempt (keyed by task id and number)."""
-        row = attempt.to_json()
-        placeholders = ", ".join("?" for _ in _ATTEMPT_FIELDS)
-        updates = ", ".join(f"{n} = excluded.{n}" for n in _ATTEMPT_FIELDS[2:])
         try:
             with self._write(f"save attempt {attempt.n} of task {attempt.task_id}") as conn:
-                conn.execute(
-                    f"INSERT INTO attempts ({_ATTEMPT_COLS}) VALUES ({placeholders}) "
-                    f"ON CONFLICT(task_id, n) DO UPDATE SET {updates}",
-                    [row[n] for n in _ATTEMPT_FIELDS],
-                )
+                _put_attempt(conn, attempt)
         except StoreError as exc:
             if isinstance(exc.__cause__, sqlite3.IntegrityError):
                 raise UnknownTask(attempt.task_id) from exc.__cause__
@@ -526,15 +533,9 @@ class Store:
 
     def set_hunk_states(self, task_id: str, states: Mapping[str, HunkState]) -> None:
         """Record decisions on hunks (hunk id → state), replacing earlier ones."""
-        now = time.time()
         try:
             with self._write(f"save hunk decisions of task {task_id}") as conn:
-                conn.executemany(
-                    "INSERT INTO hunk_states (task_id, hunk_id, state, at) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT(task_id, hunk_id) DO UPDATE SET "
-                    "state = excluded.state, at = excluded.at",
-                    [(task_id, h, str(HunkState(s)), now) for h, s in states.items()],
-                )
+                _put_hunks(conn, task_id, states)
         except StoreError as exc:
             if isinstance(exc.__cause__, sqlite3.IntegrityError):
                 raise UnknownTask(task_id) from exc.__cause__
@@ -704,3 +705,36 @@ class AsyncStore:
             await self.call(Store.close)
         finally:
             self._executor.shutdown(wait=True)
+
+
+def _put_task(conn: sqlite3.Connection, task: Task, owner: str | _Keep | None) -> None:
+    names = [*_TASK_FIELDS] if isinstance(owner, _Keep) else [*_TASK_FIELDS, "owner"]
+    row = _task_row(task) if isinstance(owner, _Keep) else [*_task_row(task), owner]
+    columns = ", ".join(f'"{n}"' for n in names)
+    placeholders = ", ".join("?" for _ in names)
+    updates = ", ".join(f'"{n}" = excluded."{n}"' for n in names if n != "id")
+    conn.execute(
+        f"INSERT INTO tasks ({columns}) VALUES ({placeholders}) "
+        f"ON CONFLICT(id) DO UPDATE SET {updates}",
+        row,
+    )
+
+
+def _put_attempt(conn: sqlite3.Connection, attempt: Attempt) -> None:
+    row = attempt.to_json()
+    placeholders = ", ".join("?" for _ in _ATTEMPT_FIELDS)
+    updates = ", ".join(f"{n} = excluded.{n}" for n in _ATTEMPT_FIELDS[2:])
+    conn.execute(
+        f"INSERT INTO attempts ({_ATTEMPT_COLS}) VALUES ({placeholders}) "
+        f"ON CONFLICT(task_id, n) DO UPDATE SET {updates}",
+        [row[n] for n in _ATTEMPT_FIELDS],
+    )
+
+
+def _put_hunks(conn: sqlite3.Connection, task_id: str, states: Mapping[str, HunkState]) -> None:
+    now = time.time()
+    conn.executemany(
+        "INSERT INTO hunk_states (task_id, hunk_id, state, at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT(task_id, hunk_id) DO UPDATE SET state = excluded.state, at = excluded.at",
+        [(task_id, h, str(HunkState(s)), now) for h, s in states.items()],
+    )

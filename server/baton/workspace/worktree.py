@@ -74,14 +74,20 @@ def _restore_exact_bytes(worktree: Path, common_dir: Path) -> int:
 def create_worktree(snap: Snapshot, task_id: str, worktrees_dir: Path) -> Path:
     """Check the snapshot out at ``worktrees_dir/<task_id>`` on branch ``baton/<task_id>``.
 
-    Idempotent: an existing worktree for the task is returned as it is.
+    Idempotent: an existing worktree for the task is reused when it still is ``snap``
+    untouched (see :func:`worktree_fits`); any other is removed and made anew, so a
+    checkout left by an interrupted broker never carries another snapshot's files.
     """
     check_task_id(task_id)
     path = worktrees_dir / task_id
     if _is_within(worktrees_dir, snap.root):
         raise ValueError(f"worktrees must live outside the user's tree: {worktrees_dir}")
-    if (path / ".git").exists():
+    if (path / ".git").exists() and worktree_fits(snap, path):
         return path
+    if path.exists() or path.is_symlink():
+        _remove_folder(snap.git_dir, path)
+        with contextlib.suppress(GitError), admin_lock(snap.git_dir):
+            run_git(["worktree", "prune"], snap.git_dir, git_dir=snap.git_dir)
     worktrees_dir.mkdir(parents=True, exist_ok=True)
     with admin_lock(snap.git_dir):
         run_git(
@@ -100,6 +106,18 @@ def create_worktree(snap: Snapshot, task_id: str, worktrees_dir: Path) -> Path:
         )
     _restore_exact_bytes(path, common_dir_of(snap.git_dir))
     return path
+
+
+def worktree_fits(snap: Snapshot, path: Path) -> bool:
+    """Whether the checkout at ``path`` is ``snap.commit`` with nothing changed or added."""
+    try:
+        head = run_git(["rev-parse", "HEAD"], path).strip()
+        if head != snap.commit:
+            return False
+        status = run_git(["status", "--porcelain", "-z", "--untracked-files=all"], path)
+    except GitError:
+        return False
+    return status == ""
 
 
 def _delete_refs(git_dir: Path, task_id: str) -> None:

@@ -1,0 +1,165 @@
+"""What a task records about itself, read back: its snapshot, worker, request, checks.
+
+Everything a later step (or another broker) needs is decided once and stored on the task
+(:attr:`Task.options`) or in its folder, so no step depends on a request that is gone:
+the profile routing chose, the editor's diagnostics and brief rules, its unsaved buffers
+(``overlays.json`` in the task's folder), the prompt of the turn being started.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from baton.config.profiles import Profile
+from baton.config.settings import Settings
+from baton.core.brief import Diagnostic
+from baton.core.settle import NextTurn
+from baton.core.task import Task
+from baton.runtime.broker import TaskError
+from baton.runtime.checks import Check
+from baton.workspace import Snapshot
+
+OVERLAYS = "overlays.json"
+
+
+def copy(task: Task) -> Task:
+    """A copy the store thread can write while the loop goes on changing the task.
+
+    Shallow where that is safe: the runtime replaces option values, never mutates them.
+    """
+    return dataclasses.replace(
+        task, targets=list(task.targets), scope=list(task.scope), options=dict(task.options)
+    )
+
+
+def snapshot_of(task: Task) -> Snapshot:
+    data = task.options.get("snapshot")
+    if not isinstance(data, dict):
+        raise TaskError(f"task {task.id} has no snapshot")
+    return Snapshot.from_json(data)
+
+
+def has_snapshot(task: Task) -> bool:
+    return isinstance(task.options.get("snapshot"), dict) and bool(task.snapshot)
+
+
+def agent_cwd(task: Task) -> str:
+    """The worktree folder matching the folder the user delegated from."""
+    if not task.worktree:
+        return task.root
+    return str(Path(task.worktree) / snapshot_of(task).prefix)
+
+
+def store_profile(task: Task, profile: Profile) -> None:
+    """Record the worker routing chose, as it was configured then."""
+    task.options["profile"] = dataclasses.asdict(profile)
+
+
+def profile_of(task: Task, fallback: Mapping[str, Profile]) -> Profile:
+    """The profile recorded at delegate time (or hand-off); older tasks look theirs up."""
+    raw = task.options.get("profile")
+    if isinstance(raw, dict) and raw.get("name") == task.worker:
+        names = {f.name for f in dataclasses.fields(Profile)}
+        return Profile(**{k: v for k, v in raw.items() if k in names})
+    profile = fallback.get(task.worker)
+    if profile is None:
+        raise TaskError(f"task {task.id}: its worker {task.worker!r} is not configured")
+    return profile
+
+
+def store_request(
+    task: Task,
+    folder: Path,
+    *,
+    diagnostics: Sequence[Diagnostic],
+    overlays: Mapping[str, str],
+    rules: Sequence[str],
+) -> None:
+    """Keep what the brief and the snapshot need from the request: diagnostics and the
+    editor's rules in the task, unsaved buffers in the task's folder (they can be large)."""
+    request: dict[str, Any] = {}
+    if diagnostics:
+        request["diagnostics"] = [dataclasses.asdict(d) for d in diagnostics]
+    if rules:
+        request["rules"] = list(rules)
+    if overlays:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / (OVERLAYS + ".tmp")
+        tmp.write_text(json.dumps(dict(overlays)), encoding="utf-8")
+        os.replace(tmp, folder / OVERLAYS)
+        request["overlays"] = OVERLAYS
+    if request:
+        task.options["request"] = request
+
+
+def diagnostics_of(task: Task) -> list[Diagnostic]:
+    raw = (task.options.get("request") or {}).get("diagnostics") or []
+    names = {f.name for f in dataclasses.fields(Diagnostic)}
+    return [Diagnostic(**{k: v for k, v in d.items() if k in names}) for d in raw]
+
+
+def editor_rules_of(task: Task) -> list[str]:
+    return [str(r) for r in (task.options.get("request") or {}).get("rules") or []]
+
+
+def overlays_of(task: Task, folder: Path) -> dict[str, str]:
+    if not (task.options.get("request") or {}).get("overlays"):
+        return {}
+    try:
+        data = json.loads((folder / OVERLAYS).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise TaskError(f"task {task.id}: its unsaved buffers are lost: {exc}") from None
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def store_turn(task: Task, turn: NextTurn) -> None:
+    """The turn being started, so a broker that finds it never started can start it."""
+    task.options["turn"] = {"prompt": turn.prompt, "reason": turn.reason}
+
+
+def turn_of(task: Task) -> NextTurn | None:
+    raw = task.options.get("turn")
+    if isinstance(raw, dict) and isinstance(raw.get("prompt"), str):
+        return NextTurn(raw["prompt"], str(raw.get("reason") or "first"))
+    return None
+
+
+def project_options(settings: Settings, kind: str) -> dict[str, Any]:
+    """The project's checks, repair rounds, attempt budget and reviewer as task options."""
+    out: dict[str, Any] = {
+        "repair_rounds": settings.repair_rounds,
+        "max_attempts": settings.max_attempts,
+    }
+    if settings.verify:
+        out["verify"] = [
+            {"name": v.name, "argv": list(v.argv), "timeout": v.timeout} for v in settings.verify
+        ]
+    review = settings.review
+    if review.worker and (not review.kinds or kind in review.kinds):
+        out["review"] = {"worker": review.worker}
+    return out
+
+
+def reviewer_of(task: Task) -> str | None:
+    review = task.options.get("review")
+    if isinstance(review, dict) and isinstance(review.get("worker"), str):
+        return str(review["worker"])
+    return None
+
+
+def checks_of(task: Task) -> list[Check]:
+    raw = task.options.get("verify") or []
+    return [Check.from_json(c) for c in raw if isinstance(c, dict)]
+
+
+def not_a_proposal(task: Task, move: str) -> None:
+    if task.options.get("proposal"):
+        raise TaskError(
+            f"task {task.id} is an edit {task.worker} proposed: {move} does not apply; accept "
+            f"or reject it, or answer in {task.worker} itself"
+        )
