@@ -15,7 +15,7 @@ from baton.agents.fake import FakeAdapter
 from baton.config.profiles import Profile
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion
-from baton.runtime.runner import AttemptResult, run_attempt
+from baton.process.spawn import AttemptResult, run_attempt
 
 ADAPTER = FakeAdapter()
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from baton.agents.base import Outcome, Turn
 from baton.agents.command import CommandAdapter
 from baton.config.profiles import Profile
-from baton.runtime.runner import run_attempt
+from baton.process.spawn import run_attempt
 
 UPPERCASE = (
     "import sys\n"

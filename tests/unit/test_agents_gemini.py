@@ -19,7 +19,7 @@ from baton.agents.gemini import (
 from baton.config.profiles import Profile
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion
-from baton.runtime.runner import agent_env
+from baton.process.spawn import agent_env
 
 STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
 
