@@ -3,9 +3,9 @@
 Two measurements, each with 20 processes streaming ~100 lines/s for a few seconds:
 
 * ``tail``: 20 plain writer processes append timestamped lines to their own files; 20
-  :class:`~baton.runtime.tail.Tailer` s in one event loop read them.
+  :class:`~baton.process.tail.Tailer` s in one event loop read them.
 * ``agents``: 20 fake agents (``stream`` step) started detached through
-  :func:`~baton.runtime.runner.spawn`, read through Tailers and the fake adapter's parser
+  :func:`~baton.process.spawn.spawn`, read through Tailers and the fake adapter's parser
   — the broker's real path.
 
 Prints median, p99 and max latency in ms per measurement. Target: p99 ≤ 5 ms.
@@ -28,8 +28,8 @@ from baton.agents.base import Turn
 from baton.agents.fake import FakeAdapter
 from baton.config.profiles import Profile
 from baton.core.events import EventType
-from baton.runtime.runner import kill_tree, spawn, wait_exit
-from baton.runtime.tail import Tailer
+from baton.process.spawn import kill_tree, spawn, wait_exit
+from baton.process.tail import Tailer
 
 WRITER = """
 import os, sys, time

@@ -292,7 +292,7 @@ async def test_a_runner_killed_mid_turn_then_retry_loads_the_session(
     asup: Supervisor, repo: Path, tmp_path: Path
 ) -> None:
     from baton.acp.control import RunnerRecord
-    from baton.runtime import runner
+    from baton.process import spawn as runner
     from baton.store.paths import task_dir
 
     turns(tmp_path, [{"say": "working"}, {"sleep": 30}])

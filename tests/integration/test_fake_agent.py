@@ -16,7 +16,7 @@ from baton.config.profiles import Profile
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion
 from baton.core.outcome import Outcome
-from baton.runtime.runner import AttemptResult, run_attempt
+from baton.process.spawn import AttemptResult, run_attempt
 
 ADAPTER = FakeAdapter()
 

@@ -17,9 +17,9 @@ import pytest
 from baton.agents.base import AgentNotFound, Launch, Turn
 from baton.agents.fake import FakeAdapter
 from baton.config.profiles import Profile
-from baton.runtime import runner
-from baton.runtime.runner import ProcessRecord, is_alive, kill_tree, read_exit, spawn, wait_exit
-from baton.runtime.tail import Tailer
+from baton.process import spawn as runner
+from baton.process.spawn import ProcessRecord, is_alive, kill_tree, read_exit, spawn, wait_exit
+from baton.process.tail import Tailer
 
 PY = sys.executable
 
@@ -176,7 +176,7 @@ async def test_the_agent_outlives_the_process_that_started_it(tmp_path: Path) ->
     launch = {"argv": [PY, "-c", "import time; time.sleep(0.6); print('still here')"]}
     starter = (
         "import json, sys\nfrom pathlib import Path\nfrom baton.agents.base import Launch\n"
-        "from baton.runtime.runner import spawn\n"
+        "from baton.process.spawn import spawn\n"
         f"rec = spawn(Launch(**json.loads({json.dumps(json.dumps(launch))})), Path(sys.argv[1]), 1)\n"  # noqa: E501
         "print(json.dumps(rec.to_json()))"
     )
@@ -242,7 +242,7 @@ def test_agent_env_sets_pwd_to_the_agent_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from baton.agents.base import Launch
-    from baton.runtime.runner import agent_env
+    from baton.process.spawn import agent_env
 
     monkeypatch.setenv("PWD", "/somewhere/the/broker/runs")
     env = agent_env(Launch(argv=["x"], cwd=str(tmp_path)))

@@ -9,7 +9,7 @@ from baton.agents.base import Turn
 from baton.agents.command import CommandAdapter
 from baton.config.profiles import Profile
 from baton.core.outcome import Outcome
-from baton.runtime.runner import run_attempt
+from baton.process.spawn import run_attempt
 
 UPPERCASE = (
     "import sys\n"

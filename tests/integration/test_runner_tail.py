@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from baton.runtime.tail import Tailer, TailError
+from baton.process.tail import Tailer, TailError
 
 MODES = [pytest.param(True, id="inotify"), pytest.param(False, id="polling")]
 
@@ -175,6 +175,6 @@ async def test_many_tailers_share_one_loop_and_release_their_watches(tmp_path: P
     assert all(t.uses_inotify for t in tailers)
     for t in tailers:
         t.close()
-    from baton.runtime.tail import _Inotify
+    from baton.process.tail import _Inotify
 
     assert asyncio.get_running_loop() not in _Inotify._by_loop  # the last close freed the fd

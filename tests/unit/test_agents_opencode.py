@@ -18,7 +18,7 @@ from baton.config.profiles import Profile
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion
 from baton.core.outcome import Outcome
-from baton.runtime.runner import agent_env
+from baton.process.spawn import agent_env
 
 STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
 SESSION = "ses_dd93ba5c4ffe7V2GETc0TJH1pU"

@@ -1,6 +1,6 @@
 """``python -m baton.acp.runner <spec.json>``: one task's ACP session, held outside the broker.
 
-The broker starts this runner detached (through :mod:`baton.runtime.wrap`, like any agent), so
+The broker starts this runner detached (through :mod:`baton.process.wrap`, like any agent), so
 the agent outlives an editor restart. The runner starts the agent with its stdio on pipes,
 speaks ACP to it, and for each prompt turn *k* writes Baton's normalized events as JSON lines
 to ``attempt-<k>.out`` in the task's folder and, when the turn ends, an exit record to
@@ -60,7 +60,7 @@ from baton.acp.translate import (
 )
 from baton.core import events
 from baton.core.events import Event, EventType
-from baton.runtime.wrap import write_exit
+from baton.process.wrap import write_exit
 
 log = logging.getLogger("baton.acp.runner")
 

@@ -29,7 +29,7 @@ from baton.agents.fake import write_prompt
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
-from baton.runtime import runner
+from baton.process import spawn as runner
 
 ACP = "acp"
 NATIVE = "native"

@@ -38,14 +38,15 @@ from baton.core.review import REQUEST_CHANGES, Verdict, parse_verdict, review_br
 from baton.core.review import repair_brief as review_repair_brief
 from baton.core.routing import RoutingError
 from baton.core.task import Attempt, Task, new_task_id
-from baton.runtime import accounts, runner
+from baton.process import spawn as runner
+from baton.process.tail import Tailer
+from baton.runtime import accounts
 from baton.runtime import routing as routes
 from baton.runtime.bus import EventBus, Subscription
 from baton.runtime.checks import Check, CheckResult, repair_prompt, run_check
 from baton.runtime.checks import summary as checks_summary
 from baton.runtime.proposals import Proposal, final_text, proposal_diff, read_current
 from baton.runtime.requests import DelegateRequest, GraphNode
-from baton.runtime.tail import Tailer
 from baton.store import AsyncStore, Store, UnknownTask
 from baton.store.paths import task_dir, worktrees_dir
 from baton.workspace import (
@@ -1670,7 +1671,7 @@ def _stray_wrappers(folder: Path) -> list[int]:
     found = []
     for proc in psutil.process_iter(["cmdline"]):
         cmd = proc.info.get("cmdline") or []
-        if "baton.runtime.wrap" in cmd and any(str(a).startswith(marker) for a in cmd):
+        if "baton.process.wrap" in cmd and any(str(a).startswith(marker) for a in cmd):
             found.append(proc.pid)
     return found
 

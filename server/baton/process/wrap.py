@@ -1,4 +1,4 @@
-"""The process wrapper: ``python -m baton.runtime.wrap <exit_path> -- argv…``.
+"""The process wrapper: ``python -m baton.process.wrap <exit_path> -- argv…``.
 
 Baton starts this tiny program (detached, as the leader of its own session and process
 group) instead of the agent itself. It starts the agent as a child in the same group,
@@ -71,7 +71,7 @@ def write_exit(path: str, record: dict[str, object]) -> None:
 
 def main(args: list[str]) -> int:
     if len(args) < 3 or args[1] != "--":
-        print("usage: python -m baton.runtime.wrap <exit_path> -- argv…", file=sys.stderr)
+        print("usage: python -m baton.process.wrap <exit_path> -- argv…", file=sys.stderr)
         return 2
     exit_path, argv = args[0], args[2:]
     forwarder = _Forwarder()

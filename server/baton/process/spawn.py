@@ -1,6 +1,6 @@
 """Detached agent processes: start them, tell whether they live, stop them, read how they ended.
 
-An agent process is started through :mod:`baton.runtime.wrap` as the leader of a new session
+An agent process is started through :mod:`baton.process.wrap` as the leader of a new session
 and process group (so ``pid == pgid``), with stdout and stderr going to files in the task's
 folder (``attempt-<n>.out`` / ``attempt-<n>.err``) and an exit record written by the wrapper
 to ``attempt-<n>.exit``. Nothing ties the process to the broker that started it: a later
@@ -138,7 +138,7 @@ def spawn(launch: Launch, task_dir: Path, attempt: int) -> ProcessRecord:
         stdin_path = task_dir / f"attempt-{attempt}.in"
         stdin_path.write_text(launch.stdin, encoding="utf-8")
     # -P: the agent's cwd (a worktree, maybe of Baton itself) must not shadow our package.
-    argv = [sys.executable, "-P", "-m", "baton.runtime.wrap", str(exit_path), "--", *launch.argv]
+    argv = [sys.executable, "-P", "-m", "baton.process.wrap", str(exit_path), "--", *launch.argv]
     with contextlib.ExitStack() as files:
         stdin = files.enter_context(
             open(stdin_path, "rb") if stdin_path else open(os.devnull, "rb")  # noqa: SIM115
@@ -334,7 +334,7 @@ async def run_attempt(
     The plain path without persistence, watchdog or adoption (those are the supervisor's):
     for tests, scripts and benchmarks.
     """
-    from baton.runtime.tail import Tailer  # local: keeps the runner importable on its own
+    from baton.process.tail import Tailer  # local: keeps spawning importable on its own
 
     record = spawn(launch, task_dir, attempt)
     tailer = Tailer(record.out_path)
