@@ -1,15 +1,15 @@
 """The broker's side of the ACP transport.
 
-:class:`AcpAdapter` fits the adapter protocol the supervisor already follows: ``launch`` is the
-command of a new runner (:mod:`baton.acp.runner`) for the turn, ``parser`` reads the
-normalized events the runner writes. On top, :meth:`AcpAdapter.start` sends a follow-up turn
-to the task's runner when one is alive (same session) and starts a new runner otherwise;
-:func:`cancel_turn` and :func:`answer` talk to the runner's control socket.
+:class:`AcpTransport` is the :class:`~baton.process.transport.Transport` of an ACP session: its
+``start`` sends a follow-up turn to the task's runner (:mod:`baton.acp.runner`) when one is alive
+(same session) and starts a new runner otherwise; its ``parser`` reads the normalized events the
+runner writes; its ``interrupt`` is a ``session/cancel`` that keeps the session, or a kill when the
+runner does not answer. :func:`answer` and :func:`stop` talk to the runner's control socket.
 
 Which transport a task uses is decided once per session (:func:`choose`): the profile's
 ``options.transport`` (``acp`` | ``native`` | ``auto``, default ``auto``); ``auto`` means ACP
 where the agent's ACP command is installed and was seen to work (:mod:`baton.acp.probe`),
-native otherwise.
+native otherwise. :func:`transport_for` gives the transport of that choice.
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ from baton.acp import agents, control, probe
 from baton.acp.control import ControlError
 from baton.acp.policy import make_policy
 from baton.acp.spec import Spec
-from baton.agents.base import Launch, Turn
+from baton.agents.base import Launch, Parser, Turn
 from baton.agents.fake import write_prompt
+from baton.agents.registry import adapter_for
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
-from baton.process import spawn as runner
+from baton.process import spawn as procs
+from baton.process.transport import ACP, NATIVE, NativeTransport, Started, Transport
 
-ACP = "acp"
-NATIVE = "native"
 #: Seconds a new runner gets to open its control socket before a cancel falls back to a kill.
 SOCKET_WAIT = 5.0
 
@@ -65,20 +65,16 @@ class AcpParser:
         return [events.error("worker_error", message, exit_code=exit_code)]
 
 
-class AcpAdapter:
-    """The ACP transport of one provider."""
+class AcpTransport:
+    """The ACP transport of one provider: one runner per session, one prompt per attempt."""
 
-    transport = ACP
+    name = ACP
 
     def __init__(self, provider: str) -> None:
         self.provider = provider
 
     def parser(self) -> AcpParser:
         return AcpParser()
-
-    def launch(self, turn: Turn, profile: Profile) -> Launch:
-        """A new runner for ``turn`` as attempt 1 (see :meth:`launch_attempt`)."""
-        return self.launch_attempt(turn, profile, 1)
 
     def launch_attempt(self, turn: Turn, profile: Profile, attempt: int) -> Launch:
         """A new runner for ``turn`` (its spec and prompt written to the task's folder)."""
@@ -118,33 +114,70 @@ class AcpAdapter:
             unset_env=spec_of.unset_env,
         )
 
-    async def start(
-        self, turn: Turn, profile: Profile, attempt: int
-    ) -> tuple[runner.ProcessRecord, str]:
-        """Start turn ``attempt``: a prompt to the task's live runner, else a new runner.
-
-        Returns the process record to follow and how the turn was started.
-        """
+    async def start(self, turn: Turn, profile: Profile, attempt: int) -> Started:
+        """Start turn ``attempt``: a prompt to the task's live runner, else a new runner."""
+        if not turn.task_dir:
+            raise ValueError("a turn needs its task's folder to start an attempt")
         task_dir = Path(turn.task_dir)
         record = control.RunnerRecord.load(task_dir)
-        if record is not None and runner.is_alive(record.pid, record.create_time):
+        if record is not None and procs.is_alive(record.pid, record.create_time):
             request = {"op": "prompt", "attempt": attempt, "text": turn.prompt}
             try:
                 await control.call(record.socket, {**request, "reason": turn.reason})
             except control.ControlError:
-                await runner.kill_tree(record.pid, 2.0, record.create_time)
+                await procs.kill_tree(record.pid, 2.0, record.create_time)
             else:
-                out, _, exit_path = runner.attempt_paths(task_dir, attempt)
-                proc = runner.ProcessRecord(
+                out, _, exit_path = procs.attempt_paths(task_dir, attempt)
+                proc = procs.ProcessRecord(
                     record.pid, out, Path(record.err_path), exit_path, time.time(),
                     record.create_time,
                 )  # fmt: skip
-                return proc, "the same session in the task's runner"
+                return Started(proc, "the same session in the task's runner")
         (task_dir / control.RECORD).unlink(missing_ok=True)
         launch = self.launch_attempt(turn, profile, attempt)
-        proc = await asyncio.to_thread(runner.spawn, launch, task_dir, attempt)
+        proc = await asyncio.to_thread(procs.spawn, launch, task_dir, attempt)
         how = "a new runner" + (f" resuming session {turn.session_id}" if turn.session_id else "")
-        return proc, how
+        return Started(proc, how)
+
+    async def interrupt(self, task_dir: Path, record: procs.ProcessRecord, grace: float) -> None:
+        """``session/cancel``: the turn ends as cancelled and the session (and its runner)
+        stays; a kill of the runner's tree when the runner does not answer."""
+        if await cancel_turn(task_dir):
+            return
+        await procs.kill_tree(record.pid, grace, record.create_time)
+
+
+class AcpAdapter:
+    """The adapter shape the supervisor of before :class:`Transport` uses (``launch``, and
+    ``start`` returning a tuple). Remove once the runtime holds a :class:`Transport`."""
+
+    transport = ACP
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        self._transport = AcpTransport(provider)
+
+    def parser(self) -> Parser:
+        return self._transport.parser()
+
+    def launch(self, turn: Turn, profile: Profile) -> Launch:
+        return self._transport.launch_attempt(turn, profile, 1)
+
+    async def start(
+        self, turn: Turn, profile: Profile, attempt: int
+    ) -> tuple[procs.ProcessRecord, str]:
+        started = await self._transport.start(turn, profile, attempt)
+        return started.record, started.how
+
+
+def transport_for(name: str, provider: str) -> Transport:
+    """The transport ``name`` (:data:`ACP` or :data:`NATIVE`, as :func:`choose` said) of
+    ``provider``; :class:`~baton.agents.registry.UnknownProvider` for an unknown native one."""
+    if name == ACP:
+        return AcpTransport(provider)
+    if name == NATIVE:
+        return NativeTransport(adapter_for(provider))
+    raise ValueError(f"unknown transport {name!r} (known: {ACP}, {NATIVE})")
 
 
 async def cancel_turn(task_dir: Path) -> bool:
@@ -229,10 +262,12 @@ __all__ = [
     "NATIVE",
     "AcpAdapter",
     "AcpParser",
+    "AcpTransport",
     "ControlError",
     "answer",
     "cancel_turn",
     "choose",
     "pending_permissions",
     "stop",
+    "transport_for",
 ]

@@ -1,0 +1,81 @@
+"""One way to start, follow and interrupt an attempt, whichever way the agent is spoken to.
+
+A :class:`Transport` is what the runtime holds for a task's session: ``start`` begins attempt
+*n* of a turn and returns the :class:`ProcessRecord` to follow, ``parser`` reads that
+attempt's output, ``interrupt`` stops the running turn. The native transport
+(:class:`NativeTransport`) runs an agent CLI per attempt and parses its own stream; the ACP
+transport (:class:`baton.acp.transport.AcpTransport`) keeps one runner per session and gives
+it one prompt per attempt. Both write the same files (``attempt-<n>.out|.err|.exit``, see
+:mod:`baton.process.spawn`), so following and adopting an attempt is the same for both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from baton.agents.base import Adapter, Parser, Turn
+from baton.config.profiles import Profile
+from baton.process.spawn import ProcessRecord, kill_tree, spawn
+
+NATIVE = "native"
+ACP = "acp"
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """An attempt that was started: the process to follow, and how it was started."""
+
+    record: ProcessRecord
+    how: str = ""  # a note for the task's log ("" when there is nothing to say)
+
+
+class Transport(Protocol):
+    """How one provider's attempts are started and stopped (see the module's docstring)."""
+
+    name: str  # NATIVE | ACP: stored on the attempt, so a later broker picks the same
+    provider: str
+
+    def parser(self) -> Parser:
+        """A fresh parser for one attempt's output."""
+        ...
+
+    async def start(self, turn: Turn, profile: Profile, attempt: int) -> Started:
+        """Start attempt ``attempt`` of ``turn``; its output goes to ``turn.task_dir``.
+
+        Raises :class:`~baton.agents.base.AgentNotFound`, :class:`OSError`, :class:`KeyError`
+        (no such transport for the provider) or :class:`ValueError` (the turn names no task
+        folder) when it cannot start; nothing runs then.
+        """
+        ...
+
+    async def interrupt(self, task_dir: Path, record: ProcessRecord, grace: float) -> None:
+        """Stop the running turn of ``record``; returns once it is told (ACP) or gone."""
+        ...
+
+
+class NativeTransport:
+    """An agent CLI per attempt, started detached through :func:`~baton.process.spawn.spawn`;
+    its own output stream is parsed by the adapter's parser."""
+
+    name = NATIVE
+
+    def __init__(self, adapter: Adapter) -> None:
+        self.adapter = adapter
+        self.provider = adapter.provider
+
+    def parser(self) -> Parser:
+        return self.adapter.parser()
+
+    async def start(self, turn: Turn, profile: Profile, attempt: int) -> Started:
+        if not turn.task_dir:
+            raise ValueError("a turn needs its task's folder to start an attempt")
+        launch = self.adapter.launch(turn, profile)
+        record = await asyncio.to_thread(spawn, launch, Path(turn.task_dir), attempt)
+        return Started(record)
+
+    async def interrupt(self, task_dir: Path, record: ProcessRecord, grace: float) -> None:
+        """Kill the attempt's process tree (SIGTERM, then SIGKILL after ``grace``)."""
+        await kill_tree(record.pid, grace, record.create_time)
