@@ -19,12 +19,12 @@ POINTS: dict[str, str] = {
     "after_worktree": "the worktree exists and is recorded; no attempt yet",
     "after_attempt_intent": "the attempt is recorded as starting; no process yet",
     "after_spawn": "the agent's wrapper runs; its pid is not recorded yet",
-    "after_exit": "the broker read the agent's exit record; the task is not settled yet",
+    "after_exit": "the broker read the agent's exit record; the rest of its output is unread",
+    "after_attempt_end": "the attempt is recorded as ended; the task is not settled yet",
     "accept_journal": "an accept's journal is written; no user file touched yet",
     "accept_file": "an accept wrote one more user file (counted per file)",
     "accept_marked": "an accept's hunk decisions are stored; its journal is not cleared",
-    "reject_journal": "a reject's journal is written; no decision stored yet",
-    "reject_marked": "a reject's decisions are stored; the task is not settled yet",
+    "reject_marked": "a reject's decisions and the task's end are stored; its worktree remains",
 }
 
 

@@ -381,7 +381,7 @@ async def test_broker_killed_while_a_permission_waits_then_a_new_one_finishes(
     await sup.start()
     try:
         task = await sup.get(tid)
-        assert task.state == S.NEEDS_INPUT and tid in sup._live  # re-attached to the runner
+        assert task.state == S.NEEDS_INPUT and sup.following(tid)  # re-attached to the runner
         await asyncio.sleep(1.5)  # longer than stall_after: waiting on the user is no stall
         assert (await sup.get(tid)).state == S.NEEDS_INPUT
         (perm,) = await sup.permissions(tid)

@@ -72,7 +72,6 @@ from baton.config.layers import (
     user_config_path,
 )
 from baton.config.profiles import Profile, default_profiles
-from baton.core.settle import DEFAULT_MAX_ATTEMPTS
 from baton.core.routing import (
     KINDS,
     ON_RATE_LIMIT,
@@ -82,6 +81,7 @@ from baton.core.routing import (
     KindRule,
     Policy,
 )
+from baton.core.settle import DEFAULT_MAX_ATTEMPTS
 
 T = TypeVar("T")
 

@@ -76,6 +76,9 @@ class Verify:
 
 Decision = Continue | Settle | RateLimited | Ask | Inspect
 
+#: Where a task goes when Baton stopped its attempt; any other stop is a failure.
+_STOPPED = {Completion.CANCELLED: S.CANCELLED, Completion.INTERRUPTED: S.INTERRUPTED}
+
 
 def settle(outcome: Outcome, stop: Stop | None, *, now: float, cooldown: float) -> Decision:
     """What an ended attempt means. ``stop`` is set when Baton stopped it; ``cooldown`` is
@@ -83,7 +86,7 @@ def settle(outcome: Outcome, stop: Stop | None, *, now: float, cooldown: float) 
     if stop is not None:
         if stop.steer is not None:
             return Continue(NextTurn(stop.steer, "steer"))
-        target = S.CANCELLED if stop.completion == Completion.CANCELLED else S.FAILED
+        target = _STOPPED.get(stop.completion, S.FAILED)
         return Settle(target, stop.completion, stop.message)
     if outcome.error == Completion.RATE_LIMIT:
         wait = outcome.retry_after if outcome.retry_after is not None else cooldown

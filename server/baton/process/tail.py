@@ -324,3 +324,19 @@ def _decode(raw: bytes) -> str:
     if raw.endswith(b"\r"):
         raw = raw[:-1]
     return raw.decode("utf-8", errors="replace")
+
+
+def lines_before(path: Path, offset: int) -> list[str]:
+    """The lines a :class:`Tailer` yielded before reaching ``offset`` (to rebuild a parser's
+    state after a restart: feed them, drop their events, then tail on from ``offset``)."""
+    if offset <= 0:
+        return []
+    try:
+        with open(path, "rb") as f:
+            data = f.read(offset)
+    except OSError:
+        return []
+    pieces = data.split(b"\n")
+    if pieces and pieces[-1] == b"":
+        pieces.pop()
+    return [_decode(p) for p in pieces]

@@ -141,7 +141,7 @@ class Book:
         """Write again the task records a full disk refused (called by the broker's tick)."""
         for task_id, (task, owner) in list(self._unsaved.items()):
             try:
-                await self.store.call(lambda s, t=task, o=owner: s.save_task(t, owner=o))
+                await self.store.call(_save_task, task, owner)
             except Exception:
                 return
             if self._unsaved.get(task_id, (None, None))[0] is task:
@@ -169,3 +169,22 @@ def state_event(task_id: str, before: TaskState | None, after: TaskState, reason
         {"from": str(before) if before else None, "to": str(after), "reason": reason},
         task_id=task_id,
     )
+
+
+def _save_task(store: Store, task: Task, owner: str | None) -> None:
+    store.save_task(task, owner=owner)
+
+
+def count_by_state(store: Store, roots: list[str], failed_since: float | None) -> dict[str, int]:
+    """Tasks per state over ``roots`` (all when none); ``failed`` since a time if given."""
+    totals: dict[str, int] = {}
+    targets: list[str | None] = list(roots) if roots else [None]
+    for root in targets:
+        for state, n in store.count_by_state(root).items():
+            totals[state] = totals.get(state, 0) + n
+    if failed_since is not None:
+        totals["failed"] = sum(
+            len(store.list_tasks(states=["failed"], root=r, since=failed_since, limit=None))
+            for r in targets
+        )
+    return totals

@@ -11,17 +11,22 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from baton.config.profiles import Profile
 from baton.config.settings import Settings
-from baton.core.brief import Diagnostic
+from baton.config.watch import SettingsCache
+from baton.core.brief import Diagnostic, title_of
+from baton.core.routing import Route
 from baton.core.settle import NextTurn
-from baton.core.task import Task
+from baton.core.task import Task, new_task_id
 from baton.runtime.broker import TaskError
 from baton.runtime.checks import Check
+from baton.runtime.requests import DelegateRequest
+from baton.runtime.routing import route_record
 from baton.workspace import Snapshot
 
 OVERLAYS = "overlays.json"
@@ -35,6 +40,37 @@ def copy(task: Task) -> Task:
     return dataclasses.replace(
         task, targets=list(task.targets), scope=list(task.scope), options=dict(task.options)
     )
+
+
+def task_for(req: DelegateRequest, settings: Settings, route: Route) -> Task:
+    """The task a request becomes, with the route and the worker's profile decided once."""
+    profile = settings.profiles[route.worker]
+    now = time.time()
+    task = Task(
+        id=new_task_id(now),
+        instruction=req.instruction,
+        root=str(Path(req.root).resolve()),
+        title=req.title or title_of(req.instruction),
+        action=req.action,
+        kind=route.kind,
+        targets=list(req.targets),
+        scope=list(req.scope),
+        worker=profile.name,
+        provider=profile.provider,
+        model=route.model,
+        route_reason=route.reason,
+        group=req.group,
+        options={**project_options(settings, route.kind), **req.options},
+        created_at=now,
+        updated_at=now,
+    )
+    task.options["route"] = route_record(req, route)
+    store_profile(task, profile)
+    try:
+        checks_of(task)
+    except ValueError as exc:
+        raise TaskError(str(exc)) from None
+    return task
 
 
 def snapshot_of(task: Task) -> Snapshot:
@@ -58,6 +94,22 @@ def agent_cwd(task: Task) -> str:
 def store_profile(task: Task, profile: Profile) -> None:
     """Record the worker routing chose, as it was configured then."""
     task.options["profile"] = dataclasses.asdict(profile)
+
+
+def configured_profile(
+    settings: SettingsCache, defaults: Mapping[str, Profile], name: str, root: str | None
+) -> Profile:
+    """A worker's profile in the settings of ``root`` (``defaults`` without); refused when
+    unknown or disabled."""
+    found = settings.last_good(root) if root else None
+    profiles = found.profiles if found is not None else defaults
+    profile = profiles.get(name) or defaults.get(name)
+    if profile is None:
+        known = ", ".join(sorted(profiles)) or "none"
+        raise TaskError(f"unknown worker {name!r}; configured workers: {known}")
+    if not profile.enabled:
+        raise TaskError(f"worker {name!r} is disabled")
+    return profile
 
 
 def profile_of(task: Task, fallback: Mapping[str, Profile]) -> Profile:

@@ -19,6 +19,7 @@ class DelegateRequest:
     targets: Sequence[Target] = ()
     diagnostics: Sequence[Diagnostic] = ()
     overlays: Mapping[str, str] = field(default_factory=dict)  # path → unsaved buffer text
+    rules: Sequence[str] = ()  # the editor's brief rules, added to the project's
     scope: Sequence[str] = ()
     worker: str | None = None
     model: str | None = None

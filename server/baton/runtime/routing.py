@@ -7,6 +7,7 @@ come from the store (:mod:`baton.runtime.accounts`).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,9 +23,42 @@ from baton.core.routing import (
     route,
 )
 from baton.core.task import Task
+from baton.runtime import accounts
 from baton.runtime.requests import DelegateRequest
+from baton.store import AsyncStore, Store
 
 EvidenceMap = Mapping[tuple[str, str | None, str], Evidence]
+#: How long a read of the outcome ledger (which only breaks routing ties) is reused.
+EVIDENCE_TTL = 5.0
+
+
+class Availability:
+    """Running cool-downs (worker → until) and the evidence ledger, in one store call.
+
+    Cool-downs are read every time (a small table); the ledger, an aggregate that only
+    breaks ties, at most every :data:`EVIDENCE_TTL` seconds.
+    """
+
+    def __init__(self, store: AsyncStore) -> None:
+        self.store = store
+        self._cache: tuple[float, EvidenceMap] | None = None
+
+    async def __call__(self) -> tuple[dict[str, float], EvidenceMap]:
+        now = time.monotonic()
+        cached = self._cache
+        fresh = cached is not None and now - cached[0] < EVIDENCE_TTL
+
+        def read(store: Store) -> tuple[dict[str, float], EvidenceMap | None]:
+            cooling = {w: c.until for w, c in accounts.cooldowns(store).items()}
+            return cooling, None if fresh else accounts.evidence(store)
+
+        cooling, evidence = await self.store.call(read)
+        if evidence is None and cached is not None:
+            evidence = cached[1]
+        else:
+            assert evidence is not None
+            self._cache = (now, evidence)
+        return cooling, evidence
 
 
 def kind_of(req: DelegateRequest) -> Classification:

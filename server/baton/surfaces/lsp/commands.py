@@ -90,8 +90,6 @@ async def delegate(ls: BatonServer, args: Args) -> Any:
         instruction = await ask_instruction(ls, where)
         if instruction is None:
             return {"taskId": None, "cancelled": True}
-    if ls.settings.brief_rules:
-        instruction += "\n\nRules:\n" + "\n".join(f"- {r}" for r in ls.settings.brief_rules)
     sup = await ls.broker()
     request = DelegateRequest(
         instruction=instruction,
@@ -100,6 +98,7 @@ async def delegate(ls: BatonServer, args: Args) -> Any:
         targets=[target],
         diagnostics=diagnostics,
         overlays=ls.overlays(root),
+        rules=ls.settings.brief_rules,
         scope=scope,
         worker=worker or ls.settings.worker,
         model=model or ls.settings.model,

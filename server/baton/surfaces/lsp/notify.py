@@ -19,7 +19,7 @@ from lsprotocol import types
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import TaskState
 from baton.core.task import Task, next_moves
-from baton.store import Store, UnknownTask
+from baton.store import UnknownTask
 from baton.store.paths import task_dir
 from baton.surfaces.lsp import review
 from baton.surfaces.lsp.documents import path_to_uri
@@ -66,21 +66,13 @@ def summary(task: Task) -> dict[str, Any]:
     }
 
 
-def count_status(store: Store, roots: list[str], since: float) -> dict[str, int]:
-    """Status-bar counts over the given task roots (all tasks when none): runs on the store."""
-    totals: dict[str, int] = {}
-    targets: list[str | None] = list(roots) if roots else [None]
-    for root in targets:
-        for state, n in store.count_by_state(root).items():
-            totals[state] = totals.get(state, 0) + n
-    failed = 0
-    for root in targets:
-        failed += len(store.list_tasks(states=["failed"], root=root, since=since, limit=None))
+def status_counts(totals: dict[str, int]) -> dict[str, int]:
+    """Status-bar counts from tasks per state (``failed``: the recent failures only)."""
     return {
         "running": sum(totals.get(s, 0) for s in RUNNING_STATES),
         "needsInput": totals.get("needs_input", 0),
         "review": totals.get("review", 0),
-        "failed": failed,
+        "failed": totals.get("failed", 0),
     }
 
 
@@ -180,7 +172,7 @@ class Notifier:
             return {}
         roots = sorted(self.server.roots)
         since = time.time() - FAILED_WINDOW
-        counts = await sup.store.call(count_status, roots, since)
+        counts = status_counts(await sup.count_by_state(roots, failed_since=since))
         if counts != self.status:
             self.status = counts
             self.server.protocol.notify(STATUS, counts)

@@ -169,7 +169,7 @@ class BatonServer(LanguageServer):
             self.endpoint = await start_endpoint(sup, sorted(self.roots))
         except Exception as exc:  # the editor works without it; agents and the CLI do not
             log.error("could not open the websocket endpoint: %s", exc)
-        sup.bus.add_listener(self.notifier.on_event)
+        sup.listen(self.notifier.on_event)
         await self.sync_ide()
         self.ready.set()
         await self.notifier.send_status()
@@ -205,7 +205,7 @@ class BatonServer(LanguageServer):
         if endpoint is not None:
             await endpoint.close()
         if sup is not None:
-            sup.bus.remove_listener(self.notifier.on_event)
+            sup.unlisten(self.notifier.on_event)
             await sup.close()
 
     async def cancel(self, task_id: str) -> Task:

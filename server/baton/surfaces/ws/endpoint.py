@@ -155,7 +155,7 @@ class Endpoint:
             compression=None,
             server_header=None,
         )
-        self.sup.bus.add_batch_listener(self._on_commit)
+        self.sup.listen_batches(self._on_commit)
         sock = next(iter(self._server.sockets))
         self.port = int(sock.getsockname()[1])
         self._write_discovery()
@@ -188,7 +188,7 @@ class Endpoint:
 
     async def close(self) -> None:
         """Stop listening, end every connection and remove the discovery file."""
-        self.sup.bus.remove_batch_listener(self._on_commit)
+        self.sup.unlisten_batches(self._on_commit)
         self._remove_discovery()
         atexit.unregister(self._remove_discovery)
         if self._server is not None:
@@ -515,9 +515,7 @@ class Endpoint:
 
     async def busy(self) -> bool:
         """Tasks of this broker still need it (queued, running, or waiting for a reset)."""
-        owned = {"queued", "preparing", "running", "verifying", "rate_limited"}
-        found = await self.sup.store.call(lambda s: s.tasks_with_owner(states=list(owned)))
-        return any(owner == self.sup.id for _, owner in found)
+        return self.sup.busy()
 
 
 def _text_frame(payload: bytes) -> bytes:

@@ -1,0 +1,208 @@
+"""Accept and reject: the user's decisions on a task's hunks, as a journal.
+
+Accept records what it is about to do before it touches a user file (the journal, in the
+task's folder: the hunks and each file's before and after), writes each file atomically
+next to itself, checking it did not change between read and rename, then stores the
+decisions — with the task's new state when none is left pending — in one transaction, and
+clears the journal. A broker that finds a journal whose broker is gone finishes it
+(:meth:`Decisions.finish_journals`): files still as they were get the change, files that
+have it count as accepted, files the user changed since keep their hunks pending. A state
+disk too full for the journal refuses the accept before any user file is written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from baton.core.diff import FileDiff, HunkState, find_hunk
+from baton.core.lifecycle import TaskState
+from baton.core.task import Task
+from baton.faults import crash_point
+from baton.runtime.book import Book
+from baton.runtime.broker import TaskError, broker_alive
+from baton.runtime.drafts import Drafts
+from baton.runtime.prepare import Preparer
+from baton.runtime.proposals import ProposalDesk
+from baton.runtime.recorded import snapshot_of
+from baton.store.paths import task_dir
+from baton.workspace import AcceptResult, accept
+from baton.workspace.journal import JournalError, clear_journal, recover_accept
+
+log = logging.getLogger(__name__)
+S = TaskState
+JOURNAL = "accept.journal"
+_OWNER = "accept.broker"  # the broker writing the journal (it may still be at work)
+
+
+class Decisions:
+    def __init__(
+        self,
+        home: Path,
+        book: Book,
+        drafts: Drafts,
+        preparer: Preparer,
+        desk: ProposalDesk,
+        after_settled: Callable[[Task], Awaitable[None]],
+    ) -> None:
+        self.home = home
+        self.book = book
+        self.drafts = drafts
+        self.preparer = preparer
+        self.desk = desk
+        self.after_settled = after_settled  # a task was applied or rejected
+
+    async def accept(
+        self,
+        task_id: str,
+        hunk_ids: Sequence[str] | None = None,
+        *,
+        current: Mapping[str, str] | None = None,
+        write: bool = True,
+        applied_by_client: Callable[[AcceptResult], Coroutine[Any, Any, bool]] | None = None,
+    ) -> AcceptResult:
+        """Apply all pending hunks, or the chosen ones, to the user's files.
+
+        With ``write=False`` nothing is written: the caller (the language server) applies
+        ``result.texts`` as editor edits and reports back through ``applied_by_client``.
+        """
+        task = await self.book.get(task_id)
+        async with self.book.lock(task.id):
+            task = await self.book.fresh(task.id)
+            if task.state != S.REVIEW:
+                raise TaskError(f"task {task.id} is {task.state}; accept is for tasks in review")
+            files, _ = await self.drafts.load(task.id)
+            pending = {h.id for f in files for h in f.hunks if h.state == HunkState.PENDING}
+            chosen = resolve_hunks(files, hunk_ids) if hunk_ids else pending
+            not_pending = chosen - pending
+            if not_pending:
+                raise TaskError(f"hunks already decided: {', '.join(sorted(not_pending))}")
+            if task.options.get("proposal"):
+                result = await self.desk.accept(task, files, chosen, current)
+                await self.decide(task, dict.fromkeys(result.applied, HunkState.ACCEPTED))
+                return result
+            snap = snapshot_of(task)
+            folder = task_dir(self.home, task.id)
+            journal = folder / JOURNAL if write else None
+            try:
+                if journal is not None:
+                    await asyncio.to_thread(_claim, folder, self.book.broker)
+                result = await asyncio.to_thread(
+                    accept,
+                    snap,
+                    files,
+                    chosen,
+                    scope=task.scope,
+                    current=current,
+                    write=write,
+                    journal=journal,
+                )
+            except (JournalError, OSError) as exc:
+                raise TaskError(
+                    f"could not record the accept, so nothing was written: {exc}"
+                ) from None
+            if (
+                applied_by_client is not None
+                and result.applied
+                and not await applied_by_client(result)
+            ):
+                return AcceptResult(conflicts=result.conflicts, refused=result.refused)
+            await self.decide(task, dict.fromkeys(result.applied, HunkState.ACCEPTED))
+            crash_point("accept_marked")
+            if journal is not None:
+                await asyncio.to_thread(clear_journal, journal)
+            return result
+
+    async def reject(self, task_id: str, hunk_ids: Sequence[str] | None = None) -> list[str]:
+        task = await self.book.get(task_id)
+        async with self.book.lock(task.id):
+            task = await self.book.fresh(task.id)
+            if task.state != S.REVIEW:
+                raise TaskError(f"task {task.id} is {task.state}; reject is for tasks in review")
+            self.desk.held(task)
+            files, _ = await self.drafts.load(task.id)
+            pending = {h.id for f in files for h in f.hunks if h.state == HunkState.PENDING}
+            chosen = resolve_hunks(files, hunk_ids) if hunk_ids else pending
+            chosen &= pending
+            await self.decide(task, dict.fromkeys(chosen, HunkState.REJECTED))
+            return sorted(chosen)
+
+    async def decide(self, task: Task, decisions: dict[str, HunkState]) -> None:
+        """Store ``decisions``; when no hunk is left pending, the task's end in the same
+        transaction (applied if any hunk was accepted, else rejected)."""
+        files, _ = await self.drafts.load(task.id)
+        states = [decisions.get(h.id, h.state) for f in files for h in f.hunks]
+        settles = HunkState.PENDING not in states
+        if not settles or task.id in self.desk.waiting:
+            if decisions:
+                await self.book.store.call(lambda s: s.set_hunk_states(task.id, decisions))
+            if settles:  # a proposal: its proposer gets the answer and writes the file
+                files, _ = await self.drafts.load(task.id)
+                await self.desk.answer(task, files)
+            return
+        applied = HunkState.ACCEPTED in states
+        target, word = (S.APPLIED, "accepted") if applied else (S.REJECTED, "rejected")
+        await self.book.move(task, target, word, task.completion, hunks=dict(decisions))
+        if not applied:
+            crash_point("reject_marked")
+        await self.preparer.cleanup(task)
+        await self.after_settled(task)
+
+    async def finish_journals(self) -> list[str]:
+        """Finish the accepts a broker left half done (its journal is there, it is gone)."""
+        found: list[Task] = await self.book.store.call(
+            lambda s: s.list_tasks(states=[str(S.REVIEW), str(S.APPLIED)], limit=None)
+        )
+        done = []
+        for task in found:
+            folder = task_dir(self.home, task.id)
+            journal = folder / JOURNAL
+            if not await asyncio.to_thread(journal.exists):
+                continue
+            owner = await asyncio.to_thread(_claimed_by, folder)
+            if owner and owner != self.book.broker and broker_alive(owner):
+                continue  # that broker is still writing it
+            async with self.book.lock(task.id):
+                await self._finish(task, journal)
+            done.append(task.id)
+        return done
+
+    async def _finish(self, task: Task, journal: Path) -> None:
+        recovered = await asyncio.to_thread(recover_accept, journal, snapshot_of(task).root)
+        if recovered is None:
+            return
+        note = f"finished an accept the broker left half done: {len(recovered.applied)} hunk(s)"
+        if recovered.not_applied:
+            note += f"; {len(recovered.not_applied)} left pending (the file changed since)"
+        await self.book.log(task, note)
+        fresh = await self.book.fresh(task.id)
+        if fresh.state == S.REVIEW:
+            await self.decide(fresh, dict.fromkeys(recovered.applied, HunkState.ACCEPTED))
+        await asyncio.to_thread(clear_journal, journal)
+
+
+def resolve_hunks(files: Sequence[FileDiff], ids: Sequence[str]) -> set[str]:
+    chosen: set[str] = set()
+    for hid in ids:
+        found = find_hunk(files, hid)
+        if found is None:
+            known = ", ".join(h.id for f in files for h in f.hunks) or "none"
+            raise TaskError(f"unknown hunk {hid!r}; this task's hunks: {known}")
+        chosen.add(found[1].id)
+    return chosen
+
+
+def _claim(folder: Path, broker: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / _OWNER).write_text(json.dumps({"broker": broker}), encoding="utf-8")
+
+
+def _claimed_by(folder: Path) -> str | None:
+    try:
+        return str(json.loads((folder / _OWNER).read_text(encoding="utf-8"))["broker"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

@@ -1,0 +1,119 @@
+"""Preparing a task: its snapshot, its worktree and its brief — each step safe to repeat.
+
+A broker that dies while preparing leaves a task in ``preparing``; the next one calls
+:meth:`Preparer.prepare` again and it picks up where the record stops: a recorded
+snapshot is kept (it is what the user saw when delegating; a fresh one would take edits
+made since, and the diff would undo them), a worktree is reused only when it still is
+that snapshot untouched (:func:`baton.workspace.worktree.worktree_fits`), and the brief
+is built from what the task records (diagnostics, rules, unsaved buffers), never from a
+request that is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from baton.config.watch import SettingsCache
+from baton.core.brief import BriefParts, Selection, build_brief
+from baton.core.task import Task
+from baton.faults import crash_point
+from baton.runtime.book import Book
+from baton.runtime.recorded import (
+    diagnostics_of,
+    editor_rules_of,
+    has_snapshot,
+    overlays_of,
+    snapshot_of,
+)
+from baton.store import Store
+from baton.store.paths import task_dir, worktrees_dir
+from baton.workspace import Snapshot, create_worktree, remove_worktree, take_snapshot
+from baton.workspace.git import in_background
+
+log = logging.getLogger(__name__)
+
+
+class Preparer:
+    def __init__(self, home: Path, book: Book, settings: SettingsCache) -> None:
+        self.home = home
+        self.book = book
+        self.settings = settings
+
+    async def prepare(self, task: Task) -> None:
+        """Make sure the task has its snapshot, its worktree and its brief (idempotent)."""
+        folder = task_dir(self.home, task.id)
+        await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+        if has_snapshot(task):
+            snap = snapshot_of(task)
+        else:
+            crash_point("before_snapshot")
+            overlays = await asyncio.to_thread(overlays_of, task, folder)
+            snap = await asyncio.to_thread(
+                in_background,
+                take_snapshot,
+                Path(task.root),
+                task.id,
+                overlays=overlays or None,
+                state_home=self.home,
+            )
+            task.snapshot, task.base_ref = snap.commit, snap.base
+            task.options["snapshot"] = snap.to_json()
+            await self.book.save(task)
+            crash_point("after_snapshot")
+            for note in snap.notes:
+                await self.book.log(task, note)
+        worktree = await asyncio.to_thread(
+            in_background, create_worktree, snap, task.id, worktrees_dir(self.home)
+        )
+        task.worktree, task.branch = str(worktree), snap.branch
+        task.brief = await self._brief(task, snap, worktree)
+        await self.book.save(task)
+        crash_point("after_worktree")
+
+    async def _brief(self, task: Task, snap: Snapshot, worktree: Path) -> str:
+        settings = self.settings.last_good(task.root)
+        memory = await self.book.store.call(lambda s: s.list_memory(task.root))
+        selection = None
+        if task.targets and task.targets[0].start_line is not None:
+            t = task.targets[0]
+            text = await asyncio.to_thread(_read_text, worktree / snap.prefix / t.path)
+            lines = text.splitlines(keepends=True)
+            start, end = t.start_line or 1, t.end_line or t.start_line or 1
+            selection = Selection(t.path, start, end, "".join(lines[start - 1 : end]))
+        project_rules = list(settings.brief_rules) if settings else []
+        rules = project_rules + [r for r in editor_rules_of(task) if r not in project_rules]
+        return build_brief(
+            BriefParts(
+                instruction=task.instruction,
+                action=task.action,
+                selection=selection,
+                diagnostics=diagnostics_of(task),
+                memory=[text for _, text in memory],
+                rules=rules,
+                scope=task.scope,
+            )
+        )
+
+    async def cleanup(self, task: Task) -> None:
+        """Remove the task's worktree, branch and refs (it is settled)."""
+        if not task.worktree:
+            return
+        snap = snapshot_of(task)
+        try:
+            await asyncio.to_thread(
+                in_background, remove_worktree, snap, task.id, Path(task.worktree)
+            )
+        except Exception as exc:
+            await self.book.log(task, f"could not remove the worktree: {exc}", "warning")
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+__all__ = ["Preparer", "Store"]
