@@ -20,7 +20,7 @@ from baton.agents.base import Turn
 from baton.agents.fake import FakeAdapter
 from baton.config.profiles import Profile
 from baton.core.events import Event, EventType
-from baton.process.spawn import is_alive, read_exit, wait_exit
+from baton.process.spawn import find_attempt, is_alive, read_exit, wait_exit
 from baton.process.transport import NativeTransport, Started, Transport
 from tests.conftest import fake_script
 from tests.support.acp_fake_agent import script
@@ -105,6 +105,13 @@ async def test_the_acp_transport_keeps_one_runner_across_attempts(
         assert second.record.pid == first.record.pid
         assert second.record.exit_path == task_dir / "attempt-2.exit"
         await _until_file(second.record.out_path)
+        # A broker that never recorded the turn finds it: the runner holds every turn's claim.
+        for n in (1, 2):
+            found = await asyncio.to_thread(find_attempt, task_dir, n)
+            assert found is not None
+            assert (found.pid, found.create_time) == (first.record.pid, first.record.create_time)
+            assert found.err_path == first.record.err_path
+        assert found.out_path == second.record.out_path
         await acp.interrupt(task_dir, second.record, 1.0)
         evs = await events_of(acp, second)
         errors = [e.data.get("kind") for e in evs if e.type == EventType.ERROR]

@@ -5,9 +5,11 @@ the agent outlives an editor restart. The runner starts the agent with its stdio
 speaks ACP to it, and for each prompt turn *k* writes Baton's normalized events as JSON lines
 to ``attempt-<k>.out`` in the task's folder and, when the turn ends, an exit record to
 ``attempt-<k>.exit`` — exactly what the broker tails for a native agent, so following,
-persisting and adopting an attempt work the same. Between turns the session stays open; the
-broker sends follow-up prompts, cancels, and permission answers over the control socket
-(:mod:`baton.acp.control`).
+persisting and adopting an attempt work the same. It also holds the claim of each turn it
+takes (``attempt-<k>.lock`` / ``.pid``, naming its wrapper) for the rest of its life, so
+:func:`baton.process.spawn.find_attempt` finds an ACP turn as it finds a native one. Between
+turns the session stays open; the broker sends follow-up prompts, cancels, and permission
+answers over the control socket (:mod:`baton.acp.control`).
 
 A permission request the policy does not answer waits — with or without a broker attached —
 until an answer comes over the socket or the turn is cancelled. The runner ends when told to,
@@ -60,7 +62,7 @@ from baton.acp.translate import (
 )
 from baton.core import events
 from baton.core.events import Event, EventType
-from baton.process.wrap import write_exit
+from baton.process.wrap import take_lock, write_claim, write_exit
 
 log = logging.getLogger("baton.acp.runner")
 
@@ -101,6 +103,12 @@ class Runner:
         self._perm_seq = 0
         self._turns: set[asyncio.Task[None]] = set()
         self._loop_cancel_sent = False
+        self.wrapper = os.getppid()  # the process a broker records for every turn of ours
+        try:
+            self.wrapper_created = float(psutil.Process(self.wrapper).create_time())
+        except psutil.Error:
+            self.wrapper_created = 0.0
+        self._claims: dict[int, int] = {}  # attempt → the descriptor holding its lock
 
     # ------------------------------------------------------------------ events out
 
@@ -272,6 +280,8 @@ class Runner:
         if self.busy or self.conn is None:
             why = "a turn is running" if self.busy else "the session is not open yet"
             return {"ok": False, "error": f"{why}; cancel it first", "busy": True}
+        if not self._claim(attempt):
+            return {"ok": False, "error": f"another process already runs attempt {attempt}"}
         self._open_turn(attempt)
         self._spawn(self.turn(attempt, text, str(request.get("reason") or "reply")), "turn")
         return {"ok": True}
@@ -295,6 +305,21 @@ class Runner:
         return {"ok": True, "id": perm_id, "option": chosen}
 
     # ------------------------------------------------------------------ turns
+
+    def _claim(self, attempt: int) -> bool:
+        """Hold attempt ``attempt``'s claim for the rest of this runner's life (as a wrapper
+        holds its own), naming our wrapper, so a broker that lost its memory finds the turn
+        with :func:`baton.process.spawn.find_attempt`. The first turn's claim is the wrapper's."""
+        if attempt == self.spec.attempt or attempt in self._claims:
+            return True
+        stem = self.task_dir / f"attempt-{attempt}"
+        fd = take_lock(f"{stem}.lock")
+        if fd is None:
+            return False
+        self._claims[attempt] = fd
+        err = str(self.task_dir / f"attempt-{self.spec.attempt}.err")
+        write_claim(f"{stem}.pid", self.wrapper, self.wrapper_created, err_path=err)
+        return True
 
     def _open_turn(self, attempt: int) -> None:
         """Point the event output at ``attempt-<n>.out`` (created now, so a tail can open it)."""
@@ -450,15 +475,10 @@ class Runner:
         self._open_turn(spec.attempt)
         server = await asyncio.start_unix_server(self.handle, path=spec.socket)
         os.chmod(spec.socket, 0o600)
-        wrapper = os.getppid()
-        try:
-            created = float(psutil.Process(wrapper).create_time())
-        except psutil.Error:
-            created = 0.0
         control.RunnerRecord(
             socket=spec.socket,
-            pid=wrapper,
-            create_time=created,
+            pid=self.wrapper,
+            create_time=self.wrapper_created,
             err_path=str(self.task_dir / f"attempt-{spec.attempt}.err"),
             started_at=time.time(),
         ).save(self.task_dir)

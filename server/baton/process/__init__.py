@@ -5,6 +5,8 @@
 - :mod:`baton.process.wrap` — ``python -P -m baton.process.wrap``: the tiny standard-library
   program between the broker and the agent that writes the exit record.
 - :mod:`baton.process.tail` — follow a growing output file line by line, resumable.
+- :mod:`baton.process.transport` — one way to start, parse and interrupt an attempt for both
+  transports (:class:`Transport`, :class:`NativeTransport`, :class:`Started`).
 
 Both transports (the native stream and ACP) start their processes through this package. The
 names below are loaded on first use, so running the wrapper does not import the rest. The
@@ -20,10 +22,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from baton.process.spawn import (
         AttemptResult,
+        AttemptRunning,
         ExitRecord,
         ProcessRecord,
         agent_env,
         attempt_paths,
+        claim_paths,
+        ever_started,
+        find_attempt,
         is_alive,
         kill_tree,
         read_exit,
@@ -34,13 +40,18 @@ if TYPE_CHECKING:
         wait_exit,
     )
     from baton.process.tail import Tailer, TailError
+    from baton.process.transport import NativeTransport, Started, Transport
 
 _HOME = {
     "AttemptResult": "spawn",
+    "AttemptRunning": "spawn",
     "ExitRecord": "spawn",
     "ProcessRecord": "spawn",
     "agent_env": "spawn",
     "attempt_paths": "spawn",
+    "claim_paths": "spawn",
+    "ever_started": "spawn",
+    "find_attempt": "spawn",
     "is_alive": "spawn",
     "kill_tree": "spawn",
     "read_exit": "spawn",
@@ -51,6 +62,9 @@ _HOME = {
     "wait_exit": "spawn",
     "Tailer": "tail",
     "TailError": "tail",
+    "NativeTransport": "transport",
+    "Started": "transport",
+    "Transport": "transport",
 }
 
 
@@ -63,12 +77,19 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AttemptResult",
+    "AttemptRunning",
     "ExitRecord",
+    "NativeTransport",
     "ProcessRecord",
+    "Started",
     "TailError",
     "Tailer",
+    "Transport",
     "agent_env",
     "attempt_paths",
+    "claim_paths",
+    "ever_started",
+    "find_attempt",
     "is_alive",
     "kill_tree",
     "read_exit",

@@ -1,16 +1,19 @@
-"""Detached agent processes: start them, tell whether they live, stop them, read how they ended.
+"""Detached agent processes: start them, find them again, stop them, read how they ended.
 
 An agent process is started through :mod:`baton.process.wrap` as the leader of a new session
 and process group (so ``pid == pgid``), with stdout and stderr going to files in the task's
 folder (``attempt-<n>.out`` / ``attempt-<n>.err``) and an exit record written by the wrapper
 to ``attempt-<n>.exit``. Nothing ties the process to the broker that started it: a later
-broker adopts it from its :class:`ProcessRecord` alone.
+broker adopts it from its :class:`ProcessRecord`, or, when the broker died before it could
+record that, finds it from the attempt's claim (``attempt-<n>.lock``, locked by the wrapper
+for its whole life, and ``attempt-<n>.pid``) with :func:`find_attempt`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -27,6 +30,7 @@ import psutil
 
 from baton.agents.base import AgentNotFound, Launch, Parser
 from baton.core.events import Event
+from baton.process.wrap import take_lock
 
 #: Two create times closer than this are the same process (psutil's clock is jiffy-based).
 _CREATE_TIME_TOLERANCE = 0.05
@@ -79,10 +83,20 @@ class ExitRecord:
     ended_at: float = 0.0
 
 
+class AttemptRunning(FileExistsError):
+    """A live process already holds the claim of the attempt that was to be started."""
+
+
 def attempt_paths(task_dir: Path, attempt: int) -> tuple[Path, Path, Path]:
     """The stdout, stderr and exit-record paths of one attempt."""
     stem = task_dir / f"attempt-{attempt}"
     return stem.with_suffix(".out"), stem.with_suffix(".err"), stem.with_suffix(".exit")
+
+
+def claim_paths(task_dir: Path, attempt: int) -> tuple[Path, Path]:
+    """The lock and pid file by which one attempt's process is found (see :func:`find_attempt`)."""
+    stem = task_dir / f"attempt-{attempt}"
+    return stem.with_suffix(".lock"), stem.with_suffix(".pid")
 
 
 def agent_env(launch: Launch) -> dict[str, str]:
@@ -121,8 +135,14 @@ def resolve_binary(argv0: str, cwd: str, env: Mapping[str, str]) -> str:
 def spawn(launch: Launch, task_dir: Path, attempt: int) -> ProcessRecord:
     """Start ``launch`` detached, with its output in ``task_dir``; return how to find it again.
 
-    Raises :class:`AgentNotFound` before starting anything when the binary is missing, and
-    :class:`FileNotFoundError` when ``launch.cwd`` is not a folder.
+    The attempt's claim is taken here, before the process exists, and handed to the wrapper,
+    which holds it for its whole life: from this call on, :func:`find_attempt` finds the
+    process even if the caller dies before it records the returned :class:`ProcessRecord`.
+
+    Raises :class:`AgentNotFound` before starting anything when the binary is missing,
+    :class:`FileNotFoundError` when ``launch.cwd`` is not a folder, and
+    :class:`AttemptRunning` when a live process already holds attempt ``attempt`` (its
+    output is left untouched).
     """
     reap()
     env = agent_env(launch)
@@ -132,36 +152,118 @@ def spawn(launch: Launch, task_dir: Path, attempt: int) -> ProcessRecord:
     if not os.path.isdir(cwd):
         raise FileNotFoundError(f"the agent's working folder {cwd!r} does not exist")
     out_path, err_path, exit_path = attempt_paths(task_dir, attempt)
-    exit_path.unlink(missing_ok=True)  # a stale record would say this attempt already ended
-    stdin_path: Path | None = None
-    if launch.stdin is not None:
-        stdin_path = task_dir / f"attempt-{attempt}.in"
-        stdin_path.write_text(launch.stdin, encoding="utf-8")
-    # -P: the agent's cwd (a worktree, maybe of Baton itself) must not shadow our package.
-    argv = [sys.executable, "-P", "-m", "baton.process.wrap", str(exit_path), "--", *launch.argv]
-    with contextlib.ExitStack() as files:
-        stdin = files.enter_context(
-            open(stdin_path, "rb") if stdin_path else open(os.devnull, "rb")  # noqa: SIM115
+    lock_path, pid_path = claim_paths(task_dir, attempt)
+    lock_fd = take_lock(str(lock_path))
+    if lock_fd is None:
+        raise AttemptRunning(
+            f"attempt {attempt} in {task_dir} already has a live process (see find_attempt)"
         )
-        stdout = files.enter_context(open(out_path, "wb"))
-        stderr = files.enter_context(open(err_path, "wb"))
-        started_at = time.time()
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=stdin,
-            stdout=stdout,
-            stderr=stderr,
-            start_new_session=True,
-            close_fds=True,
-        )
+    try:
+        pid_path.unlink(missing_ok=True)  # the wrapper writes its own
+        exit_path.unlink(missing_ok=True)  # a stale record would say this attempt already ended
+        stdin_path: Path | None = None
+        if launch.stdin is not None:
+            stdin_path = task_dir / f"attempt-{attempt}.in"
+            stdin_path.write_text(launch.stdin, encoding="utf-8")
+        # -P: the agent's cwd (a worktree, maybe of Baton itself) must not shadow our package.
+        argv = [
+            sys.executable, "-P", "-m", "baton.process.wrap", "--lock-fd", str(lock_fd),
+            str(exit_path), "--", *launch.argv,
+        ]  # fmt: skip
+        with contextlib.ExitStack() as files:
+            stdin = files.enter_context(
+                open(stdin_path, "rb") if stdin_path else open(os.devnull, "rb")  # noqa: SIM115
+            )
+            stdout = files.enter_context(open(out_path, "wb"))
+            stderr = files.enter_context(open(err_path, "wb"))
+            started_at = time.time()
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                start_new_session=True,
+                close_fds=True,
+                pass_fds=(lock_fd,),
+            )
+    finally:
+        os.close(lock_fd)  # the wrapper holds the lock now (or, if it did not start, nobody)
     _children[proc.pid] = proc
     try:
         create_time = float(psutil.Process(proc.pid).create_time())
     except psutil.Error:  # already gone and reaped: nothing to tell apart later
         create_time = 0.0
     return ProcessRecord(proc.pid, out_path, err_path, exit_path, started_at, create_time)
+
+
+def _held(lock_path: Path) -> bool:
+    """Whether some process holds the ``flock`` of ``lock_path`` (a probe of an instant)."""
+    try:
+        fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # releases the probe's lock, if it got it
+    return False
+
+
+def _read_claim(pid_path: Path) -> dict[str, Any] | None:
+    try:
+        obj = json.loads(pid_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return obj if isinstance(obj, dict) and isinstance(obj.get("pid"), int) else None
+
+
+def find_attempt(task_dir: Path, attempt: int, wait: float = 5.0) -> ProcessRecord | None:
+    """The live process holding attempt ``attempt``'s claim, found from the task's folder
+    alone; None when no process holds it.
+
+    The process is the attempt's wrapper (for ACP, the wrapper of the session's runner,
+    which holds the claim of every turn it took for as long as it lives): it runs the
+    attempt, or ran it — :func:`read_exit` tells. A wrapper that is just starting may hold
+    the lock before its pid file is written: this waits up to ``wait`` seconds for it
+    (sleeping; call it off the event loop), and says None if it never comes — a
+    :func:`spawn` of that attempt then still refuses, since the lock is held.
+    """
+    lock_path, pid_path = claim_paths(task_dir, attempt)
+    out_path, err_path, exit_path = attempt_paths(task_dir, attempt)
+    deadline = time.monotonic() + wait
+    while _held(lock_path):
+        claim = _read_claim(pid_path)
+        if claim is not None:
+            proc = _process(claim["pid"], float(claim.get("create_time") or 0.0))
+            if proc is not None:  # else a stale file: its holder has not written yet
+                with contextlib.suppress(psutil.Error):
+                    return ProcessRecord(
+                        pid=proc.pid,
+                        out_path=out_path,
+                        err_path=Path(claim.get("err_path") or err_path),
+                        exit_path=exit_path,
+                        started_at=float(claim.get("started_at") or 0.0),
+                        create_time=float(proc.create_time()),
+                    )
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.02)
+    return None
+
+
+def ever_started(task_dir: Path, attempt: int) -> bool:
+    """Whether attempt ``attempt`` left any trace of a process: its pid, output or exit file.
+
+    False means no process of it ever ran (it is safe to start); True with no
+    :func:`find_attempt` means it ran (or its start was cut short) and is gone.
+    """
+    out_path, _, exit_path = attempt_paths(task_dir, attempt)
+    _, pid_path = claim_paths(task_dir, attempt)
+    return any(p.exists() for p in (pid_path, out_path, exit_path))
 
 
 def read_exit(exit_path: Path) -> ExitRecord | None:

@@ -1,11 +1,19 @@
-"""The process wrapper: ``python -m baton.process.wrap <exit_path> -- argv…``.
+"""The process wrapper: ``python -P -m baton.process.wrap [--lock-fd N] <exit_path> -- argv…``.
 
 Baton starts this tiny program (detached, as the leader of its own session and process
-group) instead of the agent itself. It starts the agent as a child in the same group,
-forwards SIGTERM/SIGINT to the group, waits, and writes the exit record
-``{"exit": code, "signal": name | null, "received": name | null, "error": text | null,
-"ended_at": epoch}`` atomically (temp file + rename) to ``exit_path``. So an exit record
-exists even when the broker that started the agent is long gone.
+group) instead of the agent itself. As its first act it claims the attempt: an exclusive
+``flock`` on ``attempt-<n>.lock`` beside ``exit_path``, held for the wrapper's whole life
+(spawning hands over a lock it already took, as ``--lock-fd``, so the attempt is claimed
+from before the process exists), and its pid and create time written to ``attempt-<n>.pid``
+(JSON, atomically). A broker that lost its memory finds the attempt's process from those two
+files (:func:`baton.process.spawn.find_attempt`); a second wrapper for the same attempt
+refuses to start its agent (exit code 75, no exit record).
+
+It then starts the agent as a child in the same group, forwards SIGTERM/SIGINT to the group,
+waits, and writes the exit record ``{"exit": code, "signal": name | null, "received": name |
+null, "error": text | null, "ended_at": epoch}`` atomically (temp file + rename) to
+``exit_path``. So an exit record exists even when the broker that started the agent is long
+gone.
 
 ``exit`` is the agent's exit code, or ``128 + n`` when signal ``n`` killed it (``signal``
 then names it); ``127`` when the agent could not be started at all (the reason goes to
@@ -16,6 +24,7 @@ Only the standard library is used, so the wrapper starts fast and depends on not
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -25,6 +34,10 @@ import time
 from types import FrameType
 
 _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+#: The wrapper's exit code when another process already holds the attempt's claim.
+CLAIMED = 75
+#: Seconds a claim is retried for: a probe (``find_attempt``) holds the lock for an instant.
+CLAIM_RETRY = 1.0
 
 
 class _Forwarder:
@@ -61,19 +74,89 @@ class _Forwarder:
 
 def write_exit(path: str, record: dict[str, object]) -> None:
     """Write ``record`` as JSON to ``path`` atomically (temp file in the same folder + rename)."""
+    _write_json(path, record, durable=True)
+
+
+def _write_json(path: str, record: dict[str, object], durable: bool) -> None:
     tmp = f"{path}.tmp{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(record, f)
-        f.flush()
-        os.fsync(f.fileno())
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
     os.replace(tmp, path)
 
 
+def claim_paths(exit_path: str) -> tuple[str, str]:
+    """The lock and pid file of the attempt whose exit record is ``exit_path``."""
+    stem = exit_path[: -len(".exit")] if exit_path.endswith(".exit") else exit_path
+    return f"{stem}.lock", f"{stem}.pid"
+
+
+def take_lock(path: str, fd: int | None = None, within: float = CLAIM_RETRY) -> int | None:
+    """Take the exclusive ``flock`` of ``path`` (on ``fd`` when given, an inherited open file
+    of it); the descriptor holding it (not inherited by children), or None if another
+    process holds it. Retried for ``within`` seconds, since a probe holds it for an instant."""
+    if fd is None:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    os.set_inheritable(fd, False)
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                return None
+            time.sleep(0.01)
+
+
+def write_claim(pid_path: str, pid: int, create_time: float, **extra: object) -> None:
+    """Write who holds the attempt's lock (``pid`` created at ``create_time``) atomically.
+
+    Not synced to disk: it only matters while its process lives, which a power loss ends."""
+    record = {"pid": pid, "create_time": create_time, "started_at": time.time(), **extra}
+    _write_json(pid_path, record, durable=False)
+
+
+def create_time(pid: int) -> float:
+    """When ``pid`` was created, in seconds since the epoch, as psutil reckons it on Linux
+    (boot time + start ticks); 0.0 where that cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        ticks = int(stat[stat.rindex(b")") + 2 :].split()[19])
+        with open("/proc/stat", "rb") as f:
+            btime = next(float(line.split()[1]) for line in f if line.startswith(b"btime"))
+        return btime + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return 0.0
+
+
+def _claim(exit_path: str, lock_fd: int | None) -> int | None:
+    lock_path, pid_path = claim_paths(exit_path)
+    fd = take_lock(lock_path, lock_fd)
+    if fd is not None:
+        write_claim(pid_path, os.getpid(), create_time(os.getpid()))
+    return fd
+
+
 def main(args: list[str]) -> int:
+    lock_fd: int | None = None
+    if len(args) >= 2 and args[0] == "--lock-fd" and args[1].isdigit():
+        lock_fd, args = int(args[1]), args[2:]
     if len(args) < 3 or args[1] != "--":
-        print("usage: python -m baton.process.wrap <exit_path> -- argv…", file=sys.stderr)
+        print(
+            "usage: python -m baton.process.wrap [--lock-fd N] <exit_path> -- argv…",
+            file=sys.stderr,
+        )
         return 2
     exit_path, argv = args[0], args[2:]
+    claim = _claim(exit_path, lock_fd)  # held until the wrapper exits
+    if claim is None:
+        print(f"baton: another process already runs {exit_path!r}'s attempt", file=sys.stderr)
+        return CLAIMED
     forwarder = _Forwarder()
     forwarder.install()  # before the child exists, so no signal slips through
     try:
