@@ -273,19 +273,25 @@ def test_files_the_user_changed_after_the_crash_keep_the_user_s_content(
     many: tuple[Path, Snapshot, list[FileDiff], dict[str, bytes | None]], tmp_path: Path
 ) -> None:
     root, snap, files, expected = many
-    journal = crash_accept(tmp_path, snap, files, "accept_file:150")
+    journal = crash_accept(tmp_path, snap, files, "accept_temp:150")
     texts = [f for f in files if f.path.startswith("src/")]
     done = [f for f in texts if (root / f.path).read_bytes() == expected[f.path]]
     waiting = [f for f in texts if (root / f.path).read_bytes() == SMALL.encode()]
     assert done and waiting and len(done) + len(waiting) == len(texts)
-    # The user edits one file the accept had written and one it had not reached, and
-    # replaces the file the rename was about to remove.
-    edited = {done[3].path: b"user 1\n", waiting[7].path: SMALL.encode() + b"user 2\n"}
-    edited["old name.txt"] = b"the user's own version\n"
+    (temp,) = temp_files(root)  # beside the file the accept was replacing
+    midway = (temp.parent / temp.name.split(".baton-")[0][1:]).relative_to(root).as_posix()
+    # The user edits one file the accept had written, the one it was writing, one it had
+    # not reached, and replaces the file the rename was about to remove.
+    edited = {
+        done[3].path: b"user 1\n",
+        midway: b"user 2\n",
+        waiting[7].path: SMALL.encode() + b"user 3\n",
+        "old name.txt": b"the user's own version\n",
+    }
     for path, data in edited.items():
         (root / path).write_bytes(data)
     by_path = {f.path: f for f in files}
-    lost = {by_path[p].hunks[0].id for p in (done[3].path, waiting[7].path, "new name.txt")}
+    lost = {by_path[p].hunks[0].id for p in [*edited, "new name.txt"] if p in by_path}
 
     for _ in range(2):  # the second run finds the same and changes nothing
         recovered = recover_accept(journal, root)

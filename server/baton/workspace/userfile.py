@@ -6,17 +6,24 @@ atomic), is flushed to disk, and is renamed over the file. Around the rename the
 checked against the content the new one was merged against (a :class:`Landing`'s ``pre``),
 through a descriptor kept open on the file's inode:
 
-- just before: the file is read again (reopened when its name now points at another inode,
-  as after an editor's save by rename);
-- just after: the old inode is read through the descriptor, for anything a writer that
-  still had it open wrote between the last read and the rename.
+- just before: the file is read again (reopened when its name now points at another
+  inode, as after an editor's save by rename). Lines appended meanwhile are added to the
+  temporary file and the file read again, until it holds still (microseconds a round);
+- the rename itself swaps the two names where the system can (Linux ``renameat2``), so
+  the file displaced is exactly the one inspected next, even if it was replaced an instant
+  before; elsewhere it is a plain rename;
+- just after: the displaced file is read through the descriptor, for anything a writer
+  that still had it open wrote after the last read.
 
 A change found either way is brought into the new content — lines appended at the end are
 copied in as they are; anything else goes through the landing's re-merge, or ``git
 merge-file`` — and the write is tried again, at most :data:`TRIES` times; then the file is
 left as the user has it and its hunks are reported. A change the new content cannot take
-(a conflict, a binary file) leaves the user's version in place. No temporary file survives
-:func:`land`, whatever happens in it (a ``kill -9`` aside: the accept journal names them).
+(a conflict, a binary file) leaves the user's version in place. What no check can see: a
+writer that opened the file before the rename and writes into it after the last read of
+the displaced file (its write goes to a file no longer in the tree). No temporary file
+survives :func:`land`, whatever happens in it (a ``kill -9`` aside: the accept journal
+names them).
 """
 
 from __future__ import annotations
@@ -279,6 +286,24 @@ def sync_folder(folder: Path) -> None:
             os.close(fd)
 
 
+def _with_appended(landing: Landing, now: Content | None) -> Landing | None:
+    """``landing`` with the lines ``now`` appended to its ``pre`` added to its new content;
+    None when ``now`` is more than that. The lines go after the new content's last line
+    when that still is the file's last line, or when the new content only added lines
+    itself (its lines, then these)."""
+    pre, post = landing.pre, landing.post
+    if not landing.text or now is None or pre is None or post is None or now.link:
+        return None
+    tail = appended(pre.data, now.data)
+    if tail is None or not (
+        post.data.endswith(_last_line(pre.data)) or appended(pre.data, post.data) is not None
+    ):
+        return None
+    return dataclasses.replace(
+        landing, pre=now, post=dataclasses.replace(post, data=post.data + tail)
+    )
+
+
 def _rebase(landing: Landing, now: Content | None) -> tuple[Landing, bool]:
     """``landing`` brought onto the file as it is ``now``, and whether that is more than
     lines appended (so a journal must learn the new content before it is written)."""
@@ -288,14 +313,9 @@ def _rebase(landing: Landing, now: Content | None) -> tuple[Landing, bool]:
     why = f"{landing.path} was changed while it was being accepted"
     if not landing.text or now is None or pre is None or post is None or now.link:
         return landing.giving_up(now, why), True
-    tail = appended(pre.data, now.data)
-    # Lines appended to the file go after the new content's last line, when that still is
-    # the file's last line or the new content only added lines itself (theirs, then these).
-    if tail is not None and (
-        post.data.endswith(_last_line(pre.data)) or appended(pre.data, post.data) is not None
-    ):
-        grown = dataclasses.replace(post, data=post.data + tail)
-        return dataclasses.replace(landing, pre=now, post=grown), False
+    grown_by_lines = _with_appended(landing, now)
+    if grown_by_lines is not None:
+        return grown_by_lines, False
     if landing.remerge is None:
         merged = fold(now, pre, post)
         if merged is None:
@@ -399,13 +419,10 @@ def _replace(
             now = held.read()
             if same(now, seen):
                 break
-            grown, revised = _rebase(landing, now)
-            old, new = landing.post, grown.post
-            if fd is None or revised or old is None or new is None:
+            grown = None if fd is None else _with_appended(landing, now)
+            if fd is None or grown is None or grown.post is None or landing.post is None:
                 return landing, now, False
-            if not new.data.startswith(old.data):
-                return landing, now, False
-            _write_all(fd, new.data[len(old.data) :])
+            _write_all(fd, grown.post.data[len(landing.post.data) :])
             landing, seen = grown, now
         else:
             return landing, held.read(), False
