@@ -22,7 +22,9 @@ POINTS: dict[str, str] = {
     "after_exit": "the broker read the agent's exit record; the rest of its output is unread",
     "after_attempt_end": "the attempt is recorded as ended; the task is not settled yet",
     "accept_journal": "an accept's journal is written; no user file touched yet",
+    "accept_temp": "an accept wrote a temporary file beside a user file; not renamed yet",
     "accept_file": "an accept wrote one more user file (counted per file)",
+    "accept_recover_file": "recovering an accept wrote one more user file (counted per file)",
     "accept_marked": "an accept's hunk decisions are stored; its journal is not cleared",
     "reject_marked": "a reject's decisions and the task's end are stored; its worktree remains",
 }

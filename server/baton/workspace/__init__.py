@@ -13,6 +13,7 @@ from baton.workspace.diffing import (
     worktree_text,
 )
 from baton.workspace.git import GitError, run_git
+from baton.workspace.journal import JournalError, Recovered, clear_journal, recover_accept
 from baton.workspace.scope import matches, normalize, refusal
 from baton.workspace.snapshot import Snapshot, take_snapshot
 from baton.workspace.worktree import create_worktree, remove_worktree, sweep_orphans
@@ -20,13 +21,17 @@ from baton.workspace.worktree import create_worktree, remove_worktree, sweep_orp
 __all__ = [
     "AcceptResult",
     "GitError",
+    "JournalError",
+    "Recovered",
     "Snapshot",
     "accept",
+    "clear_journal",
     "compute_diff",
     "create_worktree",
     "decode_text",
     "matches",
     "normalize",
+    "recover_accept",
     "refusal",
     "remove_worktree",
     "run_git",

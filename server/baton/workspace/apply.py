@@ -6,26 +6,40 @@ with that one hunk applied. A hunk that conflicts is reported and stays pending 
 others apply. Whole-file changes (added, deleted, renamed, binary) apply only when the
 user's file still is what the snapshot had (or already is the result). Paths outside the
 task's scope, in ``.git``, git hooks or CI workflows are refused (see :mod:`scope`).
-Files are written atomically (temp file + rename) keeping their mode; with ``write=False``
-nothing is written and the result says what would be.
+
+Every file's new content is planned before any file is written. Then, with a ``journal``,
+the plan is recorded (:mod:`journal`), and each file is replaced by :func:`userfile.land`:
+a temporary file beside it, renamed over it, with what another writer saves meanwhile
+merged in. With ``write=False`` nothing is written and the result says what would be.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-import secrets
-import stat
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from baton.core.diff import FileDiff, FileStatus, Hunk, HunkState, apply_hunks
+from baton.faults import crash_point
 from baton.workspace.diffing import SYMLINK, decode_text, snapshot_bytes
 from baton.workspace.git import git_process, read_blobs
+from baton.workspace.journal import AcceptJournal
 from baton.workspace.scope import refusal
 from baton.workspace.snapshot import Snapshot
+from baton.workspace.userfile import (
+    Content,
+    Landing,
+    inside,
+    land,
+    merge_texts,
+    read_content,
+    same,
+    temp_name,
+)
 
 
 @dataclass
@@ -45,65 +59,29 @@ class AcceptResult:
     links: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class _Content:
-    """A file's content as Baton compares it: bytes, and whether it is a symlink."""
-
-    data: bytes
-    link: bool = False
-    executable: bool = False
-
-    def same(self, other: _Content | None) -> bool:
-        return other is not None and other.data == self.data and other.link == self.link
+def _disk(root: Path, path: str, disk: dict[str, Content | None]) -> Content | None:
+    """The file at ``path`` as first read during this accept (each file is read once)."""
+    if path not in disk:
+        disk[path] = read_content(root / path)
+    return disk[path]
 
 
-@dataclass
-class _Write:
-    path: str
-    content: _Content | None  # None = delete
-
-
-def _inside(root: Path, path: str) -> Path | None:
-    """``root / path`` when its folder resolves inside ``root`` (no symlinked escape)."""
-    target = root / path
-    try:
-        target.parent.resolve().relative_to(root.resolve())
-    except (ValueError, OSError):
-        return None
-    return target
-
-
-def _user_content(root: Path, path: str, current: Mapping[str, str]) -> _Content | None:
+def _user_content(
+    root: Path, path: str, current: Mapping[str, str], disk: dict[str, Content | None]
+) -> Content | None:
     if path in current:
-        return _Content(current[path].encode("utf-8", "surrogateescape"))
-    target = root / path
-    try:
-        st = os.lstat(target)
-        if stat.S_ISLNK(st.st_mode):
-            return _Content(os.fsencode(os.readlink(target)), link=True)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        return _Content(target.read_bytes(), executable=bool(st.st_mode & 0o111))
-    except OSError:
-        return None
+        return Content(current[path].encode("utf-8", "surrogateescape"))
+    return _disk(root, path, disk)
 
 
-def _merge(ours: str, base: str, theirs: str, tmp: Path) -> tuple[str, int]:
-    """``git merge-file`` of three texts: the merged text and the number of conflicts."""
-    names = []
-    for name, text in (("current", ours), ("snapshot", base), ("task", theirs)):
-        p = tmp / name
-        p.write_bytes(text.encode("utf-8", "surrogateescape"))
-        names.append(str(p))
-    proc = git_process(
-        ["merge-file", "-p", "--diff3", "-L", "current", "-L", "snapshot", "-L", "task", *names],
-        tmp,
-        ok_codes=range(128),
-    )
-    return proc.stdout.decode("utf-8", "surrogateescape"), proc.returncode
+def _landing(
+    root: Path, path: str, post: Content | None, hunks: list[str], disk: dict[str, Content | None]
+) -> Landing:
+    pre = _disk(root, path, disk)
+    return Landing(path, pre, post, hunks, temp_name(PurePosixPath(path).name))
 
 
-def _new_content(snap: Snapshot, f: FileDiff, hunk: Hunk) -> _Content | None:
+def _new_content(snap: Snapshot, f: FileDiff, hunk: Hunk) -> Content | None:
     """What the worker left at ``f.path`` (text from the hunk, else the blob)."""
     mode = f.extra.get("newMode")
     blob = f.extra.get("newBlob")
@@ -119,8 +97,8 @@ def _new_content(snap: Snapshot, f: FileDiff, hunk: Hunk) -> _Content | None:
         data = read_blobs(snap.git_dir, [blob], git_dir=snap.git_dir).get(blob)
         if data is None:
             return None
-        return _Content(data, link=link, executable=mode == "100755")
-    return _Content(hunk.new_text.encode("utf-8", "surrogateescape"), executable=mode == "100755")
+        return Content(data, link=link, executable=mode == "100755")
+    return Content(hunk.new_text.encode("utf-8", "surrogateescape"), executable=mode == "100755")
 
 
 def _tree_entry(snap: Snapshot, tree: str, path: str) -> tuple[str, str] | None:
@@ -137,7 +115,7 @@ def _tree_entry(snap: Snapshot, tree: str, path: str) -> tuple[str, str] | None:
     return meta[0], meta[2]
 
 
-def _old_content(snap: Snapshot, f: FileDiff, path: str) -> _Content | None:
+def _old_content(snap: Snapshot, f: FileDiff, path: str) -> Content | None:
     data = snapshot_bytes(snap, path)
     if data is None:
         return None
@@ -145,7 +123,7 @@ def _old_content(snap: Snapshot, f: FileDiff, path: str) -> _Content | None:
     if mode is None:  # a FileDiff that went through JSON
         entry = _tree_entry(snap, snap.commit, path)
         mode = entry[0] if entry else None
-    return _Content(data, link=mode == SYMLINK)
+    return Content(data, link=mode == SYMLINK)
 
 
 def _plan_text(
@@ -153,13 +131,14 @@ def _plan_text(
     f: FileDiff,
     chosen: list[Hunk],
     current: Mapping[str, str],
+    disk: dict[str, Content | None],
     result: AcceptResult,
     tmp: Path,
-) -> list[_Write]:
+) -> list[Landing]:
     """Hunk-by-hunk merge of a modified text file."""
     base_bytes = snapshot_bytes(snap, f.path)
     base = None if base_bytes is None else decode_text(base_bytes)
-    user = _user_content(snap.root, f.path, current)
+    user = _user_content(snap.root, f.path, current, disk)
     reason = None
     if base is None:
         reason = "the snapshot has no text for this file"
@@ -177,7 +156,18 @@ def _plan_text(
         return []
     result.applied += done
     result.texts[f.path] = merged
-    return [_Write(f.path, _Content(merged.encode("utf-8", "surrogateescape")))]
+    post = Content(merged.encode("utf-8", "surrogateescape"))
+    landing = _landing(snap.root, f.path, post, done, disk)
+    landing.text = True
+    if f.path not in current:  # merged into the file on disk: a newer one is merged alike
+        landing.remerge = functools.partial(_remerge, base, chosen, tmp)
+    return [landing]
+
+
+def _remerge(
+    base: str, chosen: Sequence[Hunk], tmp: Path, ours: str, ids: Sequence[str]
+) -> tuple[str, list[str], list[tuple[str, str]]]:
+    return merge_hunks(base, ours, [h for h in chosen if h.id in ids], tmp)
 
 
 def merge_hunks(
@@ -200,7 +190,7 @@ def merge_hunks(
         except ValueError:
             conflicts.append((h.id, "the hunk no longer matches the snapshot"))
             continue
-        out, clashes = _merge(merged, base, theirs, tmp)
+        out, clashes = merge_texts(merged, base, theirs, tmp)
         if clashes:
             span = f"{h.old_start}-{h.old_start + max(h.old_count, 1) - 1}"
             conflicts.append((h.id, f"conflicts with your changes near lines {span}"))
@@ -215,8 +205,9 @@ def _plan_whole(
     f: FileDiff,
     hunk: Hunk,
     current: Mapping[str, str],
+    disk: dict[str, Content | None],
     result: AcceptResult,
-) -> list[_Write]:
+) -> list[Landing]:
     """An added, deleted, renamed, binary or type-changed file, taken as one piece."""
     old_path = f.old_path or f.path
     old = None if f.status is FileStatus.ADDED else _old_content(snap, f, old_path)
@@ -224,36 +215,36 @@ def _plan_whole(
     if f.status is not FileStatus.DELETED and new is None:
         result.conflicts.append((hunk.id, "the task's version of the file is gone"))
         return []
-    user_old = _user_content(snap.root, old_path, current)
-    user_new = user_old if old_path == f.path else _user_content(snap.root, f.path, current)
-    writes: list[_Write] = []
+    user_old = _user_content(snap.root, old_path, current, disk)
+    user_new = user_old if old_path == f.path else _user_content(snap.root, f.path, current, disk)
+    writes: list[tuple[str, Content | None]] = []
     conflict = None
     if f.status is FileStatus.ADDED:
-        if user_new is not None and not (new is not None and new.same(user_new)):
+        if user_new is not None and not (new is not None and same(new, user_new)):
             conflict = f"a different {f.path} was created since the task started"
         elif user_new is None:
-            writes.append(_Write(f.path, new))
+            writes.append((f.path, new))
     elif f.status is FileStatus.DELETED:
-        if user_old is not None and not (old is not None and old.same(user_old)):
+        if user_old is not None and not (old is not None and same(old, user_old)):
             conflict = f"{f.path} was changed since the task started"
         elif user_old is not None:
-            writes.append(_Write(f.path, None))
+            writes.append((f.path, None))
     elif f.status is FileStatus.RENAMED:
-        done = user_old is None and new is not None and new.same(user_new)
+        done = user_old is None and new is not None and same(new, user_new)
         if not done:
-            if user_old is None or old is None or not old.same(user_old):
+            if user_old is None or old is None or not same(old, user_old):
                 conflict = f"{old_path} was changed or removed since the task started"
-            elif user_new is not None and not (new is not None and new.same(user_new)):
+            elif user_new is not None and not (new is not None and same(new, user_new)):
                 conflict = f"a different {f.path} was created since the task started"
             else:
-                writes += [_Write(f.path, new), _Write(old_path, None)]
+                writes += [(f.path, new), (old_path, None)]
     else:  # modified binary, symlink or type change
-        if new is not None and new.same(user_new):
+        if new is not None and same(new, user_new):
             pass
-        elif user_new is None or old is None or not old.same(user_new):
+        elif user_new is None or old is None or not same(old, user_new):
             conflict = f"{f.path} was changed since the task started"
         else:
-            writes.append(_Write(f.path, new))
+            writes.append((f.path, new))
     if conflict is not None:
         result.conflicts.append((hunk.id, conflict))
         return []
@@ -268,49 +259,49 @@ def _plan_whole(
         result.data[f.path] = new.data
     else:
         result.texts[f.path] = new.data.decode("utf-8", "surrogateescape")
-    return writes
+    return [_landing(snap.root, path, content, [hunk.id], disk) for path, content in writes]
 
 
-def _write(root: Path, w: _Write) -> None:
-    target = _inside(root, w.path)
-    if target is None:
-        raise OSError(f"{w.path} leads outside the workspace")
-    if w.content is None:
-        with contextlib.suppress(FileNotFoundError):
-            target.unlink()
-        parent = target.parent
-        while parent != root and parent.is_dir() and not any(parent.iterdir()):
-            parent.rmdir()
-            parent = parent.parent
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.baton-{secrets.token_hex(6)}.tmp"
-    if w.content.link:
-        os.symlink(os.fsdecode(w.content.data), tmp)
-    else:
-        try:
-            st = os.lstat(target)
-            mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
-        except FileNotFoundError:
-            mode = None
-        # A new file gets the usual permissions: the kernel applies the umask to these.
-        fresh = 0o777 if w.content.executable else 0o666
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, fresh if mode is None else 0o600)
-        try:
-            view = memoryview(w.content.data)
-            while view:
-                view = view[os.write(fd, view) :]
-            if mode is not None:
-                os.fchmod(fd, mode)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+def _land_all(
+    root: Path, landings: list[Landing], result: AcceptResult, book: AcceptJournal | None, g: int
+) -> None:
+    """Write the files of one change (a rename: two); when one of them cannot take it,
+    put back those written and report the change's hunks as conflicts."""
+    planned = landings[0].hunks
+    ended: list[Landing] = []
+    why = None
     try:
-        os.replace(tmp, target)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+        for i, landing in enumerate(landings):
+            revise = None if book is None else functools.partial(book.revise, g, i)
+            ended.append(land(root, landing, revise=revise))
+            crash_point("accept_file")
+            if not ended[-1].hunks:
+                break
+    except OSError as exc:
+        why = f"could not write: {exc}"
+    kept = set(planned) if why is None and len(ended) == len(landings) else set()
+    for out in ended:
+        kept &= set(out.hunks)
+    if len(landings) > 1 and kept != set(planned):
+        kept = set()
+        for before, out in zip(landings, ended, strict=False):
+            if out.hunks:  # written: put the file back as it was
+                with contextlib.suppress(OSError):
+                    land(root, Landing(out.path, out.post, before.pre, [], out.temp))
+    reasons = dict(d for out in ended for d in out.dropped)
+    lost = [h for h in planned if h not in kept]
+    if lost:
+        result.applied = [h for h in result.applied if h not in lost]
+        fallback = why or "the file was changed while it was being accepted"
+        result.conflicts += [(h, reasons.get(h, fallback)) for h in lost]
+    if not kept:
+        for landing in landings:
+            result.texts.pop(landing.path, None)
+            result.data.pop(landing.path, None)
+            result.links.pop(landing.path, None)
+    for out in ended if kept else ():
+        if out.text and out.post is not None:  # as merged with what was saved meanwhile
+            result.texts[out.path] = out.post.data.decode("utf-8", "surrogateescape")
 
 
 def _chosen(f: FileDiff, hunk_ids: set[str] | None) -> list[Hunk]:
@@ -327,42 +318,48 @@ def accept(
     scope: Sequence[str] = (),
     current: Mapping[str, str] | None = None,
     write: bool = True,
+    journal: Path | None = None,
 ) -> AcceptResult:
     """Apply the chosen hunks (None = every pending one) of ``files`` to the user's files.
 
     ``current`` maps paths (relative to ``snap.root``) to the text of open editor buffers;
     those take the place of the file on disk. Nothing the user changed is overwritten:
     conflicting hunks are reported and stay pending.
+
+    With ``journal`` (a path in Baton's state folder) the plan is recorded there before any
+    file is written (:class:`~baton.workspace.journal.JournalError` when it cannot be: no
+    file was touched), and stays: the caller stores the hunk decisions, then calls
+    :func:`~baton.workspace.journal.clear_journal`; after a crash,
+    :func:`~baton.workspace.journal.recover_accept` finishes it.
     """
     result = AcceptResult()
     buffers = dict(current or {})
+    disk: dict[str, Content | None] = {}
     with tempfile.TemporaryDirectory(prefix="baton-merge-") as tmp:
+        groups: list[list[Landing]] = []
         for f in files:
             chosen = _chosen(f, hunk_ids)
             if not chosen:
                 continue
             why = refusal(f.path, scope) or (f.old_path and refusal(f.old_path, scope)) or None
-            if why is None and _inside(snap.root, f.path) is None:
+            if why is None and inside(snap.root, f.path) is None:
                 why = f"{f.path} leads outside the workspace through a symlink"
             if why is not None:
                 result.refused += [(h.id, why) for h in chosen]
                 continue
             whole = f.binary or f.status is not FileStatus.MODIFIED or chosen[0].whole_file
             if whole:
-                writes = _plan_whole(snap, f, chosen[0], buffers, result)
+                landings = _plan_whole(snap, f, chosen[0], buffers, disk, result)
             else:
-                writes = _plan_text(snap, f, chosen, buffers, result, Path(tmp))
-            if not write:
-                continue
-            try:
-                for w in writes:
-                    _write(snap.root, w)
-            except OSError as exc:
-                ids = {h.id for h in chosen}
-                result.applied = [i for i in result.applied if i not in ids]
-                result.conflicts += [(i, f"could not write: {exc}") for i in sorted(ids)]
-                for w in writes:
-                    result.texts.pop(w.path, None)
-                    result.data.pop(w.path, None)
-                    result.links.pop(w.path, None)
+                landings = _plan_text(snap, f, chosen, buffers, disk, result, Path(tmp))
+            if landings:
+                groups.append(landings)
+        if not write or not groups:
+            return result
+        book = None
+        if journal is not None:
+            book = AcceptJournal.begin(journal, snap.root, groups)
+            crash_point("accept_journal")
+        for g, landings in enumerate(groups):
+            _land_all(snap.root, landings, result, book, g)
     return result
