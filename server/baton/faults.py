@@ -15,6 +15,7 @@ import signal
 
 #: Every crash point the code marks, with what has happened when it fires.
 POINTS: dict[str, str] = {
+    "before_snapshot": "the task is recorded and preparing; no snapshot yet",
     "after_snapshot": "the task's snapshot is recorded; no worktree yet",
     "after_worktree": "the worktree exists and is recorded; no attempt yet",
     "after_attempt_intent": "the attempt is recorded as starting; no process yet",

@@ -267,3 +267,22 @@ async def test_stream_emits_timestamped_events_at_the_rate(worker: Worker) -> No
     stamps = [float(t.split()[0]) for t in texts]
     assert stamps == sorted(stamps) and stamps[0] >= t0
     assert stamps[-1] - stamps[0] >= 19 / 200 * 0.9
+
+
+async def test_each_run_appends_a_line_to_the_run_log(
+    worker: Worker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "runs.jsonl"
+    monkeypatch.setenv("BATON_FAKE_RUNLOG", str(log))
+    first = await worker.run({"ask": "Which colour?"})
+    (session,) = of(first, EventType.SESSION)
+    await worker.turn("blue", session=session["id"])
+    runs = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["resume"] for r in runs] == [None, session["id"]]
+    assert [r["attempt"] for r in runs] == [1, 2]
+    for r in runs:
+        assert r["cwd"] == str(worker.cwd.resolve())
+        assert r["task_dir"] == str(worker.task_dir)
+        assert r["ppid"] == r["pgid"] != r["pid"]  # the wrapper leads the agent's group
+        assert r["exit_path"].endswith(f"attempt-{r['attempt']}.exit")
+        assert r["out"].endswith(f"attempt-{r['attempt']}.out")

@@ -19,6 +19,9 @@ with ``--resume ID`` continues after the step where the previous turn stopped, s
 ``reply: <prompt>`` when that step was an ``ask``. A resumed prompt with a script of its own
 starts that script instead.
 
+With ``BATON_FAKE_RUNLOG`` naming a file, each run first appends a line about itself to it
+(see :mod:`baton.agents.fake_runlog`).
+
 Exit codes: 0 done or asked (also after an ``error`` step with ``"exit": 0``), 1 a failed
 step or rate limit, 2 a broken script, ``crash``'s code for a crash.
 """
@@ -38,6 +41,8 @@ import time
 import uuid
 from pathlib import Path
 from typing import Any, NoReturn
+
+from baton.agents.fake_runlog import log_run
 
 FENCE = re.compile(r"```baton-fake[ \t]*\r?\n(.*?)```", re.DOTALL)
 
@@ -455,6 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resume", metavar="ID", help="continue this session")
     parser.add_argument("--model", help="reported in the session event")
     args = parser.parse_args(argv)
+    log_run(args.resume, args.prompt_file)
     try:
         if args.prompt_file:
             prompt = Path(args.prompt_file).read_text(encoding="utf-8")
