@@ -15,10 +15,10 @@ import logging
 import time
 from typing import Any
 
+import baton.runtime.accounts as accounts
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import SETTLED, Completion, TaskState, transition
 from baton.core.task import Attempt, Task
-from baton.runtime import accounts
 from baton.runtime.bus import EventBus
 from baton.runtime.recorded import copy
 from baton.store import AsyncStore, Store

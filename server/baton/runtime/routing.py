@@ -11,6 +11,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import baton.runtime.accounts as accounts
 from baton.config.settings import Settings
 from baton.core.routing import (
     KINDS,
@@ -23,7 +24,6 @@ from baton.core.routing import (
     route,
 )
 from baton.core.task import Task
-from baton.runtime import accounts
 from baton.runtime.requests import DelegateRequest
 from baton.store import AsyncStore, Store
 

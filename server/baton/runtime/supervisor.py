@@ -30,6 +30,7 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import baton.runtime.routing as routes
 from baton.acp import transport as acp
 from baton.config.layers import ConfigError
 from baton.config.profiles import Profile, default_profiles
@@ -42,7 +43,6 @@ from baton.core.routing import RoutingError
 from baton.core.settle import NextTurn, Stop
 from baton.core.task import Attempt, Task, new_task_id
 from baton.process import spawn as procs
-from baton.runtime import routing as routes
 from baton.runtime.adoption import Adoption
 from baton.runtime.attempts import Attempts
 from baton.runtime.book import OWNED, Book, count_by_state, state_event

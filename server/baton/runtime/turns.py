@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import baton.runtime.accounts as accounts
+import baton.runtime.routing as routes
 from baton.config.profiles import Profile
 from baton.config.watch import SettingsCache
 from baton.core.lifecycle import SETTLED, Completion, TaskState
@@ -37,8 +39,6 @@ from baton.core.settle import (
 )
 from baton.core.task import Task
 from baton.faults import crash_point
-from baton.runtime import accounts
-from baton.runtime import routing as routes
 from baton.runtime.attempts import Attempts, Live, StartFailed
 from baton.runtime.book import Book
 from baton.runtime.broker import TaskError
