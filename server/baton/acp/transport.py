@@ -24,7 +24,7 @@ from baton.acp import agents, control, probe
 from baton.acp.control import ControlError
 from baton.acp.policy import make_policy
 from baton.acp.spec import Spec
-from baton.agents.base import Launch, Parser, Turn
+from baton.agents.base import Launch, Turn
 from baton.agents.fake import write_prompt
 from baton.agents.registry import adapter_for
 from baton.config.profiles import Profile
@@ -147,29 +147,6 @@ class AcpTransport:
         await procs.kill_tree(record.pid, grace, record.create_time)
 
 
-class AcpAdapter:
-    """The adapter shape the supervisor of before :class:`Transport` uses (``launch``, and
-    ``start`` returning a tuple). Remove once the runtime holds a :class:`Transport`."""
-
-    transport = ACP
-
-    def __init__(self, provider: str) -> None:
-        self.provider = provider
-        self._transport = AcpTransport(provider)
-
-    def parser(self) -> Parser:
-        return self._transport.parser()
-
-    def launch(self, turn: Turn, profile: Profile) -> Launch:
-        return self._transport.launch_attempt(turn, profile, 1)
-
-    async def start(
-        self, turn: Turn, profile: Profile, attempt: int
-    ) -> tuple[procs.ProcessRecord, str]:
-        started = await self._transport.start(turn, profile, attempt)
-        return started.record, started.how
-
-
 def transport_for(name: str, provider: str) -> Transport:
     """The transport ``name`` (:data:`ACP` or :data:`NATIVE`, as :func:`choose` said) of
     ``provider``; :class:`~baton.agents.registry.UnknownProvider` for an unknown native one."""
@@ -260,7 +237,6 @@ def pending_permissions(evs: list[Event]) -> list[dict[str, Any]]:
 __all__ = [
     "ACP",
     "NATIVE",
-    "AcpAdapter",
     "AcpParser",
     "AcpTransport",
     "ControlError",

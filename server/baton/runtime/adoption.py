@@ -148,7 +148,7 @@ class Adoption:
             await self.book.move(task, S.RUNNING, "adopted")
         past = await self.book.store.call(lambda s: s.events(task.id))
         provider = profile_of(task, self.loop.profiles(task.root)).provider
-        transport = self.attempts.transport_named(last.transport, provider)
+        transport = acp.transport_for(last.transport, provider)
         if last.transport == acp.ACP:
             waiting = acp.pending_permissions(past)
             if waiting:

@@ -22,7 +22,6 @@ from typing import Any
 
 from baton.acp import transport as acp
 from baton.agents.base import AgentNotFound, Parser, Turn
-from baton.agents.registry import adapter_for
 from baton.config.profiles import Profile
 from baton.config.secrets import SecretError, redact, resolve_env, use_backend
 from baton.config.watch import SettingsCache
@@ -34,7 +33,7 @@ from baton.core.task import Attempt, Task
 from baton.faults import crash_point
 from baton.process import spawn as procs
 from baton.process.tail import Tailer, lines_before
-from baton.process.transport import NativeTransport, Transport
+from baton.process.transport import Transport
 from baton.runtime.book import Book
 from baton.runtime.broker import Limits
 from baton.runtime.recorded import agent_cwd, store_turn
@@ -104,13 +103,7 @@ class Attempts:
         if chosen not in (acp.ACP, acp.NATIVE):
             chosen, why = acp.choose(profile, self.home)
             task.options["transport"], task.options["transport_reason"] = chosen, why
-        return self.transport_named(str(chosen), profile.provider)
-
-    @staticmethod
-    def transport_named(name: str, provider: str) -> Transport:
-        if name == acp.ACP:
-            return acp.AcpTransport(provider)
-        return NativeTransport(adapter_for(provider))
+        return acp.transport_for(str(chosen), profile.provider)
 
     async def start(
         self,
@@ -130,7 +123,7 @@ class Attempts:
             raise StartFailed(Completion.INTERRUPTED, "the broker is stopping")
         try:
             transport = (
-                self.transport_named(acp.NATIVE, profile.provider)
+                acp.transport_for(acp.NATIVE, profile.provider)
                 if side
                 else self.transport_for(task, profile)
             )

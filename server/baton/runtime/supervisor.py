@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import os
 import sys
@@ -205,7 +206,7 @@ class Supervisor:
             task.options["depends_on"] = [
                 await self.store.call(Store.resolve_id, i) for i in req.depends_on
             ]
-        await asyncio.to_thread(
+        keep = functools.partial(
             store_request,
             task,
             task_dir(self.home, task.id),
@@ -213,6 +214,10 @@ class Supervisor:
             overlays=req.overlays,
             rules=req.rules,
         )
+        if req.overlays:  # unsaved buffers go to a file; the rest is only options
+            await asyncio.to_thread(keep)
+        else:
+            keep()
         await self.book.insert(task)
         waits = " after " + ", ".join(task.options["depends_on"]) if req.depends_on else ""
         # The task is durable now; its first event is committed with the next batch.
