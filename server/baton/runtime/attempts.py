@@ -202,6 +202,16 @@ class Attempts:
         known.extend(s for s in secrets if s not in known)
         return dataclasses.replace(profile, env=env)
 
+    async def learn_secrets(self, task: Task, profile: Profile) -> None:
+        """Know the values to mask in ``task``'s events without launching anything: for an
+        attempt another broker started (a value missing from the keyring is skipped)."""
+        if task.id in self.book.secrets:
+            return
+        try:
+            await self._with_secrets(task, profile)
+        except SecretError as exc:
+            log.warning("task %s: %s", task.id, exc)
+
     async def launches_done(self, within: float) -> None:
         """Wait (up to ``within`` s) until no attempt is between its record and its pid."""
         with contextlib.suppress(TimeoutError):

@@ -171,13 +171,21 @@ def overlays_of(task: Task, folder: Path) -> dict[str, str]:
 
 def store_turn(task: Task, turn: NextTurn) -> None:
     """The turn being started, so a broker that finds it never started can start it."""
-    task.options["turn"] = {"prompt": turn.prompt, "reason": turn.reason}
+    if turn.prompt == task.brief:  # the brief is on the task already (and may be large)
+        task.options["turn"] = {"brief": True, "reason": turn.reason}
+    else:
+        task.options["turn"] = {"prompt": turn.prompt, "reason": turn.reason}
 
 
 def turn_of(task: Task) -> NextTurn | None:
     raw = task.options.get("turn")
-    if isinstance(raw, dict) and isinstance(raw.get("prompt"), str):
-        return NextTurn(raw["prompt"], str(raw.get("reason") or "first"))
+    if not isinstance(raw, dict):
+        return None
+    reason = str(raw.get("reason") or "first")
+    if raw.get("brief"):
+        return NextTurn(task.brief, reason)
+    if isinstance(raw.get("prompt"), str):
+        return NextTurn(raw["prompt"], reason)
     return None
 
 
