@@ -105,7 +105,7 @@ def test_delegate_then_watch_with_a_broker_started_on_demand(
     assert started.pid not in [b.pid for b in brokers(tmp_path)]
     # The next command starts another one and still sees the task.
     info = as_json(baton("inspect", "--json", task_id))
-    assert info["task"]["state"] == "review" and info["task"]["next"][0] == "diff"
+    assert info["state"] == "review" and info["next"][0] == "diff"
 
 
 def test_watch_exit_codes(baton_home: Path, repo: Path) -> None:
