@@ -92,7 +92,7 @@ def _head(text: str, limit: int) -> str:
 def _marked(whole: str, head: str, rest: str) -> str:
     if head == whole:
         return whole
-    return f"{head}… (+{len(whole) - len(head)} chars: {rest})"
+    return f"{head} … (+{len(whole) - len(head)} chars: {rest})"
 
 
 # ---------------------------------------------------------------------------- task lines
