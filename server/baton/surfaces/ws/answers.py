@@ -98,10 +98,17 @@ def _marked(whole: str, head: str, rest: str) -> str:
 # ---------------------------------------------------------------------------- task lines
 
 
-def line(task: Task, *, worker: bool = False, title: bool = False) -> dict[str, Any]:
+def line(
+    task: Task,
+    *,
+    worker: bool = False,
+    title: bool = False,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """A task in a few dozen characters: id, state, why (when the state does not say), next.
 
-    ``worker`` adds the worker (and model) it runs on, ``title`` its title's first line.
+    ``worker`` adds the worker (and model) it runs on, ``title`` its title's first line,
+    ``extra`` more fields (before ``next``, which comes last).
     """
     d: dict[str, Any] = {"id": task.id, "state": str(task.state)}
     if worker:
@@ -113,6 +120,7 @@ def line(task: Task, *, worker: bool = False, title: bool = False) -> dict[str, 
         d["completion"] = str(task.completion)
     if task.message and _IMPLIED.get(task.state) != task.message:
         d["message"] = cut(task.message, MESSAGE_LINE, "inspect detail=task")
+    d.update(extra or {})
     d["next"] = next_moves(task)
     return lean(d)
 
@@ -129,14 +137,12 @@ def woke(task: Task, event: Event | None = None, now: float | None = None) -> di
             message=str(event.data.get("reason") or task.message),
             resets_at=float(resets) if isinstance(resets, int | float) else task.resets_at,
         )
-    d = line(task)
-    summary = first_line(task.summary, SUMMARY_LINE, "inspect detail=summary")
-    if summary:
-        d = {**{k: v for k, v in d.items() if k != "next"}, "summary": summary, "next": d["next"]}
+    extra: dict[str, Any] = {
+        "summary": first_line(task.summary, SUMMARY_LINE, "inspect detail=summary")
+    }
     if task.state == S.RATE_LIMITED and task.resets_at is not None:
-        wait = max(0, round(task.resets_at - (time.time() if now is None else now)))
-        d = {**{k: v for k, v in d.items() if k != "next"}, "retryIn": wait, "next": d["next"]}
-    return d
+        extra["retryIn"] = max(0, round(task.resets_at - (time.time() if now is None else now)))
+    return line(task, extra=extra)
 
 
 def woke_by(event: Event) -> bool:

@@ -211,7 +211,9 @@ class Methods:
         last = p.integer(params, "events", lo=0, hi=10_000_000)
         attempts = await self.sup.attempts(task.id)
         files, final = await self.sup.diff(task.id)
-        permissions = await self.sup.permissions(task.id)
+        # Permission requests are read from every event of the task: only when one can wait.
+        asking = task.state == TaskState.NEEDS_INPUT
+        permissions = await self.sup.permissions(task.id) if asking else []
         out = answers.short(task, attempts, files, final, permissions)
         if wanted:
             events = await self.sup.events(task.id) if "events" in wanted else []
