@@ -231,6 +231,7 @@ def task_record(task: Task) -> dict[str, Any]:
     d = task.to_json()
     for key in _NOT_IN_TASK:
         d.pop(key, None)
+    d["targets"] = [lean(t) for t in d.get("targets") or []]
     usage = task.options.get("usage")
     if usage:
         d["usage"] = usage
