@@ -108,10 +108,15 @@ def test_run_review_diff_accept_reject(baton_home: Path, repo: Path) -> None:
     assert "return 2\n" in (repo / "app.py").read_text()
 
     info = as_json(baton("inspect", "--json", task_id))
-    assert info["task"]["state"] == "applied"
-    seqs = [e["seq"] for e in info["events"]]
-    assert seqs == list(range(1, len(seqs) + 1))
-    assert {a["reason"] for a in info["attempts"]} == {"first"}
+    assert info["state"] == "applied" and info["diff"] == "app.py +2 -2, 0 of 2 hunks pending"
+    assert "detail" not in info
+    more = as_json(baton("inspect", "--json", "--detail", "attempts,events", task_id))
+    seqs = [e["seq"] for e in more["detail"]["events"]]
+    assert seqs[-1] == more["detail"]["eventCount"] and len(seqs) <= 50
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+    assert {a["reason"] for a in more["detail"]["attempts"]} == {"first"}
+    bad = baton("inspect", "--json", "--detail", "everything", task_id)
+    assert bad.returncode == 2 and "attempts" in as_json(bad)["error"]
 
 
 def test_bad_input_exits_2_with_a_clear_message(baton_home: Path, repo: Path) -> None:

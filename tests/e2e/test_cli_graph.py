@@ -20,7 +20,7 @@ def _stop_brokers(baton_home: Path, tmp_path: Path) -> Iterator[None]:
 
 
 def state(task_id: str) -> str:
-    return str(as_json(baton("inspect", "--json", task_id))["task"]["state"])
+    return str(as_json(baton("inspect", "--json", task_id))["state"])
 
 
 def wait_state(task_id: str, *states: str, timeout: float = 30) -> str:

@@ -105,7 +105,7 @@ def test_delegate_then_watch_with_a_broker_started_on_demand(
     assert started.pid not in [b.pid for b in brokers(tmp_path)]
     # The next command starts another one and still sees the task.
     info = as_json(baton("inspect", "--json", task_id))
-    assert info["task"]["state"] == "review" and info["task"]["next"][0] == "diff"
+    assert info["state"] == "review" and info["next"][0] == "diff"
 
 
 def test_watch_exit_codes(baton_home: Path, repo: Path) -> None:
@@ -135,3 +135,27 @@ def test_memory_workers_and_health_from_the_command_line(baton_home: Path, repo:
     assert "fake" in [w["name"] for w in workers["workers"]]
     health = as_json(baton("health", "--json"))
     assert health["ok"] and health["url"].startswith("ws://127.0.0.1:")
+
+
+def test_watch_reports_a_rate_limit_and_exits_3(baton_home: Path, repo: Path) -> None:
+    """A task that hits a rate limit while watched wakes `baton watch` (exit 3: it runs again
+    by itself once the limit resets); watching again waits for it to settle."""
+    script = fake_script(
+        {"sleep": 3},
+        {"rate_limit": {"retry_after": 2}},
+        {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"},
+    )
+    task_id = baton("delegate", "--cwd", str(repo), script).stdout.strip()
+    held = baton("watch", task_id, "--timeout", "60")
+    assert held.returncode == 3, held.stdout + held.stderr
+    lines = held.stdout.strip().splitlines()
+    assert any("running → rate_limited  rate limited; retry after 2 s" in x for x in lines)
+    assert lines[-1].startswith(f"task {task_id} is rate_limited: rate limited; retry after 2 s")
+    assert lines[-1].endswith("next: watch, cancel") and "runs again in " in lines[-1]
+    done = baton("watch", "--json", task_id, "--timeout", "60")
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = as_json(done)
+    assert doc["task"]["state"] == "review"
+    moves = [e["data"]["to"] for e in doc["events"]]
+    assert moves[:4] == ["queued", "preparing", "running", "rate_limited"]
+    assert moves[-1] == "review"

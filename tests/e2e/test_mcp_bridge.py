@@ -1,20 +1,24 @@
 """`baton mcp` as an MCP client sees it: a real subprocess speaking MCP (JSON-RPC lines) on
-stdio, a broker started on demand behind it, the real fake agent doing the work."""
+stdio, a broker started on demand behind it, the real fake agent doing the work — and what a
+lead agent pays for it, in characters read."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from baton.surfaces.mcp.tools import TOOLS, size
 from tests.conftest import fake_script
-from tests.e2e.test_cli import stop_brokers
+from tests.e2e.test_cli import as_json, baton, stop_brokers
 
 EDIT = fake_script(
     {"say": "editing", "chunks": 2},
@@ -24,9 +28,9 @@ EDIT = fake_script(
 
 
 class McpProcess:
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, *args: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "baton.cli", "mcp", "--cwd", str(cwd)],
+            [sys.executable, "-m", "baton.cli", "mcp", "--cwd", str(cwd), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -66,9 +70,7 @@ class McpProcess:
             self.proc.kill()
 
 
-@pytest.fixture
-def mcp(baton_home: Path, repo: Path, tmp_path: Path) -> Iterator[McpProcess]:
-    proc = McpProcess(repo)
+def initialize(proc: McpProcess) -> None:
     init = proc.request(
         "initialize",
         {
@@ -79,6 +81,12 @@ def mcp(baton_home: Path, repo: Path, tmp_path: Path) -> Iterator[McpProcess]:
     )
     assert init["result"]["serverInfo"]["name"] == "baton"
     proc.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+@pytest.fixture
+def mcp(baton_home: Path, repo: Path, tmp_path: Path) -> Iterator[McpProcess]:
+    proc = McpProcess(repo)
+    initialize(proc)
     try:
         yield proc
     finally:
@@ -88,38 +96,157 @@ def mcp(baton_home: Path, repo: Path, tmp_path: Path) -> Iterator[McpProcess]:
 
 def test_tools_delegate_watch_inspect_diff_accept(mcp: McpProcess, repo: Path) -> None:
     tools = {t["name"]: t for t in mcp.request("tools/list")["result"]["tools"]}
-    for name in ("delegate", "watch", "inspect", "diff", "accept", "reject", "reply", "steer",
-                 "cancel", "retry", "tasks", "memory", "workers", "health"):  # fmt: skip
-        assert name in tools, name
+    assert list(tools) == list(TOOLS)
     assert tools["delegate"]["inputSchema"]["required"] == ["instruction"]
 
     text, err = mcp.tool("delegate", instruction=EDIT)
     task = json.loads(text)
     assert not err and task["state"] == "queued" and task["next"] == ["watch", "cancel"]
-    assert len(text) < 400  # an agent pays a few hundred characters for a delegation
+    assert task["worker"] == "fake" and "title" not in task and "message" not in task
 
     text, err = mcp.tool("watch", ids=[task["id"]], timeout=30)
     watched = json.loads(text)
-    assert not err and watched["settled"]["state"] == "review", watched
-    assert watched["settled"]["summary"] == "Changed a() to return 10."
-    assert watched["settled"]["next"] == ["diff", "accept", "reject", "reply"]
+    assert not err and watched == {
+        "id": task["id"],
+        "state": "review",
+        "summary": "Changed a() to return 10.",
+        "next": ["diff", "accept", "reject", "reply"],
+    }
 
     info = json.loads(mcp.tool("inspect", id=task["id"])[0])
-    assert info["diff"]["files"] == ["app.py"] and info["diff"]["pending"] == 1
-    assert info["attempts"][0]["completion"] == "completed"
+    assert info == {
+        "state": "review",
+        "completion": "completed",
+        "summary": "Changed a() to return 10.",
+        "attempts": 1,
+        "diff": "app.py +1 -1, 1 hunk pending",
+        "next": ["diff", "accept", "reject", "reply"],
+    }
+    more = json.loads(mcp.tool("inspect", id=task["id"], detail="attempts")[0])
+    assert set(more["detail"]) == {"attempts"}
+    (attempt,) = more["detail"]["attempts"]
+    assert attempt["completion"] == "completed" and attempt["exit_code"] == 0
+    assert "out_path" not in attempt and None not in attempt.values()
+    every = json.loads(mcp.tool("inspect", id=task["id"], detail="all")[0])["detail"]
+    assert set(every) >= {"attempts", "events", "brief", "summary", "task"}
+    assert "Do the scripted work" in every["brief"] and every["task"]["id"] == task["id"]
+    assert None not in every["task"].values() and "instruction" not in every["task"]
 
     diff, _ = mcp.tool("diff", id=task["id"])
-    assert "+    return 10" in diff and "@@ hunk " in diff
+    assert "+    return 10" in diff and "@@ hunk " in diff and "cut at" not in diff
 
     steer, err = mcp.tool("steer", id=task["id"], text="go faster")
     assert err and "use reply" in steer and "next: diff, accept, reject, reply" in steer
 
     accepted = json.loads(mcp.tool("accept", id=task["id"])[0])
-    assert accepted["task"]["state"] == "applied" and len(accepted["applied"]) == 1
+    assert accepted["task"] == {"id": task["id"], "state": "applied", "next": ["inspect"]}
+    assert len(accepted["applied"]) == 1 and "conflicts" not in accepted
     assert "return 10" in (repo / "app.py").read_text()
 
     unknown, err = mcp.tool("inspect", id="nosuchtask")
     assert err and "no task" in unknown
+    wrong, err = mcp.tool("inspect", id=task["id"], detail="everything")
+    assert err and "detail" in wrong and "attempts" in wrong
+
+
+def test_what_a_lead_agent_reads_fits_in_a_few_hundred_characters(
+    mcp: McpProcess, repo: Path
+) -> None:
+    """The characters a lead agent pays for one small task (delegate, watch until it
+    settles, the short inspect) and for the tool list sent with each of its requests."""
+    tools = mcp.request("tools/list")["result"]["tools"]
+    listed = size(tools)
+    assert listed <= 3000, listed
+    assert listed == size(t.definition() for t in TOOLS.values())  # what --print-tools says
+
+    delegated, _ = mcp.tool("delegate", instruction=EDIT)
+    tid = json.loads(delegated)["id"]
+    watched, _ = mcp.tool("watch", ids=[tid], timeout=60)
+    inspected, _ = mcp.tool("inspect", id=tid)
+    assert json.loads(watched)["state"] == "review", watched
+    read = len(delegated) + len(watched) + len(inspected)
+    assert read <= 400, (read, delegated, watched, inspected)
+
+
+def test_a_trimmed_tool_list(baton_home: Path, repo: Path, tmp_path: Path) -> None:
+    five = "delegate,watch,inspect,diff,accept"
+    proc = McpProcess(repo, "--tools", five)
+    try:
+        initialize(proc)
+        tools = proc.request("tools/list")["result"]["tools"]
+        assert [t["name"] for t in tools] == five.split(",")
+        assert size(tools) <= 1200, size(tools)
+        res = proc.request("tools/call", {"name": "health", "arguments": {}})
+        assert "error" in res or res["result"].get("isError"), res
+    finally:
+        proc.close()
+        stop_brokers(tmp_path / "run" / "baton")
+    shown = baton("mcp", "--print-tools", "--tools", five)
+    assert shown.returncode == 0, shown.stderr
+    assert f"5 tools, {size(tools):,} characters" in shown.stdout
+    doc = as_json(baton("mcp", "--print-tools", "--json"))
+    assert [t["name"] for t in doc["tools"]] == list(TOOLS) and doc["characters"] <= 3000
+    bad = baton("mcp", "--tools", "delegate,nope")
+    assert bad.returncode == 2 and "unknown tool 'nope'" in bad.stderr and "watch" in bad.stderr
+
+
+def test_watch_answers_with_the_first_task_to_settle(mcp: McpProcess) -> None:
+    slow = json.loads(mcp.tool("delegate", instruction=fake_script({"sleep": 60}))[0])["id"]
+    fast = json.loads(mcp.tool("delegate", instruction=fake_script(summary="done fast"))[0])
+    text, err = mcp.tool("watch", ids=[slow, fast["id"]], timeout=60)
+    assert not err and json.loads(text) == {
+        "id": fast["id"],
+        "state": "answered",
+        "summary": "done fast",
+        "next": ["inspect", "retry"],
+    }
+    t0 = time.monotonic()
+    text, _ = mcp.tool("watch", ids=[slow], timeout=0.5)
+    late = json.loads(text)
+    (line,) = late.pop("tasks")
+    assert late == {"timeout": 0.5} and line["id"] == slow and set(line) == {"id", "state", "next"}
+    assert line["state"] in ("queued", "preparing", "running") and "watch" in line["next"]
+    assert time.monotonic() - t0 < 10
+    cancelled = json.loads(mcp.tool("cancel", id=slow)[0])
+    assert cancelled["id"] == slow
+
+
+def test_watch_reports_a_rate_limit(mcp: McpProcess) -> None:
+    """A task that hits a rate limit wakes the watch (it runs again by itself once the limit
+    resets); the next watch waits for it to settle."""
+    script = fake_script(
+        {"sleep": 2},
+        {"rate_limit": {"retry_after": 2}},
+        {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"},
+    )
+    tid = json.loads(mcp.tool("delegate", instruction=script)[0])["id"]
+    held = json.loads(mcp.tool("watch", ids=[tid], timeout=60)[0])
+    assert held["state"] == "rate_limited" and held["completion"] == "rate_limit", held
+    assert "retry after 2 s" in held["message"] and 0 <= held["retryIn"] <= 2
+    assert held["next"] == ["watch", "cancel"]
+    settled = json.loads(mcp.tool("watch", ids=[tid], timeout=60)[0])
+    assert settled["state"] == "review", settled
+
+
+def test_a_long_diff_is_cut_and_goes_on_at_its_offset(mcp: McpProcess, repo: Path) -> None:
+    body = "".join(f"line {i} of a long new file\n" for i in range(3000))
+    script = fake_script({"write": "big.txt", "content": body})
+    tid = json.loads(mcp.tool("delegate", instruction=script)[0])["id"]
+    assert json.loads(mcp.tool("watch", ids=[tid], timeout=60)[0])["state"] == "review"
+    pages, offset = [], 0
+    while True:
+        page, err = mcp.tool("diff", id=tid, offset=offset)
+        assert not err and len(page) < 21_000
+        marker = re.search(r"\n… \(cut at (\d+) of (\d+) chars: diff id=\w+ offset=(\d+)\)$", page)
+        if marker is None:
+            pages.append(page)
+            break
+        pages.append(page[: marker.start()] + "\n")
+        offset = int(marker.group(3))
+    assert len(pages) >= 4
+    text = "".join(pages)
+    assert text.count("+line ") == 3000 and "+line 2999 of a long new file" in text
+    assert text.endswith("next: diff, accept, reject, reply")
 
 
 def test_memory_and_workers_tools(mcp: McpProcess, repo: Path) -> None:

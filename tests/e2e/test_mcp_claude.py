@@ -1,5 +1,7 @@
 """The real Claude Code CLI as the lead agent, configured with `baton mcp`: against the scripted
-model server it calls Baton's delegate tool, then watch and inspect, and receives the result.
+model server it calls Baton's delegate tool, then watch and inspect, and receives the result —
+and what that costs it: the model server records each request, so the test measures the tool
+definitions and instructions Baton adds to every request, and what Baton's answers add.
 
 The delegated work runs on Baton's fake agent (in a broker started on demand behind the MCP
 bridge); Claude itself talks only to the model server on 127.0.0.1.
@@ -11,9 +13,12 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import baton
+from baton.surfaces.mcp.tools import INSTRUCTIONS, TOOLS, size
 from tests.conftest import fake_script
 from tests.e2e.test_cli import stop_brokers
 from tests.e2e.test_worker_claude import require
@@ -22,6 +27,7 @@ from tests.support.modelserver import (
     CallContext,
     DenyAllProxy,
     ModelServer,
+    RecordedRequest,
     Script,
     ToolCall,
     env_for_claude,
@@ -45,6 +51,33 @@ def task_id_from(ctx: CallContext) -> str:
     return str(found[-1])
 
 
+def compact(obj: Any) -> int:
+    return len(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+
+
+def baton_share(req: RecordedRequest) -> dict[str, int]:
+    """What Baton adds to one request: its tool definitions, its instructions (Claude Code puts
+    them in a reminder of the first message) and its tool results so far, in characters."""
+    body = req.body
+    tools = [t for t in body["tools"] if str(t["name"]).startswith("mcp__baton__")]
+    results = [
+        part["text"]
+        for m in body["messages"]
+        if isinstance(m["content"], list)
+        for block in m["content"]
+        if block.get("type") == "tool_result"
+        for part in block.get("content") or []
+        if part.get("type") == "text"
+    ]
+    return {
+        "request": req.size,
+        "tools": len(tools),
+        "definitions": compact(tools),
+        "instructions": len(INSTRUCTIONS) if INSTRUCTIONS in json.dumps(body) else 0,
+        "answers": sum(len(r) for r in results),
+    }
+
+
 def test_claude_delegates_through_baton_mcp(baton_home: Path, repo: Path, tmp_path: Path) -> None:
     require("claude")
     agent_home = tmp_path / "agent-home"
@@ -64,6 +97,8 @@ def test_claude_delegates_through_baton_mcp(baton_home: Path, repo: Path, tmp_pa
                 "BATON_HOME": str(baton_home),
                 "XDG_RUNTIME_DIR": str(tmp_path / "run"),
                 "GIT_CONFIG_NOSYSTEM": "1",
+                # The Baton under test, whichever checkout the interpreter would import.
+                "PYTHONPATH": str(Path(baton.__file__).parents[1]),
             },
         }
         config.write_text(json.dumps({"mcpServers": {"baton": server}}))
@@ -90,8 +125,19 @@ def test_claude_delegates_through_baton_mcp(baton_home: Path, repo: Path, tmp_pa
         requests = srv.main_requests
         assert len(requests) == 4, [r.path for r in requests]
         final = json.dumps(requests[-1].body)
-        assert '\\"settled\\"' in final and "Changed a() to return 10." in final
-        assert '\\"state\\":\\"review\\"' in final and '\\"pending\\":1' in final
+        assert "Changed a() to return 10." in final and '\\"settled\\"' not in final
+        assert '\\"state\\":\\"review\\"' in final
+        assert "app.py +1 -1, 1 hunk pending" in final
         assert proxy.attempts == []
+        # What Baton costs the lead agent, request by request (run with -s to see it).
+        shares = [baton_share(r) for r in requests]
+        for n, share in enumerate(shares, 1):
+            print(f"request {n}: " + ", ".join(f"{k} {v:,}" for k, v in share.items()))
+        listed = size(t.definition() for t in TOOLS.values())
+        for share in shares:
+            assert share["tools"] == len(TOOLS) and share["instructions"] == len(INSTRUCTIONS)
+            # Claude Code passes the definitions on as they are, renamed mcp__baton__*.
+            assert share["definitions"] <= listed + len(TOOLS) * len("mcp__baton__ "), share
+        assert shares[-1]["answers"] <= 400, shares[-1]  # delegate + watch + inspect
     # The work happened in Baton, and waits for review there.
     assert "return 1\n" in (repo / "app.py").read_text()

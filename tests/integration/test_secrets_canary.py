@@ -118,7 +118,7 @@ def test_canary_reaches_the_agent_and_appears_nowhere_else(
         task_id = str(task["id"])
         assert task["state"] == "review", done
         broker_pid = int(run("health", "--json")["pid"])  # type: ignore[call-overload]
-        inspected = run("inspect", task_id, "--json")
+        inspected = run("inspect", task_id, "--json", "--detail", "all")
         assert "sec" in json.dumps(inspected)
         run("accept", task_id, "--json")
         run("stats", "--json")

@@ -88,7 +88,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--detach", action="store_true", help="print the task id and return")
 
-    c = cmd("watch", "print tasks' lifecycle events; exit when one settles (0) or times out (1)")
+    c = cmd(
+        "watch",
+        "print tasks' lifecycle events; exit when one settles (0), hits a rate limit (3) or "
+        "times out (1)",
+    )
     c.add_argument("ids", nargs="+", metavar="ID")
     c.add_argument("--timeout", type=float, help="give up after this many seconds (exit 1)")
 
@@ -102,6 +106,12 @@ def _parser() -> argparse.ArgumentParser:
 
     c = cmd("inspect", "show a task: state, attempts, events")
     c.add_argument("id")
+    c.add_argument(
+        "--detail",
+        metavar="A,B,…",
+        help="with --json, add these sections: attempts, events, evidence, brief, summary, "
+        "task, or all",
+    )
 
     c = cmd("diff", "show a task's diff per hunk, with hunk ids")
     c.add_argument("id")
@@ -149,6 +159,13 @@ def _parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("mcp", help="an MCP server on stdio exposing Baton's tools to an agent")
     c.add_argument("--cwd", default=".", help="the project folder (default: .)")
+    c.add_argument(
+        "--tools", metavar="A,B,…", help="offer only these tools (e.g. delegate,watch,inspect)"
+    )
+    c.add_argument(
+        "--print-tools", action="store_true", help="print the tool list and its size, and exit"
+    )
+    c.add_argument("--json", action="store_true", help="with --print-tools: the list as JSON")
 
     sub.add_parser("lsp", help="run the language server on stdio (started by the editor)")
 
@@ -170,9 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_stdio()
     if args.command == "mcp":
-        from baton.surfaces.mcp import run_stdio as run_mcp
-
-        return run_mcp(Path(args.cwd).resolve())
+        return _mcp(args)
     out = render.Output(json_mode=bool(getattr(args, "json", False)))
     if args.command == "claude":  # runs claude in its place: no event loop
         return ide_cmds.run(args, out)
@@ -196,6 +211,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
     except KeyboardInterrupt:
         return 130
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from baton.surfaces.mcp import print_tools, run_stdio
+    from baton.surfaces.mcp.tools import UnknownTool
+
+    out = render.Output(json_mode=bool(args.json))
+    try:
+        if args.print_tools:
+            sys.stdout.write(print_tools(args.tools, as_json=args.json) + "\n")
+            return EXIT_OK
+        return run_stdio(Path(args.cwd).resolve(), args.tools)
+    except UnknownTool as exc:
+        out.error(str(exc))
+        return EXIT_USAGE
 
 
 async def _dispatch(args: argparse.Namespace, out: render.Output) -> int:

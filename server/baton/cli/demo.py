@@ -137,7 +137,7 @@ async def run_demo(out: render.Output, *, worker: str | None, keep: bool) -> int
             return 1
         files, _ = await sup.diff(task.id)
         out.info("")
-        out.diff(task, files, True)
+        out.diff(task.id, str(task.state), files, True)
         # Accept the app.py changes and the first util.py hunk; reject the rest.
         take = [h.id for f in files if f.path == "app.py" for h in f.hunks]
         util = [h.id for f in files if f.path == "util.py" for h in f.hunks]

@@ -20,9 +20,8 @@ from typing import Any
 from baton.cli import render
 from baton.core.diff import FileDiff
 from baton.core.events import Event, EventType
-from baton.core.lifecycle import SETTLED, TaskState
 from baton.core.task import Attempt, Task
-from baton.surfaces.ws import protocol
+from baton.surfaces.ws import answers, protocol
 from baton.surfaces.ws.client import (
     BrokerError,
     Client,
@@ -32,9 +31,11 @@ from baton.surfaces.ws.client import (
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+#: ``watch`` woke because a task hit a rate limit (it runs again by itself): watch again.
+EXIT_HELD = 3
 
 #: States in which a task no longer needs its agent: ``watch`` and ``run`` stop there.
-STOP = frozenset(str(s) for s in (*SETTLED, TaskState.REVIEW, TaskState.NEEDS_INPUT))
+STOP = answers.STOP
 GOOD_ENDS = frozenset({"review", "answered", "needs_input"})
 STARTED_NOT = frozenset({"queued", "preparing"})
 
@@ -107,10 +108,11 @@ async def follow(c: Client, task_id: str, out: render.Output) -> Task:
     finally:
         if status is not None:
             status.stop()
-    res = await call(c, "diff", id=task_id)
-    task = Task.from_json(res["task"])
+    task = Task.from_json((await call(c, "get", id=task_id))["task"])
     if out.json_mode:
-        out.json_doc({"task": res["task"], "diff": {"final": res["final"], "files": res["files"]}})
+        res = await call(c, "diff", id=task_id)
+        diff = {"final": res["final"], "files": res["files"]}
+        out.json_doc({"task": answers.woke(task), "diff": diff})
     else:
         render.print_outcome(out, task)
     return task
@@ -211,13 +213,17 @@ async def run(args: argparse.Namespace, out: render.Output) -> int:
 
 
 async def watch(args: argparse.Namespace, out: render.Output) -> int:
-    """One line per lifecycle event; exit 0 when one task settles, 1 on timeout."""
+    """One line per lifecycle event; exit 0 when a task settles, 3 when one hits a rate limit
+    while watched (it runs again by itself once the limit resets), 1 on timeout."""
     lines: list[dict[str, Any]] = []
+    woke_by: dict[str, Event] = {}  # the live event that woke the watch, per task
 
     def show(event: Event, history: bool) -> None:
         if event.type != EventType.STATE:
             return
         lines.append(event.to_json())
+        if not history and answers.woke_by(event):
+            woke_by.setdefault(event.task_id, event)
         if not out.json_mode:
             d = event.data
             when = datetime.fromtimestamp(event.ts).strftime("%H:%M:%S")
@@ -230,26 +236,32 @@ async def watch(args: argparse.Namespace, out: render.Output) -> int:
             out.console.file.flush()
 
     async with broker(args) as c:
-        _, ready = await events_until(c, args.ids, lambda s: s in STOP, show, args.timeout)
-        tasks = [(await call(c, "get", id=tid))["task"] for tid in args.ids]
-    brief = [_brief(t) for t in tasks]
+        states, ready = await events_until(
+            c, args.ids, lambda s: s in STOP, show, args.timeout, lambda s: s in answers.WAKES
+        )
+        ids = [ready] if ready is not None else list(states)
+        tasks = {i: Task.from_json((await call(c, "get", id=i))["task"]) for i in ids}
     if ready is None:
         if out.json_mode:
+            brief = [answers.line(t) for t in tasks.values()]
             out.json_doc({"error": "timeout", "tasks": brief, "events": lines})
         else:
             out.err.print(f"timeout: no task settled within {args.timeout:g} s")
         return EXIT_FAILED
-    settled = next((t for t in tasks if t["id"] == ready), tasks[0])
+    event = woke_by.get(ready)
+    held = event is not None and event.data.get("to") == "rate_limited"
+    woke = answers.woke(tasks[ready], event if held else None)
     if out.json_mode:
-        out.json_doc({"task": _brief(settled), "tasks": brief, "events": lines})
+        out.json_doc({"task": woke, "events": lines})
     else:
-        msg = f": {settled['message']}" if settled.get("message") else ""
+        msg = f": {woke['message']}" if woke.get("message") else ""
+        wait = f"; runs again in {woke['retryIn']} s" if "retryIn" in woke else ""
         out.console.print(
-            f"task {settled['id']} is {settled['state']}{msg}; next: {', '.join(settled['next'])}",
+            f"task {woke['id']} is {woke['state']}{msg}{wait}; next: {', '.join(woke['next'])}",
             markup=False,
             highlight=False,
         )
-    return EXIT_OK
+    return EXIT_HELD if held else EXIT_OK
 
 
 async def tasks(args: argparse.Namespace, out: render.Output) -> int:
@@ -263,12 +275,12 @@ async def tasks(args: argparse.Namespace, out: render.Output) -> int:
             group=args.group,
             since=_since(args.since),
             limit=args.limit,
+            full=None if out.json_mode else True,
         )
-    found = [Task.from_json(t) for t in res["tasks"]]
     if out.json_mode:
         out.json_doc(res["tasks"])
     else:
-        out.tasks(found)
+        out.tasks([Task.from_json(t) for t in res["tasks"]])
     return EXIT_OK
 
 
@@ -285,17 +297,23 @@ def _since(value: str | None) -> float | None:
 
 
 async def inspect(args: argparse.Namespace, out: render.Output) -> int:
+    """``--json``: the broker's ``inspect`` answer (short, plus the ``--detail`` sections);
+    for people: everything, from the whole record, every event and the diff."""
+    detail = _details(args.detail)
     async with broker(args) as c:
-        info = await call(c, "inspect", id=args.id, events=10_000_000)
-        d = await call(c, "diff", id=args.id)
-    if out.json_mode:
-        info["diff"] = {"final": d["final"], "files": d["files"]}
-        out.json_doc(info)
-        return EXIT_OK
+        if out.json_mode:
+            out.json_doc(await call(c, "inspect", id=args.id, detail=detail or None))
+            return EXIT_OK
+        info = await call(c, "inspect", id=args.id, detail=["attempts", "events"], events=10**7)
+        task = Task.from_json((await call(c, "get", id=args.id))["task"])
+        d = await call(c, "diff", id=task.id)
     out.inspect(
-        Task.from_json(info["task"]),
-        [Attempt.from_json(a) for a in info["attempts"]],
-        [Event.from_json(e) for e in info["events"]],
+        task,
+        [
+            Attempt.from_json({"task_id": task.id, **a})
+            for a in info.get("detail", {}).get("attempts", [])
+        ],
+        [Event.from_json(e) for e in info.get("detail", {}).get("events", [])],
         [FileDiff.from_json(f) for f in d["files"]],
         d["final"],
     )
@@ -303,10 +321,20 @@ async def inspect(args: argparse.Namespace, out: render.Output) -> int:
         options = ", ".join(f"{o['id']} ({o['kind']})" for o in perm.get("options") or [])
         out.console.print(
             f"asks permission {perm['id']}: {perm.get('tool')}\n{perm.get('preview') or ''}\n"
-            f"  answer with: baton answer {info['task']['id']} <option>   options: {options}",
+            f"  answer with: baton answer {task.id} <option>   options: {options}",
             markup=False,
         )
     return EXIT_OK
+
+
+def _details(value: str | None) -> list[str]:
+    """``--detail attempts,events`` (or ``all``) as a list, each checked."""
+    names = [n.strip() for n in (value or "").split(",") if n.strip()]
+    for n in names:
+        if n != "all" and n not in answers.DETAILS:
+            known = ", ".join(("all", *answers.DETAILS))
+            raise UsageError(f"--detail {n}: expected one or more of {known}")
+    return names
 
 
 async def answer(args: argparse.Namespace, out: render.Output) -> int:
@@ -332,7 +360,7 @@ async def diff(args: argparse.Namespace, out: render.Output) -> int:
         out.json_doc(d)
     else:
         files = [FileDiff.from_json(f) for f in d["files"]]
-        out.diff(Task.from_json(d["task"]), files, d["final"])
+        out.diff(d["task"]["id"], d["task"]["state"], files, d["final"])
     return EXIT_OK
 
 
@@ -343,7 +371,7 @@ async def accept(args: argparse.Namespace, out: render.Output) -> int:
         out.json_doc(res)
     else:
         out.accepted_json(res)
-    return EXIT_OK if not res["conflicts"] and not res["refused"] else EXIT_FAILED
+    return EXIT_OK if not res.get("conflicts") and not res.get("refused") else EXIT_FAILED
 
 
 async def reject(args: argparse.Namespace, out: render.Output) -> int:
@@ -351,7 +379,7 @@ async def reject(args: argparse.Namespace, out: render.Output) -> int:
         res = await call(c, "reject", id=args.id, hunks=args.hunks or None)
     task = res["task"]
     out.result(
-        {"task": _brief(task), "rejected": res["rejected"]},
+        res,
         f"rejected {len(res['rejected'])} hunk(s); task {task['id']} is {task['state']}",
     )
     return EXIT_OK
@@ -361,8 +389,8 @@ async def cancel(args: argparse.Namespace, out: render.Output) -> int:
     async with broker(args) as c:
         tid = (await call(c, "cancel", id=args.id))["task"]["id"]
         await events_until(c, [tid], lambda s: s in STOP, lambda e, h: None, timeout=15.0)
-        task = (await call(c, "get", id=tid))["task"]
-    out.result({"task": _brief(task)}, f"task {task['id']} is {task['state']}")
+        task = answers.line(Task.from_json((await call(c, "get", id=tid))["task"]))
+    out.result({"task": task}, f"task {task['id']} is {task['state']}")
     return EXIT_OK if task["state"] == "cancelled" else EXIT_FAILED
 
 
@@ -418,8 +446,3 @@ async def health(args: argparse.Namespace, out: render.Output) -> int:
     res["url"] = c.info.url
     out.result(res, f"broker pid {res['pid']} on {c.info.url}, serving {', '.join(res['roots'])}")
     return EXIT_OK
-
-
-def _brief(task: dict[str, Any]) -> dict[str, Any]:
-    keep = ("id", "state", "title", "worker", "completion", "message", "next")
-    return {k: task[k] for k in keep if task.get(k) is not None}

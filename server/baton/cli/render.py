@@ -145,19 +145,11 @@ class Output:
                 f"{len(files)} file(s), {n} hunk(s) — baton diff {task.id}"
             )
 
-    def diff(self, task: Task, files: Sequence[FileDiff], final: bool) -> None:
-        if self.json_mode:
-            self.json_doc(
-                {
-                    "task": task_json(task),
-                    "final": final,
-                    "files": [f.to_json() for f in files],
-                }
-            )
-            return
+    def diff(self, task_id: str, state: str, files: Sequence[FileDiff], final: bool) -> None:
+        """The diff for people, hunk by hunk with ids (``--json`` prints the broker's answer)."""
         c = self.console
         if not files:
-            c.print(f"task {task.id} ({task.state}) has no changes")
+            c.print(f"task {task_id} ({state}) has no changes")
             return
         for f in files:
             head = f.path if not f.old_path or f.old_path == f.path else f"{f.old_path} → {f.path}"
@@ -177,7 +169,7 @@ class Output:
                     c.print(Text("    -" + line.rstrip("\r\n"), style="dim" if dim else "red"))
                 for line in split_lines(h.new_text):
                     c.print(Text("    +" + line.rstrip("\r\n"), style="dim" if dim else "green"))
-        c.print(f"[dim]{'final' if final else 'draft'} diff of task {task.id} ({task.state})[/dim]")
+        c.print(f"[dim]{'final' if final else 'draft'} diff of task {task_id} ({state})[/dim]")
 
     def accepted(self, task: Task, result: AcceptResult) -> None:
         if self.json_mode:
@@ -201,14 +193,14 @@ class Output:
     def accepted_json(self, res: dict[str, Any]) -> None:
         """What an accept through the broker did (its JSON answer), for people."""
         c = self.console
-        applied = res["applied"]
+        applied = res.get("applied") or []
         c.print(f"applied {len(applied)} hunk(s): {' '.join(applied) or '-'}")
-        for item in res["conflicts"]:
+        for item in res.get("conflicts") or []:
             c.print(
                 f"[yellow]conflict[/yellow] {item['hunk']}: {escape(item['reason'])} "
                 "(left pending; your text kept)"
             )
-        for item in res["refused"]:
+        for item in res.get("refused") or []:
             c.print(f"[red]refused[/red] {item['hunk']}: {escape(item['reason'])}")
         c.print(f"task {res['task']['id']} is {res['task']['state']}")
 

@@ -4,7 +4,8 @@
         run_the_cli(base_url=srv.url)
         assert srv.main_requests[0].api == "anthropic"
 
-Every request is recorded (path, query, headers with secrets masked, JSON body, what was answered).
+Every request is recorded (path, query, headers with secrets masked, JSON body and its size,
+what was answered).
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ class RecordedRequest:
     status: int = 0  # 0 = connection reset without an HTTP answer
     outcome: str = ""  # "tool_call Write", "answer", "rate_limit", "cut", "no_finish", ...
     tools: list[str] = field(default_factory=list)
+    size: int = 0  # bytes of the request body as sent
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (for logs)."""
@@ -319,6 +321,7 @@ class _Handler(BaseHTTPRequestHandler):
             headers=mask_headers(dict(self.headers.items())),
             body=body,
             client=(self.client_address[0], int(self.client_address[1])),
+            size=len(raw),
         )
         if self.model.dead:
             rec.outcome = "dead"

@@ -133,12 +133,16 @@ async def events_until(
     done: Callable[[str], bool],
     on_event: Callable[[Event, bool], None],
     timeout: float | None = None,
+    wakes: Callable[[str], bool] | None = None,
 ) -> tuple[dict[str, str], str | None]:
-    """Watch tasks (history first) until one reaches a state where ``done(state)``.
+    """Watch tasks (history first) until one is found where ``done(state)``, or moves while
+    watched to a state where ``wakes(state)`` (default ``done``: a watch also wakes when a
+    task enters ``rate_limited``, but does not return at once for one that already is).
 
     ``on_event(event, history)`` sees every event. Returns the latest state of each task and
     the id of the one that is done (None on timeout).
     """
+    woken = wakes or done
     res = await c.call("watch", ids=task_ids)
     sid = res["subscription"]
     replayed: dict[str, int] = res.get("replayed", {})
@@ -171,7 +175,7 @@ async def events_until(
             if event.type == EventType.STATE and not history:
                 to = str(event.data.get("to"))
                 states[event.task_id] = to
-                if ready is None and done(to):
+                if ready is None and woken(to):
                     ready = event.task_id
 
 

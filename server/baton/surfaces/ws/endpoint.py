@@ -37,10 +37,9 @@ from websockets.protocol import State
 
 from baton import __version__
 from baton.core.events import Event, EventType
-from baton.core.lifecycle import SETTLED, TaskState
 from baton.runtime.supervisor import Supervisor
 from baton.store import AmbiguousTask, UnknownTask
-from baton.surfaces.ws import discovery, views
+from baton.surfaces.ws import answers, discovery, views
 from baton.surfaces.ws import protocol as p
 from baton.surfaces.ws.methods import Methods
 
@@ -49,7 +48,7 @@ log = logging.getLogger(__name__)
 TOKEN_HEADER = "Authorization"
 ALT_TOKEN_HEADER = "X-Baton-Token"
 #: States after which a task needs nobody's agent: where ``watch`` clients stop.
-STOP_STATES = frozenset(str(s) for s in (*SETTLED, TaskState.REVIEW, TaskState.NEEDS_INPUT))
+STOP_STATES = answers.STOP
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,7 +382,7 @@ class Endpoint:
                 tasks = fresh
             result = {
                 "subscription": watch.sid,
-                "tasks": [views.task_brief(t) for t in tasks],
+                "tasks": [answers.line(t) for t in tasks],
                 "replayed": seen,
             }
             if req.id is not None:

@@ -1,9 +1,11 @@
 """The broker's JSON-RPC methods: each reads its params, asks the Supervisor, shapes the answer.
 
 Connection-bound methods (``auth``, ``watch``/``subscribe``, ``unsubscribe``) live in
-:mod:`baton.surfaces.ws.endpoint`; everything here only needs the Supervisor. Every task in an
-answer carries ``next``; a move refused in the task's state is a ``WRONG_STATE`` error whose
-message and ``data.next`` name the moves that do make sense.
+:mod:`baton.surfaces.ws.endpoint`; everything here only needs the Supervisor. Answers are
+sized for a context window (:mod:`baton.surfaces.ws.answers`): a task appears once, as a short
+line, unless the method is about the whole record (``get``, ``inspect`` with ``detail``).
+Every task in an answer carries ``next``; a move refused in the task's state is a
+``WRONG_STATE`` error whose message and ``data.next`` name the moves that do make sense.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from baton.core.task import Target, next_moves
 from baton.runtime.requests import DelegateRequest, GraphNode
 from baton.runtime.supervisor import Supervisor, TaskError, broker_alive
 from baton.store import AmbiguousTask, UnknownTask
+from baton.surfaces.ws import answers, views, waiting
 from baton.surfaces.ws import protocol as p
-from baton.surfaces.ws import views
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
@@ -35,6 +37,10 @@ _MAX_GRAPH = 50
 EVENTS_PAGE = 1000
 EVENTS_PAGE_BYTES = 512 << 10
 _STATES = tuple(str(s) for s in TaskState)
+#: ``inspect`` shows this many of the latest events in its ``events`` section by default.
+INSPECT_EVENTS = 50
+#: ``wait`` gives up after this many seconds by default, at most after ``WAIT_MAX``.
+WAIT_DEFAULT, WAIT_MAX = 600.0, 3600.0
 
 
 class Methods:
@@ -52,6 +58,7 @@ class Methods:
             "inspect": self.inspect,
             "get": self.get,
             "diff": self.diff,
+            "wait": self.wait,
             "accept": self.accept,
             "reject": self.reject,
             "reply": self.reply,
@@ -86,12 +93,11 @@ class Methods:
                 self._check_worker(w, req.root)
             tasks = await self._moved(self.sup.compare(req, workers))
             return {
-                "task": views.task_brief(tasks[0]),
                 "group": tasks[0].group,
-                "tasks": [views.task_brief(t) for t in tasks],
+                "tasks": [answers.line(t, worker=True) for t in tasks],
             }
         task = await self._moved(self.sup.delegate(req))
-        return {"task": views.task_brief(task)}
+        return {"task": answers.line(task, worker=True)}
 
     async def graph(self, params: dict[str, Any]) -> dict[str, Any]:
         """A small graph in one call: ``{"nodes": [{"key", "after": [keys], ...delegate}]}``;
@@ -109,7 +115,7 @@ class Methods:
             after = p.texts(node, "after") or []
             built.append(GraphNode(key, await self._request(fields), after))
         created = await self._moved(self.sup.delegate_graph(built))
-        return {"tasks": {key: views.task_brief(t) for key, t in created.items()}}
+        return {"tasks": {key: answers.line(t, worker=True) for key, t in created.items()}}
 
     async def _request(self, params: dict[str, Any], *extra: str) -> DelegateRequest:
         p.known(
@@ -165,7 +171,8 @@ class Methods:
             )
 
     async def tasks(self, params: dict[str, Any]) -> dict[str, Any]:
-        p.known(params, "state", "text", "since", "worker", "group", "root", "limit")
+        """Tasks newest first, each as a line with its title (``full``: whole records)."""
+        p.known(params, "state", "text", "since", "worker", "group", "root", "limit", "full")
         states = p.texts(params, "state", limit=len(_STATES))
         for s in states or []:
             if s not in _STATES:
@@ -180,7 +187,9 @@ class Methods:
             root=p.opt_text(params, "root"),
             limit=p.integer(params, "limit", lo=1, hi=1000) or 50,
         )
-        return {"tasks": [views.task_json(t) for t in found]}
+        if p.flag(params, "full"):
+            return {"tasks": [views.task_json(t) for t in found]}
+        return {"tasks": [answers.line(t, title=True) for t in found]}
 
     async def get(self, params: dict[str, Any]) -> dict[str, Any]:
         p.known(params, "id")
@@ -188,21 +197,33 @@ class Methods:
         return {"task": views.task_json(task)}
 
     async def inspect(self, params: dict[str, Any]) -> dict[str, Any]:
-        p.known(params, "id", "events")
+        """State, completion, summary line, counts, next; ``detail`` adds whole sections."""
+        p.known(params, "id", "detail", "events")
         task = await self.sup.get(_id(params))
+        detail = p.texts(params, "detail", limit=len(answers.DETAILS) + 1) or []
+        for d in detail:
+            if d != "all" and d not in answers.DETAILS:
+                raise p.RpcError(
+                    p.INVALID_PARAMS,
+                    f"detail: {d!r} is not one of: all, {', '.join(answers.DETAILS)}",
+                )
+        wanted = set(answers.DETAILS) if "all" in detail else set(detail)
         last = p.integer(params, "events", lo=0, hi=10_000_000)
         attempts = await self.sup.attempts(task.id)
-        events = await self.sup.events(task.id)
         files, final = await self.sup.diff(task.id)
-        keep = events[-(last if last is not None else 50) :] if last != 0 else []
-        return {
-            "task": views.task_json(task),
-            "attempts": [views.attempt_json(a) for a in attempts],
-            "events": [views.event_json(e) for e in keep],
-            "eventCount": len(events),
-            "diff": views.diff_stats(files, final),
-            "permissions": await self.sup.permissions(task.id),
-        }
+        # Permission requests are read from every event of the task: only when one can wait.
+        asking = task.state == TaskState.NEEDS_INPUT
+        permissions = await self.sup.permissions(task.id) if asking else []
+        out = answers.short(task, attempts, files, final, permissions)
+        if wanted:
+            events = await self.sup.events(task.id) if "events" in wanted else []
+            n = INSPECT_EVENTS if last is None else last
+            keep = events[-n:] if n else []
+            sections = answers.details(wanted, task, attempts, keep)
+            if "events" in wanted:
+                sections["eventCount"] = len(events)
+            out["detail"] = sections
+        return out
 
     async def events(self, params: dict[str, Any]) -> dict[str, Any]:
         p.known(params, "id", "after", "limit")
@@ -218,44 +239,64 @@ class Methods:
             if page and size > EVENTS_PAGE_BYTES:
                 break
             page.append(body)
-        return {"task": views.task_brief(task), "events": page, "more": len(page) < len(events)}
+        return {"task": answers.line(task), "events": page, "more": len(page) < len(events)}
 
     async def diff(self, params: dict[str, Any]) -> dict[str, Any]:
-        p.known(params, "id")
+        """The diff with its hunks; ``format: "text"`` as unified text, paged by ``offset``."""
+        p.known(params, "id", "format", "offset")
         task = await self.sup.get(_id(params))
+        shape = p.choice(params, "format", ("json", "text"), "json")
+        offset = p.integer(params, "offset", lo=0) or 0
         files, final = await self.sup.diff(task.id)
-        return {"task": views.task_json(task), **views.diff_json(files, final)}
+        if shape == "text":
+            return {"text": answers.diff_text(task, files, final, offset)}
+        return {"task": answers.line(task), **views.diff_json(files, final)}
+
+    async def wait(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Block until the first of ``ids`` settles (or, while waiting, hits a rate limit);
+        answer with that task's line, or ``{timeout, tasks}`` when ``timeout`` passes first."""
+        p.known(params, "ids", "timeout")
+        ids = p.texts(params, "ids", limit=100)
+        if not ids:
+            raise p.RpcError(p.INVALID_PARAMS, "ids: required (one or more task ids)")
+        timeout = p.number(params, "timeout", lo=0, hi=WAIT_MAX)
+        timeout = WAIT_DEFAULT if timeout is None else timeout
+        tasks = [(await self.sup.get(_one(i))).id for i in ids]
+        return await waiting.wait(self.sup, list(dict.fromkeys(tasks)), timeout)
 
     async def accept(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Applied hunks; ``conflicts`` and ``refused`` only when there are some."""
         p.known(params, "id", "hunks")
         tid = _id(params)
         result = await self._moved(self.sup.accept(tid, p.texts(params, "hunks") or None), tid)
         task = await self.sup.get(tid)
-        return {
-            "task": views.task_json(task),
-            "applied": result.applied,
-            "conflicts": [{"hunk": h, "reason": r} for h, r in result.conflicts],
-            "refused": [{"hunk": h, "reason": r} for h, r in result.refused],
-        }
+        return answers.lean(
+            {
+                "task": answers.line(task),
+                "applied": result.applied,
+                "conflicts": [{"hunk": h, "reason": r} for h, r in result.conflicts],
+                "refused": [{"hunk": h, "reason": r} for h, r in result.refused],
+            }
+        )
 
     async def reject(self, params: dict[str, Any]) -> dict[str, Any]:
         p.known(params, "id", "hunks")
         tid = _id(params)
         rejected = await self._moved(self.sup.reject(tid, p.texts(params, "hunks") or None), tid)
         task = await self.sup.get(tid)
-        return {"task": views.task_json(task), "rejected": rejected}
+        return {"task": answers.line(task), "rejected": rejected}
 
     async def reply(self, params: dict[str, Any]) -> dict[str, Any]:
         p.known(params, "id", "text")
         tid, text = _id(params), p.nonempty(params, "text")
         task = await self._moved(self.sup.reply(tid, text), tid)
-        return {"task": views.task_brief(task)}
+        return {"task": answers.line(task)}
 
     async def steer(self, params: dict[str, Any]) -> dict[str, Any]:
         p.known(params, "id", "text")
         tid, text = _id(params), p.nonempty(params, "text")
         task = await self._moved(self.sup.steer(tid, text), tid)
-        return {"task": views.task_brief(task)}
+        return {"task": answers.line(task)}
 
     async def answer(self, params: dict[str, Any]) -> dict[str, Any]:
         """Answer an ACP agent's permission request (``option``: id, kind or allow/reject)."""
@@ -270,7 +311,7 @@ class Methods:
         p.known(params, "id")
         tid = _id(params)
         task = await self._moved(self.sup.retry(tid), tid)
-        return {"task": views.task_brief(task)}
+        return {"task": answers.line(task)}
 
     async def cancel(self, params: dict[str, Any]) -> dict[str, Any]:
         """Cancel; rides out the moment between "running" and the agent's process existing."""
@@ -291,7 +332,7 @@ class Methods:
                 if not gap or time.monotonic() > deadline:
                     raise
                 await asyncio.sleep(0.05)
-        return {"task": views.task_brief(task)}
+        return {"task": answers.line(task)}
 
     async def _moved(self, move: Awaitable[Any], task_id: str | None = None) -> Any:
         """Await a move; a refusal becomes WRONG_STATE naming the moves that make sense."""
@@ -341,14 +382,16 @@ class Methods:
         return {
             "default": self.sup.default_worker,
             "workers": [
-                {
-                    "name": prof.name,
-                    "provider": prof.provider,
-                    "model": prof.model,
-                    "label": prof.label,
-                    "enabled": prof.enabled,
-                    "concurrency": prof.concurrency,
-                }
+                answers.lean(
+                    {
+                        "name": prof.name,
+                        "provider": prof.provider,
+                        "model": prof.model,
+                        "label": prof.label,
+                        "enabled": prof.enabled,
+                        "concurrency": prof.concurrency,
+                    }
+                )
                 for prof in self.sup.profiles.values()
             ],
         }
@@ -370,6 +413,12 @@ class Methods:
 
 def _id(params: dict[str, Any]) -> str:
     return p.nonempty(params, "id", limit=200).strip()
+
+
+def _one(task_id: str) -> str:
+    if not task_id.strip():
+        raise p.RpcError(p.INVALID_PARAMS, "ids: must not hold an empty id")
+    return task_id.strip()
 
 
 def _targets(value: Any) -> list[Target]:

@@ -1,6 +1,8 @@
-"""The JSON shapes the websocket (and the CLI's --json, and the MCP tools) show tasks in.
+"""The whole-record JSON shapes: a task, an attempt, an event, a diff.
 
-Every task shape carries ``next``: the moves that make sense in the task's current state.
+What ``get``, ``events`` and ``diff`` answer with, and what the CLI rebuilds its objects from;
+nulls and empty values are left out (the objects' ``from_json`` fill in their defaults). The
+short answers most methods give are in :mod:`baton.surfaces.ws.answers`.
 """
 
 from __future__ import annotations
@@ -20,23 +22,7 @@ def task_json(task: Task) -> dict[str, Any]:
     if "usage" in options:
         d["usage"] = options["usage"]
     d["next"] = next_moves(task)
-    return d
-
-
-def task_brief(task: Task) -> dict[str, Any]:
-    """A few hundred characters: what an agent needs to decide its next move."""
-    d: dict[str, Any] = {
-        "id": task.id,
-        "state": str(task.state),
-        "title": task.title,
-        "worker": task.worker,
-        "next": next_moves(task),
-    }
-    if task.completion is not None:
-        d["completion"] = str(task.completion)
-    if task.message:
-        d["message"] = task.message
-    return d
+    return {k: v for k, v in d.items() if v is not None and v != "" and v != [] and v != {}}
 
 
 def attempt_json(attempt: Attempt) -> dict[str, Any]:
