@@ -346,7 +346,7 @@ class Methods:
                 except (UnknownTask, AmbiguousTask):
                     raise
                 data = {"id": task.id, "state": str(task.state), "next": next_moves(task)}
-                owner = await self.sup.store.call(lambda s: s.owner_of(task.id))
+                owner = await self.sup.owner_of(task.id)
                 if owner and owner != self.sup.id and broker_alive(owner):
                     data["brokerPid"] = int(owner.split(":", 1)[0])
             message = str(exc)
@@ -364,17 +364,16 @@ class Methods:
         if root_text is None:
             raise p.RpcError(p.INVALID_PARAMS, "root: required (this broker serves no folder)")
         root = str(Path(root_text).expanduser().resolve())
-        store = self.sup.store
-        if op == "add":
-            fact = p.nonempty(params, "text", limit=4000)
-            await store.call(lambda s: s.add_memory(root, fact))
-        elif op == "remove":
-            mid = p.integer(params, "id", lo=1)
-            if mid is None:
+        add = p.nonempty(params, "text", limit=4000) if op == "add" else None
+        remove = None
+        if op == "remove":
+            remove = p.integer(params, "id", lo=1)
+            if remove is None:
                 raise p.RpcError(p.INVALID_PARAMS, "id: required to remove a memory")
-            if not await store.call(lambda s: s.remove_memory(mid)):
-                raise p.RpcError(p.INVALID_PARAMS, f"id: no memory {mid}")
-        items = await store.call(lambda s: s.list_memory(root))
+        try:
+            items = await self.sup.memory(root, add=add, remove=remove)
+        except TaskError:
+            raise p.RpcError(p.INVALID_PARAMS, f"id: no memory {remove}") from None
         return {"root": root, "memory": [{"id": i, "text": t} for i, t in items]}
 
     async def workers(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -398,7 +397,7 @@ class Methods:
 
     async def health(self, params: dict[str, Any]) -> dict[str, Any]:
         p.known(params)
-        counts = await self.sup.store.call(lambda s: s.count_by_state())
+        counts = await self.sup.count_by_state()
         return {
             "ok": True,
             "version": __version__,
