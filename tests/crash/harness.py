@@ -242,6 +242,12 @@ class Lab:
         made = {t.instruction: t.id for t in tasks}
         return [made.get(r["instruction"]) for r in requests]
 
+    async def the_task(self, sup: Supervisor, request: dict[str, Any]) -> str:
+        """The id of the one task ``request`` made (the dead broker may not have said it)."""
+        [tid] = await self.recorded(sup, [request])
+        assert tid is not None, "the broker died before it recorded the task"
+        return tid
+
     # -- the user's side -------------------------------------------------------------------
 
     def edit_repo(self, rel: str, old: str, new: str) -> str:
@@ -303,9 +309,11 @@ class Lab:
                 await sup.close()
         for run in self.runs():
             if alive(run):
-                for kill in (os.killpg, os.kill):
+                with contextlib.suppress(OSError):
+                    os.kill(run["pid"], signal.SIGKILL)
+                if run["pgid"] not in (os.getpgrp(), run["pid"]):  # its wrapper's group
                     with contextlib.suppress(OSError):
-                        kill(run["pid"] if kill is os.kill else run["pgid"], signal.SIGKILL)
+                        os.killpg(run["pgid"], signal.SIGKILL)
         home = str(self.home)
         for p in psutil.process_iter(["pid", "cmdline"]):
             cmd = p.info.get("cmdline") or []

@@ -124,6 +124,9 @@ async def check_task(
     if task.state == S.REVIEW:
         matched = await check_diff(sup, task_id, [work, *alternatives])
         check_worktree(task, matched)
+    elif task.state == S.ANSWERED:
+        files, _ = await sup.diff(task_id)
+        assert not [h for f in files for h in f.hunks], f"task {task_id} answered with a diff"
     check_no_temp_files(lab.repo)
     await lab.no_lingering()
     return task

@@ -28,14 +28,14 @@ async def test_case1_a_user_edit_made_while_no_broker_ran_is_not_reverted(lab: L
         ],
         "a returns 10",
     )
-    broker = lab.broker(crash_at="after_worktree", delegate=[work.request(lab.repo)])
-    [tid] = broker.ids()
-    broker.wait_killed()
+    request = work.request(lab.repo)
+    lab.broker(crash_at="after_worktree", delegate=[request]).wait_killed()
     users_app = lab.edit_repo("app.py", "    return 2\n", "    return 2  # the user's\n")
     lab.edit_repo("notes.txt", "three\n", "three, said the user\n")
     # The broker may go on from the old snapshot, or take both snapshot and worktree anew.
     fresh = Work.of(lab.repo, work.steps, work.summary)
     sup = await lab.restart()
+    tid = await lab.the_task(sup, request)
     await lab.settle_in(sup, [tid])
     await check_task(sup, lab, tid, work, alternatives=[fresh])
     files, _ = await sup.diff(tid)
@@ -61,10 +61,10 @@ async def test_case2_killed_between_spawn_and_attempt_row_one_agent_runs(lab: La
         ],
         "one agent did it",
     )
-    broker = lab.broker(crash_at="after_spawn", delegate=[work.request(lab.repo)])
-    [tid] = broker.ids()
-    broker.wait_killed()
+    request = work.request(lab.repo)
+    lab.broker(crash_at="after_spawn", delegate=[request]).wait_killed()
     sup = await lab.restart()
+    tid = await lab.the_task(sup, request)
     await lab.settle_in(sup, [tid])
     await check_task(sup, lab, tid, work, processes=1)
     attempts = await sup.attempts(tid)
@@ -88,10 +88,10 @@ async def test_case3_killed_right_after_reading_the_exit_record_keeps_the_outcom
             ],
             f"round {n} done",
         )
-        broker = lab.broker(crash_at="after_exit", delegate=[work.request(lab.repo)])
-        [tid] = broker.ids()
-        broker.wait_killed()
+        request = work.request(lab.repo)
+        lab.broker(crash_at="after_exit", delegate=[request]).wait_killed()
         sup = await lab.restart()
+        tid = await lab.the_task(sup, request)
         await lab.settle_in(sup, [tid])
         visited = states_visited(await sup.events(tid))
         assert not {"failed", "interrupted"} & set(visited), f"round {n}: went {visited}"
@@ -121,10 +121,10 @@ async def test_case8_an_adopted_fix_task_keeps_its_overlays_and_diagnostics(lab:
         action="fix",
         diagnostics=[diagnostic],
     )
-    broker = lab.broker(crash_at="before_snapshot", delegate=[work.request(lab.repo)])
-    [tid] = broker.ids()
-    broker.wait_killed()
+    request = work.request(lab.repo)
+    lab.broker(crash_at="before_snapshot", delegate=[request]).wait_killed()
     sup = await lab.restart()
+    tid = await lab.the_task(sup, request)
     await lab.settle_in(sup, [tid])
     task = await check_task(sup, lab, tid, work)
     assert task.worktree
