@@ -274,9 +274,9 @@ class Attempts:
                 del self.live[task.id]
             if not side:
                 self.asking.pop(task.id, None)
-        if transport.name != acp.ACP:
-            # Whatever the agent left running in its group goes with it (the wrapper does
-            # this too; this covers a wrapper that was killed itself).
+        if transport.name != acp.ACP and attempt.exit_code is None:
+            # No exit record: the wrapper itself was killed, so it could not end what the
+            # agent started (it does before writing the record): that is done here.
             await procs.kill_tree(record.pid, self.limits.kill_grace, record.create_time)
         return live
 
