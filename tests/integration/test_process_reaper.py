@@ -160,3 +160,29 @@ async def test_an_acp_runner_and_its_agent_die_with_the_runners_wrapper(
     procs = runner_and_agent()
     wrapper.kill()
     await until(lambda: not any(is_alive(p.pid, p.create_time()) for p in procs))
+
+
+async def test_an_acp_turns_background_job_is_gone_when_the_turn_ends(
+    repo: Path, tmp_path: Path
+) -> None:
+    from baton.acp.transport import AcpTransport, stop
+    from baton.agents.base import Turn
+    from tests.integration.test_process_transport import acp_profile
+    from tests.support.acp_fake_agent import script
+
+    task_dir = tmp_path / "task"
+    job = "sleep 300 > /dev/null 2>&1 & echo $! > bg.pid"  # not holding the tool's pipes
+    turn = Turn(
+        task_id="t1", prompt=script({"run": ["sh", "-c", job]}), cwd=str(repo),
+        task_dir=str(task_dir),
+    )  # fmt: skip
+    profile = acp_profile()
+    profile.options["permissions"] = {"execute": "allow"}
+    try:
+        started = await AcpTransport("fake").start(turn, profile, 1)
+        assert (await ended(started.record)).code == 0
+        (job_pid,) = pids_in(repo / "bg.pid")
+        assert not is_alive(job_pid)
+        assert is_alive(started.record.pid, started.record.create_time)  # the session stays
+    finally:
+        await stop(task_dir)

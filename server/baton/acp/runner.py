@@ -64,7 +64,7 @@ from baton.acp.translate import (
 )
 from baton.core import events
 from baton.core.events import Event, EventType
-from baton.process.reaper import bound
+from baton.process.reaper import bound, end, strays
 from baton.process.wrap import take_lock, write_claim, write_exit
 
 log = logging.getLogger("baton.acp.runner")
@@ -355,7 +355,18 @@ class Runner:
             self.emit([events.error("worker_error", f"the ACP agent failed: {exc}")])
             self.stop.set()
         finally:
-            self._close_turn(attempt)
+            try:
+                await self._end_strays()
+            finally:
+                self._close_turn(attempt)
+
+    async def _end_strays(self) -> None:
+        """End what the turn left running whose parent is gone (a tool's background job):
+        orphans come to our wrapper, their subreaper. The agent's own children (helpers it
+        keeps across turns) stay; the wrapper ends them with the rest when we exit."""
+        me = os.getpid()
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(end, lambda: strays(self.wrapper, me), 1.0)
 
     async def _turn(self, text: str) -> None:
         prompt = text

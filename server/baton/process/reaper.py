@@ -12,6 +12,8 @@ Three pieces, used by :mod:`baton.process.wrap` (so: standard library only, chea
   every other member of its process group and session gets SIGTERM, then SIGKILL after a
   short grace; orphans are reaped. Called before the exit record is written, so a record
   means nothing of the attempt runs any more.
+- :func:`strays` — for the ACP runner, which outlives its turns: the processes that came to
+  its wrapper as orphans (a tool's background job), ended (:func:`end`) when a turn ends.
 
 A process that starts agents of its own without a ``preexec_fn`` of its choosing (the ACP
 runner, through the ACP library) binds them with :func:`bound`: the command line of
@@ -95,33 +97,58 @@ def _stat(pid: str) -> tuple[int, int, int, str] | None:
         return None
 
 
-def leftovers(me: int) -> list[int]:
-    """Live processes (zombies aside) that descend from ``me``, or share its process group or
-    session when ``me`` leads them (as a wrapper started in a new session does: a wrapper
-    run by hand inside someone else's group must not end that group)."""
+def _table() -> dict[int, tuple[int, int, int, str]]:
     table: dict[int, tuple[int, int, int, str]] = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
             stat = _stat(name)
             if stat is not None:
                 table[int(name)] = stat
+    return table
+
+
+def _under(table: dict[int, tuple[int, int, int, str]], roots: list[int]) -> set[int]:
+    """Every descendant of ``roots`` (the roots not included unless they descend too)."""
     children: dict[int, list[int]] = {}
     for pid, (ppid, _, _, _) in table.items():
         children.setdefault(ppid, []).append(pid)
-    leads_group, leads_session = os.getpgid(me) == me, os.getsid(me) == me
-    found = {
-        pid
-        for pid, (_, pgrp, sid, _) in table.items()
-        if (leads_group and pgrp == me) or (leads_session and sid == me)
-    }
-    todo = [me, *found]
+    found: set[int] = set()
+    todo = list(roots)
     while todo:
         for child in children.get(todo.pop(), ()):
             if child not in found:
                 found.add(child)
                 todo.append(child)
+    return found
+
+
+def _live(table: dict[int, tuple[int, int, int, str]], pids: set[int]) -> list[int]:
+    return sorted(pid for pid in pids if table.get(pid, (0, 0, 0, "Z"))[3] not in ("Z", "X"))
+
+
+def leftovers(me: int) -> list[int]:
+    """Live processes (zombies aside) that descend from ``me``, or share its process group or
+    session when ``me`` leads them (as a wrapper started in a new session does: a wrapper
+    run by hand inside someone else's group must not end that group)."""
+    table = _table()
+    leads_group, leads_session = os.getpgid(me) == me, os.getsid(me) == me
+    members = {
+        pid
+        for pid, (_, pgrp, sid, _) in table.items()
+        if (leads_group and pgrp == me) or (leads_session and sid == me)
+    }
+    found = members | _under(table, [me, *members])
     found.discard(me)
-    return sorted(pid for pid in found if table.get(pid, (0, 0, 0, "Z"))[3] not in ("Z", "X"))
+    return _live(table, found)
+
+
+def strays(wrapper: int, keep: int) -> list[int]:
+    """Live processes under ``wrapper`` outside the tree of ``keep`` (its child): what came
+    to the wrapper, their subreaper, because their own parent ended."""
+    if not os.path.isdir("/proc/self"):
+        return []
+    table = _table()
+    return _live(table, _under(table, [wrapper]) - _under(table, [keep]) - {keep})
 
 
 def reap_orphans() -> None:
@@ -136,18 +163,26 @@ def reap_orphans() -> None:
 
 
 def end_leftovers(grace: float = LEFTOVER_GRACE) -> list[int]:
-    """End every process the agent left (see :func:`leftovers`): SIGTERM, SIGKILL after
-    ``grace`` seconds; returns the pids that were signalled. Where ``/proc`` is missing, a
-    SIGTERM to the group is all it can do."""
-    me = os.getpid()
+    """End every process the agent left (see :func:`leftovers`), reaping them; the pids that
+    were signalled. Where ``/proc`` is missing, a SIGTERM to the group is all it can do."""
     if not os.path.isdir("/proc/self"):
         _term_group()
         return []
+    me = os.getpid()
+    return end(lambda: leftovers(me), grace, reap=True)
+
+
+def end(find: Callable[[], list[int]], grace: float, reap: bool = False) -> list[int]:
+    """SIGTERM to what ``find`` lists, SIGKILL after ``grace`` seconds, until it lists
+    nothing (or ``KILL_WAIT`` more seconds passed); the pids that were signalled. With
+    ``reap``, ended children are collected on the way (only for a process whose children are
+    all to be ended: it would take other children's exit status from their waiters)."""
     signalled: dict[int, int] = {}  # pid → the last signal sent to it
     start = time.monotonic()
     while True:
-        reap_orphans()
-        left = leftovers(me)
+        if reap:
+            reap_orphans()
+        left = find()
         if not left:
             return sorted(signalled)
         elapsed = time.monotonic() - start
