@@ -19,7 +19,11 @@ import psutil
 import pytest
 
 from baton.agents.base import Launch
+from baton.core.lifecycle import TaskState
 from baton.process.spawn import ExitRecord, ProcessRecord, is_alive, spawn, wait_exit
+from baton.runtime.requests import DelegateRequest
+from baton.runtime.supervisor import Supervisor
+from tests.conftest import fake_script, settle
 
 PY = sys.executable
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and /proc")
@@ -186,3 +190,17 @@ async def test_an_acp_turns_background_job_is_gone_when_the_turn_ends(
         assert is_alive(started.record.pid, started.record.create_time)  # the session stays
     finally:
         await stop(task_dir)
+
+
+async def test_a_task_in_review_leaves_no_process_of_its_agent(
+    sup: Supervisor, repo: Path, tmp_path: Path
+) -> None:
+    """Issue 15, case 4: a process the agent started in the background (in a session of its
+    own) does not survive the task reaching review."""
+    pidfile = tmp_path / "sleeper.pid"
+    steps = ({"spawn_sleeper": str(pidfile)}, {"write": "new.txt", "content": "x\n"})
+    req = DelegateRequest(instruction=fake_script(*steps, summary="done"), root=str(repo))
+    task = await sup.delegate(req)
+    assert await settle(sup, task.id, timeout=60) == TaskState.REVIEW
+    (sleeper,) = pids_in(pidfile)
+    assert not is_alive(sleeper)
