@@ -1,7 +1,9 @@
 """``python -m baton.acp.runner <spec.json>``: one task's ACP session, held outside the broker.
 
 The broker starts this runner detached (through :mod:`baton.process.wrap`, like any agent), so
-the agent outlives an editor restart. The runner starts the agent with its stdio on pipes,
+the agent outlives an editor restart. The runner starts the agent with its stdio on pipes, bound
+to the runner's life (:func:`baton.process.reaper.bound`: it dies with the runner, which dies
+with its wrapper),
 speaks ACP to it, and for each prompt turn *k* writes Baton's normalized events as JSON lines
 to ``attempt-<k>.out`` in the task's folder and, when the turn ends, an exit record to
 ``attempt-<k>.exit`` — exactly what the broker tails for a native agent, so following,
@@ -62,6 +64,7 @@ from baton.acp.translate import (
 )
 from baton.core import events
 from baton.core.events import Event, EventType
+from baton.process.reaper import bound, end, strays
 from baton.process.wrap import take_lock, write_claim, write_exit
 
 log = logging.getLogger("baton.acp.runner")
@@ -352,7 +355,18 @@ class Runner:
             self.emit([events.error("worker_error", f"the ACP agent failed: {exc}")])
             self.stop.set()
         finally:
-            self._close_turn(attempt)
+            try:
+                await self._end_strays()
+            finally:
+                self._close_turn(attempt)
+
+    async def _end_strays(self) -> None:
+        """End what the turn left running whose parent is gone (a tool's background job):
+        orphans come to our wrapper, their subreaper. The agent's own children (helpers it
+        keeps across turns) stay; the wrapper ends them with the rest when we exit."""
+        me = os.getpid()
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(end, lambda: strays(self.wrapper, me), 1.0)
 
     async def _turn(self, text: str) -> None:
         prompt = text
@@ -484,10 +498,11 @@ class Runner:
         ).save(self.task_dir)
         env = dict(os.environ)
         try:
+            argv = bound(spec.argv, os.getpid())  # the agent dies with us, even by SIGKILL
             async with acp.spawn_agent_process(
                 cast(acp.Client, self),
-                spec.argv[0],
-                *spec.argv[1:],
+                argv[0],
+                *argv[1:],
                 env=env,
                 cwd=spec.cwd,
                 transport_kwargs={"stderr": sys.stderr, "limit": STDIO_LIMIT},

@@ -4,6 +4,8 @@
   lives, stop it with everything it started, read how it ended.
 - :mod:`baton.process.wrap` — ``python -P -m baton.process.wrap``: the tiny standard-library
   program between the broker and the agent that writes the exit record.
+- :mod:`baton.process.reaper` — the agent dies with its wrapper, and what it leaves behind
+  is ended before the exit record is written.
 - :mod:`baton.process.tail` — follow a growing output file line by line, resumable.
 - :mod:`baton.process.transport` — one way to start, parse and interrupt an attempt for both
   transports (:class:`Transport`, :class:`NativeTransport`, :class:`Started`).
@@ -17,9 +19,11 @@ spawn`` gives the module, as a submodule's name always wins over a package attri
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the wrapper starts here
 if TYPE_CHECKING:
+    from typing import Any
+
     from baton.process.spawn import (
         AttemptResult,
         AttemptRunning,

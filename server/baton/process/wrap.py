@@ -9,11 +9,15 @@ from before the process exists), and its pid and create time written to ``attemp
 files (:func:`baton.process.spawn.find_attempt`); a second wrapper for the same attempt
 refuses to start its agent (exit code 75, no exit record).
 
-It then starts the agent as a child in the same group, forwards SIGTERM/SIGINT to the group,
-waits, and writes the exit record ``{"exit": code, "signal": name | null, "received": name |
+It then makes itself the subreaper of its descendants, starts the agent as a child in the
+same group (bound to the wrapper by ``PR_SET_PDEATHSIG``: a wrapper killed even with SIGKILL
+takes the agent with it), forwards SIGTERM/SIGINT to the group, waits (reaping the orphans
+that come to it meanwhile), ends whatever the agent left running — its group, its session and
+every descendant, ``setsid`` ones included (:mod:`baton.process.reaper`) — and only then
+writes the exit record ``{"exit": code, "signal": name | null, "received": name |
 null, "error": text | null, "ended_at": epoch}`` atomically (temp file + rename) to
 ``exit_path``. So an exit record exists even when the broker that started the agent is long
-gone.
+gone, and once it exists nothing the attempt started still runs.
 
 ``exit`` is the agent's exit code, or ``128 + n`` when signal ``n`` killed it (``signal``
 then names it); ``127`` when the agent could not be started at all (the reason goes to
@@ -33,6 +37,8 @@ import sys
 import time
 from types import FrameType
 
+from baton.process.reaper import become_subreaper, die_with, end_leftovers
+
 _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 #: The wrapper's exit code when another process already holds the attempt's claim.
 CLAIMED = 75
@@ -45,7 +51,7 @@ class _Forwarder:
 
     def __init__(self) -> None:
         self.received: int | None = None
-        self.child: subprocess.Popen[bytes] | None = None
+        self.agent: int | None = None  # the agent's pid while it has not been reaped
 
     def install(self) -> None:
         for sig in _FORWARDED:
@@ -63,10 +69,11 @@ class _Forwarder:
             os.killpg(os.getpgrp(), signum)
         except OSError:
             pass
-        if self.child is not None and self.child.poll() is None:
-            try:  # the child may have moved to a group of its own
-                if os.getpgid(self.child.pid) != os.getpgrp():
-                    os.killpg(self.child.pid, signum)
+        agent = self.agent  # never waited for here: the main loop reaps it
+        if agent is not None:
+            try:  # the agent may have moved to a group of its own
+                if os.getpgid(agent) != os.getpgrp():
+                    os.killpg(agent, signum)
             except OSError:
                 pass
         signal.signal(signum, self.handle)
@@ -157,12 +164,15 @@ def main(args: list[str]) -> int:
     if claim is None:
         print(f"baton: another process already runs {exit_path!r}'s attempt", file=sys.stderr)
         return CLAIMED
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # an inherited SIG_IGN would hide exits
     forwarder = _Forwarder()
     forwarder.install()  # before the child exists, so no signal slips through
+    become_subreaper()  # what the agent orphans stays ours to end
     try:
-        child = subprocess.Popen(argv)
-    except OSError as exc:
-        message = f"baton: cannot start {argv[0]!r}: {exc.strerror or exc}"
+        child = subprocess.Popen(argv, preexec_fn=die_with(os.getpid()))
+    except (OSError, subprocess.SubprocessError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        message = f"baton: cannot start {argv[0]!r}: {why}"
         print(message, file=sys.stderr, flush=True)
         write_exit(
             exit_path,
@@ -170,10 +180,13 @@ def main(args: list[str]) -> int:
              "ended_at": time.time()},
         )  # fmt: skip
         return 127
-    forwarder.child = child
+    forwarder.agent = child.pid
     if forwarder.received is not None:  # a signal arrived while the child was starting
         forwarder.forward(forwarder.received)
-    code = child.wait()  # PEP 475: retried across our signal handlers
+    status = _wait_for(child.pid)
+    forwarder.agent = None
+    code = child.returncode = os.waitstatus_to_exitcode(status)
+    end_leftovers()  # before the record: a record means nothing of the attempt runs
     sig_name: str | None = None
     if code < 0:
         sig_name = _signal_name(-code)
@@ -185,6 +198,14 @@ def main(args: list[str]) -> int:
          "ended_at": time.time()},
     )  # fmt: skip
     return code if code < 128 else 1
+
+
+def _wait_for(agent: int) -> int:
+    """Wait until the agent exits, reaping the orphans reparented to us meanwhile; its status."""
+    while True:
+        pid, status = os.waitpid(-1, 0)  # PEP 475: retried across our signal handlers
+        if pid == agent:
+            return status
 
 
 def _signal_name(signum: int) -> str:
