@@ -317,7 +317,7 @@ class Lab:
         home = str(self.home)
         for p in psutil.process_iter(["pid", "cmdline"]):
             cmd = p.info.get("cmdline") or []
-            wrapper = "baton.runtime.wrap" in cmd and any(home in a for a in cmd)
+            wrapper = "baton.process.wrap" in cmd and any(home in a for a in cmd)
             if wrapper and p.info["pid"] != os.getpid():
                 with contextlib.suppress(psutil.Error):
                     p.kill()

@@ -190,6 +190,7 @@ async def test_refused_edits_record_nothing_and_closed_files_go_to_disk(lsp: Ses
 
 
 async def test_settings_and_fix_these_diagnostics_reach_the_brief(lsp: Session) -> None:
+    (lsp.repo / ".baton.toml").write_text('brief_rules = ["Keep the public API."]\n')
     lsp.client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(
             settings={"baton": {"briefRules": ["Never touch notes.txt"], "worker": "nope"}}
@@ -228,6 +229,8 @@ async def test_settings_and_fix_these_diagnostics_reach_the_brief(lsp: Session) 
     assert "Fix the diagnostics listed below" in brief
     assert "- line 2 warning ruff [PLR2004]: Returning a magic number" in brief
     assert "- Never touch notes.txt" in brief
+    # The project's rules and the editor's share one section (issue 14, case 8).
+    assert brief.count("Rules:") == 1 and "- Keep the public API." in brief
     assert inspect["task"]["action"] == "fix"
     listed = await lsp.command("baton.tasks", {"states": ["answered"]})
     assert [t["id"] for t in listed["tasks"]] == [task_id]
