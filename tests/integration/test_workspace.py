@@ -281,7 +281,7 @@ def test_scope_refusal_keeps_hunks_pending(repo: Path, state: Path, wts: Path) -
         files["a.txt"].hunks[0].id,
         files[".github/workflows/ci.yml"].hunks[0].id,
     }
-    assert "CI workflow" in refused[files[".github/workflows/ci.yml"].hunks[0].id]
+    assert "GitHub Actions workflow" in refused[files[".github/workflows/ci.yml"].hunks[0].id]
     assert (repo / "a.txt").read_text() == LINES
     assert not (repo / ".github").exists()
     # Naming the workflow folder in the scope allows it.
