@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from baton.core.diff import FileDiff, FileStatus, Hunk, HunkState, apply_hunks
+from baton.core.relocate import relocate
 from baton.faults import crash_point
 from baton.workspace.diffing import SYMLINK, decode_text, snapshot_bytes
 from baton.workspace.git import git_process, read_blobs
@@ -193,9 +194,14 @@ def merge_hunks(
             continue
         out, clashes = merge_texts(merged, base, theirs, tmp)
         if clashes:
-            span = f"{h.old_start}-{h.old_start + max(h.old_count, 1) - 1}"
-            conflicts.append((h.id, f"conflicts with your changes near lines {span}"))
-            continue
+            # Changes on neighbouring lines clash in a three-way merge; the hunk still
+            # applies where its own lines stand unchanged (as patch applies at an offset).
+            moved = relocate(h, base, merged)
+            if moved is None:
+                span = f"{h.old_start}-{h.old_start + max(h.old_count, 1) - 1}"
+                conflicts.append((h.id, f"conflicts with your changes near lines {span}"))
+                continue
+            out = moved
         merged = out
         done.append(h.id)
     return merged, done, conflicts
