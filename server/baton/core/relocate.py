@@ -10,16 +10,14 @@ the hunk's lines are not all still there, unchanged and in one piece, it does no
 
 from __future__ import annotations
 
-import difflib
-
 from baton.core.diff import Hunk, split_lines
+from baton.core.linediff import opcodes
 
 
 def _common(base: list[str], ours: list[str]) -> dict[int, int]:
     """Base line index → our line index, for the lines both texts have in common."""
-    matcher = difflib.SequenceMatcher(a=base, b=ours, autojunk=False)
     mapping: dict[int, int] = {}
-    for tag, i1, i2, j1, _ in matcher.get_opcodes():
+    for tag, i1, i2, j1, _ in opcodes(base, ours):
         if tag == "equal":
             for k in range(i2 - i1):
                 mapping[i1 + k] = j1 + k
