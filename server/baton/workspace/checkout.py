@@ -86,8 +86,8 @@ def make_checkout(git_dir: Path, commit: str, task_id: str, path: Path) -> None:
     own = path / ".git"
     try:
         (own / "objects" / "info").mkdir(parents=True, exist_ok=True)
-        alternates = _alternate(common_dir_of(git_dir).resolve() / "objects")
-        (own / "objects" / "info" / "alternates").write_text(alternates, encoding="utf-8")
+        objects = common_dir_of(git_dir).resolve() / "objects"
+        (own / "objects" / "info" / "alternates").write_text(_alternate(objects), encoding="utf-8")
         (own / "info").mkdir(exist_ok=True)
         (own / "info" / "attributes").write_text(_EXACT_BYTES, encoding="utf-8")
         identity = _identity(git_dir)
@@ -95,7 +95,15 @@ def make_checkout(git_dir: Path, commit: str, task_id: str, path: Path) -> None:
             lines = "".join(f"\t{k} = {_config_value(v)}\n" for k, v in sorted(identity.items()))
             with open(own / "config", "a", encoding="utf-8", errors="surrogateescape") as fh:
                 fh.write("[user]\n" + lines)
-        run_git(["reset", "-q", "--hard", commit], path, git_dir=own, work_tree=path)
+        # Checkout reads every object straight from the user's store (no lookup in the empty
+        # store of the checkout first); it writes only the index and the files.
+        run_git(
+            ["reset", "-q", "--hard", commit],
+            path,
+            git_dir=own,
+            work_tree=path,
+            env={"GIT_OBJECT_DIRECTORY": str(objects)},
+        )
         seed = seed_index_of(path)
         seed.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(own / "index", seed)
