@@ -133,7 +133,7 @@ export class ServerInstaller {
     const shipped = fs.existsSync(serverDir) ? fs.readdirSync(serverDir) : [];
     const source = installSource(shipped, serverDir);
     say(`installing ${DISTRIBUTION} from ${source.from}…`);
-    traceInfo(`pip install ${source.spec}`);
+    traceInfo(`installing ${DISTRIBUTION} from ${source.from}: pip install ${source.spec}`);
     const pip = await run([venvPython, "-m", "pip", "install", "--upgrade", source.spec], (line) => {
       traceInfo(`pip: ${line}`);
       const p = pipProgress(line);
