@@ -422,3 +422,52 @@ def test_keybindings_do_not_shadow_built_ins(tools: Tools) -> None:
     assert encode("ctrl+alt+b", mac=False) in builtins  # the scan finds what it must
     manifest = json.loads((EXTENSION / "package.json").read_text())
     assert shadowing(manifest, builtins) == []
+
+
+BADPATH_ARTIFACTS = ROOT / "artifacts" / "vscode-bad-path"
+
+
+def test_bad_server_path_fails_once_without_restarts(
+    tools: Tools, vsix: Path, repo: Path, baton_home: Path, tmp_path: Path
+) -> None:
+    """``baton.server.path`` entered item by item: a bare ``baton`` (no ``lsp``), then a path
+    that does not exist, then the right command. The extension starts each wrong value once
+    (the missing path not at all), shows one error message for the whole run, and starts the
+    server once the value is right."""
+    shutil.rmtree(BADPATH_ARTIFACTS, ignore_errors=True)
+    BADPATH_ARTIFACTS.mkdir(parents=True)
+    baton = ROOT / ".venv" / "bin" / "baton"
+    settings = {**BASE_SETTINGS, "baton.server.path": [str(baton)]}
+    env = {"BATON_HOME": str(baton_home)}
+    with code_server(tools, vsix, repo, tmp_path, settings, env, BADPATH_ARTIFACTS) as wb:
+        steps = drive(
+            "badpath.mjs",
+            wb,
+            tools,
+            BADPATH_ARTIFACTS,
+            240,
+            BATON_E2E_MACHINE_SETTINGS=str(wb.user_data / "Machine" / "settings.json"),
+            BATON_E2E_BATON=str(baton),
+        )
+        log = "\n".join(
+            f.read_text(errors="replace") for f in (wb.user_data / "logs").rglob("*Baton*.log")
+        )
+    by = {s["step"]: s for s in steps}
+    assert "done" in by
+    first = by["bare-baton-failed"]["toasts"]
+    assert len(first) == 1, first
+    assert "did not start the language server: it exited before answering" in first[0], first
+    assert "It should run `baton lsp`" in first[0], first
+    assert "baton-lsp" in first[0]
+    # the missing path is reported (log, status bar), with no second toast
+    assert by["missing-path-failed"]["toasts"] == first
+    assert "not running" in by["missing-path-failed"]["status"]
+    assert 'baton.server.path runs "/nowhere/bin/baton", which is not an executable file' in log
+    assert "idle" in by["right-path-started"]["status"]
+    assert by["right-path-started"]["toasts"] == first
+    # one start of the bare baton (no restart storm), none of the missing path, one of the right
+    starts = [line for line in log.splitlines() if "starting " in line and "(setting" in line]
+    assert [s.split("starting ", 1)[1] for s in starts] == [
+        f"{baton} (setting baton.server.path)",
+        f"{baton} lsp (setting baton.server.path)",
+    ], starts

@@ -70,6 +70,21 @@ function which(name: string): string | undefined {
   return undefined;
 }
 
+/** The language client, except that its own message for a server that never came up
+ * ("couldn't create connection to server", shown even with notifications off) goes to the
+ * log only: BatonServer shows one message of its own for that, naming the command. */
+class BatonClient extends LanguageClient {
+  private up = false;
+
+  markRunning(): void {
+    this.up = true;
+  }
+
+  override error(message: string, data?: unknown, showNotification: boolean | "force" = true): void {
+    super.error(message, data, this.up ? showNotification : false);
+  }
+}
+
 const INSTALL = "Install Server";
 const OPEN_SETTINGS = "Open Server Settings";
 const SHOW_LOG = "Show Log";
@@ -201,7 +216,7 @@ export class BatonServer implements vscode.Disposable {
       },
     };
     clientOptions.initializationFailedHandler = () => false;
-    const client = new LanguageClient("baton", "Baton", serverOptions, clientOptions);
+    const client = new BatonClient("baton", "Baton", serverOptions, clientOptions);
     this.client = client;
     this.subscriptions.push(
       client.onDidChangeState((e) => {
@@ -222,7 +237,9 @@ export class BatonServer implements vscode.Disposable {
     } catch (err) {
       if (this.client !== client) return; // replaced (settings changed) while starting
       this.events.state("failed");
-      const why = err instanceof Error ? err.message : String(err);
+      const raw = err instanceof Error ? err.message : String(err);
+      // The client's words for a program that exited before answering `initialize`.
+      const why = /connection got disposed|-32097|Connection is closed/i.test(raw) ? "it exited before answering as a language server" : raw;
       this.fail(
         `Baton: \`${[found.command, ...found.args].join(" ")}\` (${found.source}) did not start the language server: ${why}. ` +
           'It should run `baton lsp` (the Python package baton-lsp).',
@@ -236,6 +253,7 @@ export class BatonServer implements vscode.Disposable {
       return;
     }
     ranOnce = true;
+    client.markRunning();
     this.failureShown = false;
     this.events.state("running");
     this.events.started();
