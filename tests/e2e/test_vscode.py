@@ -387,6 +387,9 @@ def test_fresh_profile_installs_the_server_and_delegates(
         storage = wb.user_data / "User" / "globalStorage" / "baton.baton" / "server-venv"
         managed = storage / "bin" / "baton"
         assert managed.is_file(), sorted(p.name for p in storage.parent.rglob("*"))[:50]
+        # what it came from, so an updated extension with a newer wheel installs that one
+        wheel = next((EXTENSION / "server").glob("baton_lsp-*.whl")).name
+        assert (storage / "baton-installed-from").read_text().strip() == wheel
         site = list(storage.glob("lib/python3*/site-packages/baton_lsp-*.dist-info"))
         assert site, "baton-lsp is not installed in the extension's venv"
         log = "\n".join(

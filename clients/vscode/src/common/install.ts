@@ -85,6 +85,30 @@ export class ServerInstaller {
     }
   }
 
+  /** The shipped wheel's file name, if the .vsix has one. */
+  private shippedWheel(): string | undefined {
+    const serverDir = path.join(this.extensionDir, "server");
+    const shipped = fs.existsSync(serverDir) ? fs.readdirSync(serverDir) : [];
+    const source = installSource(shipped, serverDir);
+    return source.spec === DISTRIBUTION ? undefined : path.basename(source.spec);
+  }
+
+  private get stamp(): string {
+    return path.join(this.paths.venv, "baton-installed-from");
+  }
+
+  /** True when the installed server came from another wheel than the one this version of the
+   * extension ships (the extension was updated): it is installed again before it starts. */
+  outdated(): boolean {
+    const wheel = this.shippedWheel();
+    if (wheel === undefined || this.installed() === undefined) return false;
+    try {
+      return fs.readFileSync(this.stamp, "utf8").trim() !== wheel;
+    } catch {
+      return true;
+    }
+  }
+
   /** Install (once at a time) with a progress notification; resolves to the `baton` path. */
   install(): Promise<string> {
     this.installing ??= Promise.resolve(
@@ -147,6 +171,7 @@ export class ServerInstaller {
     }
     const baton = this.installed();
     if (baton === undefined) throw new InstallError(`Baton: ${DISTRIBUTION} was installed but ${this.paths.baton} is missing.`);
+    fs.writeFileSync(this.stamp, `${path.basename(source.spec)}\n`);
     say("starting the server…");
     return baton;
   }

@@ -175,6 +175,15 @@ export class BatonServer implements vscode.Disposable {
 
   private async doStart(): Promise<void> {
     if (this.client !== undefined) return;
+    if (this.installer.outdated()) {
+      // The extension was updated with a newer server wheel: install it before starting.
+      this.events.state("installing");
+      try {
+        await this.installer.install();
+      } catch (err) {
+        traceError("updating the installed server failed; starting the one installed:", err);
+      }
+    }
     const found = await this.launch();
     if (found === undefined) return;
     const s = this.settings();
