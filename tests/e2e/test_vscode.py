@@ -25,10 +25,14 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.e2e.vscode_support.keybindings import builtin_keys, encode, shadowing
 
 pytestmark = pytest.mark.slow
 
@@ -138,33 +142,37 @@ class Workbench:
     home: Path
     tmp: Path
     env: dict[str, str]
+    user_data: Path
 
 
-@pytest.fixture
-def workbench(
-    tools: Tools, vsix: Path, repo: Path, baton_home: Path, tmp_path: Path
+BASE_SETTINGS = {
+    "workbench.startupEditor": "none",
+    "chat.disableAIFeatures": True,
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+    "workbench.tips.enabled": False,
+    "extensions.autoCheckUpdates": False,
+    "extensions.autoUpdate": False,
+    "security.workspace.trust.enabled": False,
+    "git.enabled": False,
+    "editor.codeLens": True,
+    "window.restoreWindows": "none",
+}
+
+
+@contextmanager
+def code_server(
+    tools: Tools,
+    vsix: Path,
+    repo: Path,
+    tmp_path: Path,
+    settings: dict[str, object],
+    env_extra: dict[str, str],
+    artifacts: Path,
 ) -> Iterator[Workbench]:
-    """code-server on a free loopback port with the .vsix installed, opened on ``repo``."""
-    assert (repo / "app.py").read_text() == APP
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
+    """code-server on a free loopback port with the .vsix installed, opened on ``repo``, with
+    ``settings`` as the user's (their ``baton.server.*`` also as the machine's)."""
     user_data, extensions = tmp_path / "ud", tmp_path / "ext"
     (user_data / "User").mkdir(parents=True)
-    settings = {
-        "workbench.startupEditor": "none",
-        "chat.disableAIFeatures": True,
-        "workbench.secondarySideBar.defaultVisibility": "hidden",
-        "workbench.tips.enabled": False,
-        "extensions.autoCheckUpdates": False,
-        "extensions.autoUpdate": False,
-        "security.workspace.trust.enabled": False,
-        "git.enabled": False,
-        "editor.codeLens": True,
-        "window.restoreWindows": "none",
-        "baton.server.path": [str(ROOT / ".venv" / "bin" / "baton"), "lsp"],
-        # Through the setting (not only inherited) so the setting is what is tested.
-        "baton.server.env": {"BATON_HOME": str(baton_home), "BATON_FAKE_SCRIPT": str(script)},
-    }
     (user_data / "User" / "settings.json").write_text(json.dumps(settings, indent=2))
     # Paths are machine settings: code-server reads those from the server machine's file.
     (user_data / "Machine").mkdir()
@@ -176,7 +184,7 @@ def workbench(
         k: str(tmp_path / "xdg" / k.lower())
         for k in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")
     }
-    env = _env(tools, {**xdg, "BATON_HOME": str(baton_home)})
+    env = _env(tools, {**xdg, **env_extra})
     common = [
         str(tools.code_server),
         "--config", str(config),
@@ -207,7 +215,14 @@ def workbench(
         )
     try:
         _wait_http(f"http://127.0.0.1:{port}/healthz", 30, proc, log)
-        yield Workbench(f"http://127.0.0.1:{port}/?folder={repo}", repo, baton_home, tmp_path, env)
+        yield Workbench(
+            f"http://127.0.0.1:{port}/?folder={repo}",
+            repo,
+            Path(env_extra.get("BATON_HOME", "")),
+            tmp_path,
+            env,
+            user_data,
+        )
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -215,40 +230,76 @@ def workbench(
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(5)
-        if ARTIFACTS.is_dir():  # the logs beside the screenshots, for a failure's post-mortem
-            shutil.copy(log, ARTIFACTS / "code-server.log")
+        if artifacts.is_dir():  # the logs beside the screenshots, for a failure's post-mortem
+            shutil.copy(log, artifacts / "code-server.log")
             for f in (user_data / "logs").rglob("*.log"):
                 if "Baton" in f.name or f.name in ("exthost.log", "remoteexthost.log"):
-                    shutil.copy(f, ARTIFACTS / f.name.replace(" ", "-"))
+                    shutil.copy(f, artifacts / f.name.replace(" ", "-"))
+
+
+@pytest.fixture
+def workbench(
+    tools: Tools, vsix: Path, repo: Path, baton_home: Path, tmp_path: Path
+) -> Iterator[Workbench]:
+    """code-server with the .vsix installed and baton.server.path set to this checkout's."""
+    assert (repo / "app.py").read_text() == APP
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    settings = {
+        **BASE_SETTINGS,
+        "baton.server.path": [str(ROOT / ".venv" / "bin" / "baton"), "lsp"],
+        # Through the setting (not only inherited) so the setting is what is tested.
+        "baton.server.env": {"BATON_HOME": str(baton_home), "BATON_FAKE_SCRIPT": str(script)},
+    }
+    with code_server(
+        tools, vsix, repo, tmp_path, settings, {"BATON_HOME": str(baton_home)}, ARTIFACTS
+    ) as wb:
+        yield wb
+
+
+def drive(
+    script: str, workbench: Workbench, tools: Tools, artifacts: Path, timeout: float, **env: str
+) -> list[dict[str, Any]]:
+    """Run the driver ``script`` (under clients/vscode/test/e2e) against ``workbench``; its
+    steps (one JSON object each) are returned and saved as ``steps.json``."""
+    run_env = {
+        **workbench.env,
+        "BATON_E2E_URL": workbench.url,
+        "BATON_E2E_ARTIFACTS": str(artifacts),
+        "BATON_E2E_PROFILE": str(workbench.tmp / "chromium"),
+        "BATON_E2E_CHROMIUM": str(tools.chromium),
+        **env,
+    }
+    started = time.monotonic()
+    proc = subprocess.run(
+        [str(tools.node24), str(EXTENSION / "test" / "e2e" / script)],
+        capture_output=True,
+        text=True,
+        env=run_env,
+        timeout=timeout,
+    )
+    steps = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    (artifacts / "steps.json").write_text(json.dumps(steps, indent=2))
+    print(f"{script}: {time.monotonic() - started:.1f} s", file=sys.stderr)
+    for s in steps:
+        print(f"  {s['t']:6.1f} s  {s['step']}", file=sys.stderr)
+    assert proc.returncode == 0, (
+        f"{proc.stderr[-4000:]}\nsteps: {json.dumps(steps, indent=1)[-4000:]}"
+    )
+    return steps
 
 
 def test_delegate_review_accept_undo_reject(workbench: Workbench, tools: Tools) -> None:
     shutil.rmtree(ARTIFACTS, ignore_errors=True)
     ARTIFACTS.mkdir(parents=True)
-    env = {
-        **workbench.env,
-        "BATON_E2E_URL": workbench.url,
-        "BATON_E2E_ARTIFACTS": str(ARTIFACTS),
-        "BATON_E2E_PROFILE": str(workbench.tmp / "chromium"),
-        "BATON_E2E_CHROMIUM": str(tools.chromium),
-        "BATON_E2E_INSTRUCTION": INSTRUCTION,
-        "BATON_E2E_FILE": "app.py",
-    }
-    started = time.monotonic()
-    proc = subprocess.run(
-        [str(tools.node24), str(EXTENSION / "test" / "e2e" / "drive.mjs")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=180,
-    )
-    steps = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    (ARTIFACTS / "steps.json").write_text(json.dumps(steps, indent=2))
-    print(f"drive.mjs: {time.monotonic() - started:.1f} s", file=sys.stderr)
-    for s in steps:
-        print(f"  {s['t']:6.1f} s  {s['step']}", file=sys.stderr)
-    assert proc.returncode == 0, (
-        f"{proc.stderr[-4000:]}\nsteps: {json.dumps(steps, indent=1)[-4000:]}"
+    steps = drive(
+        "drive.mjs",
+        workbench,
+        tools,
+        ARTIFACTS,
+        180,
+        BATON_E2E_INSTRUCTION=INSTRUCTION,
+        BATON_E2E_FILE="app.py",
     )
     by = {s["step"]: s for s in steps}
     assert "done" in by
@@ -292,3 +343,134 @@ def test_delegate_review_accept_undo_reject(workbench: Workbench, tools: Tools) 
     tasks = tasks["tasks"] if isinstance(tasks, dict) else tasks
     assert [t["state"] for t in tasks] == ["applied"], tasks
     assert (workbench.repo / "app.py").read_text() == APP
+
+
+INSTALL_ARTIFACTS = ROOT / "artifacts" / "vscode-install"
+
+
+def _path_without_baton(path: str) -> str:
+    """``path`` without the folders that hold a ``baton`` program (this checkout's venv...)."""
+    keep = [d for d in path.split(os.pathsep) if d and shutil.which("baton", path=d) is None]
+    return os.pathsep.join(keep)
+
+
+def test_fresh_profile_installs_the_server_and_delegates(
+    tools: Tools, vsix: Path, repo: Path, baton_home: Path, tmp_path: Path
+) -> None:
+    """A newcomer's VS Code: a fresh profile with no ``baton.server.*`` setting and no
+    ``baton`` on PATH. The extension offers to install the server; the user accepts; it makes
+    a venv in the extension's global storage with the wheel shipped in the .vsix, starts it,
+    and a delegation goes through to review and is accepted. "Open Server Settings" lands on
+    the tab where the machine-scoped ``baton.server.path`` is listed."""
+    shutil.rmtree(INSTALL_ARTIFACTS, ignore_errors=True)
+    INSTALL_ARTIFACTS.mkdir(parents=True)
+    assert (repo / "app.py").read_text() == APP
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    # Node 24 first (code-server needs it), then the user's PATH less any folder with a baton.
+    path = _path_without_baton(f"{tools.node24.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert shutil.which("baton", path=path) is None
+    assert any(shutil.which(p, path=path) for p in ("python3.11", "python3.12", "python3.13"))
+    # The worker is chosen explicitly (the fake agent, scripted): only the server is missing.
+    settings = {**BASE_SETTINGS, "baton.worker": "fake"}
+    env = {"BATON_HOME": str(baton_home), "BATON_FAKE_SCRIPT": str(script), "PATH": path}
+    with code_server(tools, vsix, repo, tmp_path, settings, env, INSTALL_ARTIFACTS) as wb:
+        steps = drive(
+            "install.mjs",
+            wb,
+            tools,
+            INSTALL_ARTIFACTS,
+            600,
+            BATON_E2E_INSTRUCTION=INSTRUCTION,
+            BATON_E2E_FILE="app.py",
+        )
+        storage = wb.user_data / "User" / "globalStorage" / "baton.baton" / "server-venv"
+        managed = storage / "bin" / "baton"
+        assert managed.is_file(), sorted(p.name for p in storage.parent.rglob("*"))[:50]
+        # what it came from, so an updated extension with a newer wheel installs that one
+        wheel = next((EXTENSION / "server").glob("baton_lsp-*.whl")).name
+        assert (storage / "baton-installed-from").read_text().strip() == wheel
+        site = list(storage.glob("lib/python3*/site-packages/baton_lsp-*.dist-info"))
+        assert site, "baton-lsp is not installed in the extension's venv"
+        log = "\n".join(
+            f.read_text(errors="replace") for f in (wb.user_data / "logs").rglob("*Baton*.log")
+        )
+    by = {s["step"]: s for s in steps}
+    assert "done" in by
+    offer = by["install-offered"]
+    assert "no Baton language server found" in offer["toast"]
+    assert "pipx install baton-lsp" in offer["toast"] and "Install Server" in offer["buttons"]
+    assert "Install Server" in by["welcome-view"]["buttons"], by["welcome-view"]
+    assert "installing the server" in by["installing"]["progress"]
+    assert "from the wheel shipped with the extension" in by["installing"]["progress"]
+    assert "idle" in by["server-started"]["status"]
+    assert "1 ready for review" in by["ready-for-review"]["status"]
+    assert "return 10" in by["all-accepted"]["text"] and "return 20" in by["all-accepted"]["text"]
+    # machine-scoped settings: code-server lists them on its Remote tab, which is where it opens
+    assert by["server-settings"]["found"], by["server-settings"]
+    assert by["server-settings"]["tab"].startswith("Remote"), by["server-settings"]
+    assert "wheel shipped with the extension" in log, log[-3000:]
+    assert f"starting {managed} lsp (the server the extension installed)" in log, log[-3000:]
+    shots = sorted(p.name for p in INSTALL_ARTIFACTS.glob("*.png"))
+    assert len(shots) >= 7 and not any("FAILED" in s for s in shots), shots
+
+
+def test_keybindings_do_not_shadow_built_ins(tools: Tools) -> None:
+    """None of the extension's keys is one VS Code itself binds (e.g. Ctrl+Alt+B, Toggle
+    Secondary Side Bar), read from the bundled workbench of this code-server."""
+    bundle = tools.code_server.resolve().parents[2] / "lib" / "vscode" / "out"
+    workbench_js = bundle / "vs" / "code" / "browser" / "workbench" / "workbench.js"
+    assert workbench_js.is_file(), workbench_js
+    builtins = builtin_keys(workbench_js)
+    assert encode("ctrl+alt+b", mac=False) in builtins  # the scan finds what it must
+    manifest = json.loads((EXTENSION / "package.json").read_text())
+    assert shadowing(manifest, builtins) == []
+
+
+BADPATH_ARTIFACTS = ROOT / "artifacts" / "vscode-bad-path"
+
+
+def test_bad_server_path_fails_once_without_restarts(
+    tools: Tools, vsix: Path, repo: Path, baton_home: Path, tmp_path: Path
+) -> None:
+    """``baton.server.path`` entered item by item: a bare ``baton`` (no ``lsp``), then a path
+    that does not exist, then the right command. The extension starts each wrong value once
+    (the missing path not at all), shows one error message for the whole run, and starts the
+    server once the value is right."""
+    shutil.rmtree(BADPATH_ARTIFACTS, ignore_errors=True)
+    BADPATH_ARTIFACTS.mkdir(parents=True)
+    baton = ROOT / ".venv" / "bin" / "baton"
+    settings = {**BASE_SETTINGS, "baton.server.path": [str(baton)]}
+    env = {"BATON_HOME": str(baton_home)}
+    with code_server(tools, vsix, repo, tmp_path, settings, env, BADPATH_ARTIFACTS) as wb:
+        steps = drive(
+            "badpath.mjs",
+            wb,
+            tools,
+            BADPATH_ARTIFACTS,
+            240,
+            BATON_E2E_MACHINE_SETTINGS=str(wb.user_data / "Machine" / "settings.json"),
+            BATON_E2E_BATON=str(baton),
+        )
+        log = "\n".join(
+            f.read_text(errors="replace") for f in (wb.user_data / "logs").rglob("*Baton*.log")
+        )
+    by = {s["step"]: s for s in steps}
+    assert "done" in by
+    first = by["bare-baton-failed"]["toasts"]
+    assert len(first) == 1, first
+    assert "did not start the language server: it exited before answering" in first[0], first
+    assert "It should run `baton lsp`" in first[0], first
+    assert "baton-lsp" in first[0]
+    # the missing path is reported (log, status bar), with no second toast
+    assert by["missing-path-failed"]["toasts"] == first
+    assert "not running" in by["missing-path-failed"]["status"]
+    assert 'baton.server.path runs "/nowhere/bin/baton", which is not an executable file' in log
+    assert "idle" in by["right-path-started"]["status"]
+    assert by["right-path-started"]["toasts"] == first
+    # one start of the bare baton (no restart storm), none of the missing path, one of the right
+    starts = [line for line in log.splitlines() if "starting " in line and "(setting" in line]
+    assert [s.split("starting ", 1)[1] for s in starts] == [
+        f"{baton} (setting baton.server.path)",
+        f"{baton} lsp (setting baton.server.path)",
+    ], starts

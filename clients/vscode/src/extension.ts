@@ -6,7 +6,7 @@
 
 import * as vscode from "vscode";
 
-import { CONFIG_SECTION, Command, PERMISSION_SCHEME, PROPOSAL_SCHEME, TASK_VIEW } from "./common/constants";
+import { CONFIG_SECTION, CONTEXT_SERVER_STATE, Command, PERMISSION_SCHEME, PROPOSAL_SCHEME, TASK_VIEW } from "./common/constants";
 import { HunkLenses } from "./common/codeLensProvider";
 import { App, notify, refreshTasks, registerCommands } from "./common/commands";
 import { InlineDecorations } from "./common/inlineDecorations";
@@ -15,14 +15,16 @@ import { PermissionView } from "./common/permissionView";
 import { Permissions, SHOW_DETAILS, waitingText } from "./common/permissions";
 import { ProposalView } from "./common/proposalView";
 import { ServerCommand, WORKING_STATES, readTaskDiff } from "./common/protocol";
-import { onInterpreterChange } from "./common/python";
+import { ServerInstaller } from "./common/install";
+import { onInterpreterChange, selectedInterpreter } from "./common/python";
 import { Reviews, uriKey } from "./common/reviews";
 import { BatonServer } from "./common/server";
+import { openServerSettings } from "./common/serverSettings";
 import { RESTART_KEYS, readSettings } from "./common/settings";
 import { StatusBar } from "./common/statusBar";
 import { TaskList, proposerOf } from "./common/tasks";
 import { TaskView } from "./common/taskView";
-import { createLogOutputChannel, getConfiguration, onDidChangeConfiguration } from "./common/vscodeapi";
+import { createLogOutputChannel, getConfiguration, onDidChangeConfiguration, setContext } from "./common/vscodeapi";
 
 let server: BatonServer | undefined;
 
@@ -63,6 +65,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     },
   );
 
+  const installer = new ServerInstaller(context.globalStorageUri.fsPath, context.extensionPath, () =>
+    selectedInterpreter(vscode.workspace.workspaceFolders?.[0]?.uri),
+  );
   // eslint-disable-next-line prefer-const
   let app: App;
   server = new BatonServer(channel, {
@@ -83,14 +88,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     status: (counts) => status.setCounts(counts),
     diff: (diff) => app.diffsChanged(reviews.update(diff)),
     permission: (request) => permissions.update(request),
-    state: (s) => status.setServer(s),
+    state: (s) => {
+      status.setServer(s);
+      void setContext(CONTEXT_SERVER_STATE, s);
+    },
     started: () => {
       reviews.clear();
       permissions.clear();
       app.diffsChanged();
       void refreshTasks(app).catch((err) => traceError("could not list the tasks:", err));
     },
-  }, settings);
+  }, settings, installer);
 
   app = {
     server,
@@ -132,7 +140,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     restartTimer = setTimeout(() => {
       traceInfo(`restarting the server: ${why}`);
       void server?.restart();
-    }, 500);
+    }, 1000);
   };
 
   context.subscriptions.push(
@@ -169,6 +177,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (pick.id === "") await permissionView.showDetails(request);
       else await permissions.choose(request.taskId, request.id, pick.id);
     }),
+    vscode.commands.registerCommand(Command.installServer, () => server?.installAndStart()),
+    vscode.commands.registerCommand(Command.openServerSettings, () => openServerSettings()),
     ...registerCommands(app),
     vscode.workspace.onDidChangeTextDocument((e) => {
       if (e.contentChanges.length === 0) return;

@@ -23,7 +23,12 @@ export const Command = {
   restart: "baton.client.restart",
   showLog: "baton.client.showLog",
   answerPermission: "baton.client.answerPermission",
+  installServer: "baton.client.installServer",
+  openServerSettings: "baton.client.openServerSettings",
 } as const;
+
+/** Context key: the server's state (statusText's ServerState), for the view's welcome. */
+export const CONTEXT_SERVER_STATE = "baton.serverState";
 
 /** Context key: the active editor has reviewable hunks. */
 export const CONTEXT_HAS_HUNKS = "baton.hasHunks";

@@ -11,6 +11,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import {
+  CloseAction,
+  ErrorAction,
   ExecuteCommandRequest,
   LanguageClient,
   LanguageClientOptions,
@@ -35,8 +37,10 @@ import {
   readTaskDiff,
   readTasks,
 } from "./protocol";
+import { InstallError, ServerInstaller } from "./install";
 import { selectedInterpreter } from "./python";
 import { ServerCommand as Launch, resolveServerCommand } from "./serverCommand";
+import { openServerSettings } from "./serverSettings";
 import { Settings, serverSettings } from "./settings";
 import { ServerState } from "./statusText";
 
@@ -66,16 +70,72 @@ function which(name: string): string | undefined {
   return undefined;
 }
 
+/** The language client, except that its own message for a server that never came up
+ * ("couldn't create connection to server", shown even with notifications off) goes to the
+ * log only: BatonServer shows one message of its own for that, naming the command. */
+class BatonClient extends LanguageClient {
+  private up = false;
+
+  markRunning(): void {
+    this.up = true;
+  }
+
+  override error(message: string, data?: unknown, showNotification: boolean | "force" = true): void {
+    super.error(message, data, this.up ? showNotification : false);
+  }
+}
+
+const INSTALL = "Install Server";
+const OPEN_SETTINGS = "Open Server Settings";
+const SHOW_LOG = "Show Log";
+
 export class BatonServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private starting: Promise<void> | undefined;
   private subscriptions: vscode.Disposable[] = [];
+  /** One error message per run of failures: later ones go to the log and the status bar
+   * only, until a start succeeds (no toast storm while a setting is being typed). */
+  private failureShown = false;
+  /** The install offer is made once per window (the view and the command stay). */
+  private offered = false;
 
   constructor(
     private readonly channel: vscode.LogOutputChannel,
     private readonly events: ServerEvents,
     private readonly settings: () => Settings,
+    private readonly installer: ServerInstaller,
   ) {}
+
+  /** Show ``message`` with ``actions`` unless this run of failures already showed one. */
+  private fail(message: string, ...actions: string[]): void {
+    traceError(message);
+    if (this.failureShown) return;
+    this.failureShown = true;
+    void vscode.window.showErrorMessage(message, ...actions).then((pick) => this.act(pick));
+  }
+
+  private act(pick: string | undefined): void {
+    if (pick === OPEN_SETTINGS) void openServerSettings();
+    else if (pick === SHOW_LOG) this.channel.show(true);
+    else if (pick === INSTALL) void this.installAndStart();
+  }
+
+  /** Install the server into the extension's storage (progress notification), then start it. */
+  async installAndStart(): Promise<void> {
+    await this.stop();
+    this.events.state("installing");
+    try {
+      const baton = await this.installer.install();
+      traceInfo(`installed the server: ${baton}`);
+    } catch (err) {
+      this.events.state("missing");
+      this.failureShown = false;
+      this.fail(err instanceof InstallError ? err.message : `Baton: installing the server failed: ${String(err)}`, SHOW_LOG);
+      return;
+    }
+    this.failureShown = false;
+    await this.start();
+  }
 
   get running(): boolean {
     return this.client?.state === State.Running;
@@ -95,13 +155,19 @@ export class BatonServer implements vscode.Disposable {
     const s = this.settings();
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
     const python = s.serverPath.length === 0 && !s.interpreter ? await selectedInterpreter(folder) : undefined;
-    const found = resolveServerCommand(s, { pythonExtension: python, isExecutable, which });
+    const found = resolveServerCommand(s, { pythonExtension: python, isExecutable, which, managed: this.installer.installed() });
     if ("error" in found) {
-      traceError(found.error);
-      this.events.state("failed");
-      void vscode.window.showErrorMessage(found.error, "Open Settings").then((pick) => {
-        if (pick) void vscode.commands.executeCommand("workbench.action.openSettings", "baton.server");
-      });
+      if (found.kind === "missing") {
+        this.events.state("missing");
+        traceInfo(found.error);
+        if (!this.offered) {
+          this.offered = true;
+          void vscode.window.showWarningMessage(found.error, INSTALL, OPEN_SETTINGS).then((pick) => this.act(pick));
+        }
+      } else {
+        this.events.state("failed");
+        this.fail(found.error, OPEN_SETTINGS);
+      }
       return undefined;
     }
     return found;
@@ -109,6 +175,15 @@ export class BatonServer implements vscode.Disposable {
 
   private async doStart(): Promise<void> {
     if (this.client !== undefined) return;
+    if (this.installer.outdated()) {
+      // The extension was updated with a newer server wheel: install it before starting.
+      this.events.state("installing");
+      try {
+        await this.installer.install();
+      } catch (err) {
+        traceError("updating the installed server failed; starting the one installed:", err);
+      }
+    }
     const found = await this.launch();
     if (found === undefined) return;
     const s = this.settings();
@@ -133,7 +208,24 @@ export class BatonServer implements vscode.Disposable {
         },
       },
     };
-    const client = new LanguageClient("baton", "Baton", serverOptions, clientOptions);
+    // A server that never came up is not restarted (a bad command would only fail again);
+    // one that ran and crashed is, up to three times in three minutes.
+    let ranOnce = false;
+    const crashes: number[] = [];
+    clientOptions.errorHandler = {
+      error: () => ({ action: ranOnce ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true }),
+      closed: () => {
+        if (!ranOnce || this.client !== client) return { action: CloseAction.DoNotRestart, handled: true };
+        const now = Date.now();
+        crashes.push(now);
+        while (crashes.length > 0 && now - crashes[0]! > 180_000) crashes.shift();
+        if (crashes.length <= 3) return { action: CloseAction.Restart, handled: true };
+        this.fail("Baton: the server stopped 4 times in 3 minutes; it is not restarted (Baton: Restart Server).", SHOW_LOG);
+        return { action: CloseAction.DoNotRestart, handled: true };
+      },
+    };
+    clientOptions.initializationFailedHandler = () => false;
+    const client = new BatonClient("baton", "Baton", serverOptions, clientOptions);
     this.client = client;
     this.subscriptions.push(
       client.onDidChangeState((e) => {
@@ -152,13 +244,26 @@ export class BatonServer implements vscode.Disposable {
     try {
       await client.start();
     } catch (err) {
-      traceError("the Baton server did not start:", err);
+      if (this.client !== client) return; // replaced (settings changed) while starting
       this.events.state("failed");
-      void vscode.window.showErrorMessage(`Baton: the server did not start: ${String(err)}`, "Show Log").then((pick) => {
-        if (pick) this.channel.show(true);
-      });
+      const raw = err instanceof Error ? err.message : String(err);
+      // The client's words for a program that exited before answering `initialize`.
+      const why = /connection got disposed|-32097|Connection is closed/i.test(raw) ? "it exited before answering as a language server" : raw;
+      this.fail(
+        `Baton: \`${[found.command, ...found.args].join(" ")}\` (${found.source}) did not start the language server: ${why}. ` +
+          'It should run `baton lsp` (the Python package baton-lsp).',
+        OPEN_SETTINGS,
+        SHOW_LOG,
+      );
+      // The dead client is dropped, so a settings change or Restart Server starts afresh.
+      this.client = undefined;
+      for (const d of this.subscriptions.splice(0)) d.dispose();
+      void client.dispose().catch(() => undefined);
       return;
     }
+    ranOnce = true;
+    client.markRunning();
+    this.failureShown = false;
     this.events.state("running");
     this.events.started();
   }

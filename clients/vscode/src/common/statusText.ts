@@ -2,7 +2,7 @@
 
 import { StatusCounts } from "./protocol";
 
-export type ServerState = "starting" | "running" | "stopped" | "failed";
+export type ServerState = "starting" | "running" | "stopped" | "failed" | "missing" | "installing";
 
 export interface StatusLook {
   text: string;
@@ -14,6 +14,8 @@ export interface StatusLook {
 export function statusLook(counts: StatusCounts | undefined, server: ServerState): StatusLook {
   if (server === "starting") return { text: "$(loading~spin) Baton", tooltip: "Baton: starting the server…", warning: false };
   if (server === "failed") return { text: "$(error) Baton", tooltip: "Baton: the server is not running — click to see the tasks, or run Baton: Show Log", warning: true };
+  if (server === "missing") return { text: "$(cloud-download) Baton", tooltip: "Baton: no server found — run Baton: Install Server", warning: true };
+  if (server === "installing") return { text: "$(loading~spin) Baton", tooltip: "Baton: installing the server…", warning: false };
   if (server === "stopped") return { text: "$(circle-slash) Baton", tooltip: "Baton: the server stopped", warning: true };
   const c = counts ?? { running: 0, needsInput: 0, review: 0, failed: 0 };
   const parts: string[] = [];

@@ -1,0 +1,1 @@
+"""Helpers for the VS Code client's end-to-end tests."""
