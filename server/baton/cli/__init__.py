@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from baton import __version__
 from baton.cli import config_cmds, ide_cmds, remote, render
@@ -25,16 +25,34 @@ from baton.cli.remote import UsageError
 from baton.core.lifecycle import TaskState
 from baton.runtime.supervisor import TaskError
 from baton.store import AmbiguousTask, StoreError, UnknownTask
+from baton.store.store import MIN_PREFIX
 from baton.surfaces.ws.client import BrokerError, BrokerUnavailable
 
 if TYPE_CHECKING:
     from baton.surfaces.ws.endpoint import Endpoint
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+ID_HELP = f"a task id, or a unique prefix of it of at least {MIN_PREFIX} characters"
+
+
+class ArgumentError(Exception):
+    """The command line does not parse; ``usage`` is the usage line of the (sub)command."""
+
+    def __init__(self, message: str, usage: str, prog: str) -> None:
+        super().__init__(message)
+        self.usage = usage
+        self.prog = prog
+
+
+class _Parser(argparse.ArgumentParser):
+    """Raises :class:`ArgumentError` instead of printing, so ``--json`` can say it as JSON."""
+
+    def error(self, message: str) -> NoReturn:
+        raise ArgumentError(message, self.format_usage(), self.prog)
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="baton",
         description="Delegate work to coding-agent CLIs and review it hunk by hunk.",
     )
@@ -48,7 +66,10 @@ def _parser() -> argparse.ArgumentParser:
 
     def delegating(c: argparse.ArgumentParser) -> None:
         c.add_argument("instruction", help="what to do ('-' reads it from stdin)")
-        c.add_argument("--worker", help="profile to run (default: fake)")
+        c.add_argument(
+            "--worker",
+            help="profile to run (default: the configured default worker; see baton workers)",
+        )
         c.add_argument("--model")
         c.add_argument("--kind", help="routing kind (mechanical, reasoning, question, …)")
         c.add_argument("--file", help="the file the task is about (relative to --cwd)")
@@ -93,7 +114,7 @@ def _parser() -> argparse.ArgumentParser:
         "print tasks' lifecycle events; exit when one settles (0), hits a rate limit (3) or "
         "times out (1)",
     )
-    c.add_argument("ids", nargs="+", metavar="ID")
+    c.add_argument("ids", nargs="+", metavar="ID", help=ID_HELP)
     c.add_argument("--timeout", type=float, help="give up after this many seconds (exit 1)")
 
     c = cmd("tasks", "list tasks, newest first")
@@ -105,7 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--limit", type=int, default=50)
 
     c = cmd("inspect", "show a task: state, attempts, events")
-    c.add_argument("id")
+    c.add_argument("id", help=ID_HELP)
     c.add_argument(
         "--detail",
         metavar="A,B,…",
@@ -114,33 +135,33 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     c = cmd("diff", "show a task's diff per hunk, with hunk ids")
-    c.add_argument("id")
+    c.add_argument("id", help=ID_HELP)
 
     for name, verb in (("accept", "apply"), ("reject", "drop")):
         c = cmd(name, f"{verb} all pending hunks of a task, or the ones named")
-        c.add_argument("id")
+        c.add_argument("id", help=ID_HELP)
         c.add_argument("hunks", nargs="*", metavar="HUNK")
 
     c = cmd("cancel", "cancel a task (kills its agent process tree)")
-    c.add_argument("id")
+    c.add_argument("id", help=ID_HELP)
 
     c = cmd("reply", "answer a task's question, or ask a task in review for changes")
-    c.add_argument("id")
+    c.add_argument("id", help=ID_HELP)
     c.add_argument("text", help="the reply ('-' reads it from stdin)")
     c.add_argument("--detach", action="store_true", help="return without following")
 
     c = cmd("answer", "answer an agent's permission request (see baton inspect)")
-    c.add_argument("id")
+    c.add_argument("id", help=ID_HELP)
     c.add_argument("option", help="allow, always, reject, or an option id")
     c.add_argument("--permission", help="which request, when several wait (e.g. p2)")
 
     c = cmd("steer", "interrupt a running task and continue it with new guidance")
-    c.add_argument("id")
+    c.add_argument("id", help=ID_HELP)
     c.add_argument("text", help="the guidance ('-' reads it from stdin)")
     c.add_argument("--detach", action="store_true", help="return without following")
 
     c = cmd("retry", "run a failed, cancelled or interrupted task again")
-    c.add_argument("id")
+    c.add_argument("id", help=ID_HELP)
     c.add_argument("--detach", action="store_true", help="return without following")
 
     c = cmd("memory", "project facts that go into every brief: list, add TEXT, remove N")
@@ -180,7 +201,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = _parser().parse_args(argv)
+    except ArgumentError as exc:
+        if "--json" in argv:  # still one JSON document
+            render.Output(json_mode=True).error(f"{exc} (see {exc.prog} --help)")
+        else:
+            sys.stderr.write(f"{exc.usage}{exc.prog}: error: {exc}\n")
+        return EXIT_USAGE
     if args.command == "lsp":
         # pygls owns the event loop of the language server.
         from baton.surfaces.lsp import run_stdio
@@ -198,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         out.error(str(exc))
         return EXIT_USAGE
     except (UnknownTask, AmbiguousTask, TaskError) as exc:
-        out.error(str(exc).strip("'\""))
+        out.error(str(exc))
         return EXIT_USAGE
     except BrokerError as exc:
         out.error(exc.message)
