@@ -91,6 +91,7 @@ def test_wheel_carries_complete_metadata(wheel: Path) -> None:
     assert any(k == "Keywords" and "lsp" in v for k, v in fields)
     assert ["Requires-Python", ">=3.11"] in fields
     assert "baton/agents/fake_agent.py" in names and "baton/py.typed" in names
+    assert "baton/surfaces/ws/methods.openrpc.json" in names
     assert not any(n.startswith(("tests/", "clients/")) for n in names)
 
 

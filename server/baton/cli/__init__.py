@@ -170,6 +170,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--cwd", default=".", help="the project folder (default: .)")
 
     cmd("workers", "the configured workers (profiles) and their models")
+    cmd("schema", "print the websocket's methods as a machine-readable schema (OpenRPC)")
     cmd("health", "is the broker for this folder up; what does it serve")
 
     c = cmd("serve", "run a headless broker (websocket) for the CLI and other agents")
@@ -218,6 +219,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "mcp":
         return _mcp(args)
     out = render.Output(json_mode=bool(getattr(args, "json", False)))
+    if args.command == "schema":
+        from baton.surfaces.ws import schema
+
+        sys.stdout.write(schema.text())
+        return EXIT_OK
     if args.command == "claude":  # runs claude in its place: no event loop
         return ide_cmds.run(args, out)
     try:
