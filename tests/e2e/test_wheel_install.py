@@ -112,6 +112,10 @@ def test_installed_wheel_runs_a_delegation(
     version = _baton(venv, "--version", env=env)
     assert version.returncode == 0 and version.stdout.strip() == f"baton {baton.__version__}"
 
+    completion = _baton(venv, "completion", "bash", env=env)
+    assert completion.returncode == 0, completion.stderr
+    assert "complete " in completion.stdout and "delegate" in completion.stdout
+
     doctor = _baton(venv, "doctor", "--json", env=env)
     report = json.loads(doctor.stdout)  # exactly one JSON document, whatever it finds
     assert doctor.returncode in (0, 1), doctor.stderr
