@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -86,6 +87,17 @@ def test_relative_links_stay_inside_the_repository(doc: Path) -> None:
             continue  # a URL
         where = ((ROOT / doc).parent / target).resolve()
         assert where.is_relative_to(ROOT) and where.exists(), f"{doc}: broken link {target}"
+
+
+def test_readme_users_first_then_two_contributor_commands() -> None:
+    text = (ROOT / "README.md").read_text()
+    users, contributors = text.index("## Quick start"), text.index("## Contributing: quick start")
+    assert users < contributors
+    assert "pipx install baton-lsp" in text[users:contributors]
+    block = text[contributors:].split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [line.split()[0] for line in block.splitlines() if line.strip()]
+    assert commands == ["scripts/demo", "scripts/test"]
+    assert all(os.access(ROOT / c, os.X_OK) for c in commands)
 
 
 def _baton(*args: str) -> subprocess.CompletedProcess[str]:

@@ -4,7 +4,8 @@ Most commands are clients of the broker that serves the folder (a websocket, see
 :mod:`baton.surfaces.ws`); with none running, the first command starts a headless one
 (``baton serve``) that exits once idle. ``baton lsp`` and ``baton serve`` are brokers;
 ``baton mcp`` bridges MCP on stdio to the broker; ``baton demo`` runs its own throwaway
-broker. Every command takes ``--json`` and then prints exactly one JSON document.
+broker. Every command but ``lsp``, ``mcp`` and ``completion`` takes ``--json`` and then prints
+exactly one JSON document (bad arguments too).
 Exit codes: 0 done, 1 failed (or timed out), 2 bad input.
 """
 
