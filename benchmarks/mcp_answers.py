@@ -22,6 +22,8 @@ from typing import Any
 
 import psutil
 
+from baton.surfaces.mcp.tools import size
+
 SCRIPT = (
     "Do the scripted work\n\n```baton-fake\n"
     + json.dumps(
@@ -116,8 +118,8 @@ def main() -> None:
             mcp.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
             tools = mcp.request("tools/list")["tools"]
             compact = len(json.dumps(tools, ensure_ascii=False, separators=(",", ":")))
-            print(f"tool list: {len(tools)} tools, {compact:,} characters compact "
-                  f"({len(json.dumps(tools)):,} with json.dumps' spacing)")  # fmt: skip
+            print(f"tool list: {len(tools)} tools, {size(tools):,} characters the model reads "
+                  f"(name, description, input schema); {compact:,} on the wire")  # fmt: skip
             print(f"instructions: {len(init.get('instructions') or '')} characters")
             if args.tools and "delegate" not in args.tools.split(","):
                 return

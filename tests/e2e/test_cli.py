@@ -180,3 +180,10 @@ def test_demo_runs_end_to_end_in_under_10_seconds(baton_home: Path) -> None:
     assert demo.returncode == 0, demo.stdout + demo.stderr
     assert "applied" in demo.stdout and "accepting" in demo.stdout and "rejected" in demo.stdout
     assert took < 10, f"demo took {took:.1f} s"
+
+
+def test_demo_json_prints_one_document(baton_home: Path) -> None:
+    demo = baton("demo", "--json")
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    out = as_json(demo)  # json.loads: exactly one document, nothing around it
+    assert out["task"]["state"] == "applied" and out["applied"] and out["rejected"]

@@ -60,14 +60,20 @@ def baton_share(req: RecordedRequest) -> dict[str, int]:
     them in a reminder of the first message) and its tool results so far, in characters."""
     body = req.body
     tools = [t for t in body["tools"] if str(t["name"]).startswith("mcp__baton__")]
+    # A result's content is a string (a tool with structured content: Claude Code passes on
+    # that JSON) or a list of text parts.
     results = [
-        part["text"]
+        part if isinstance(part, str) else part["text"]
         for m in body["messages"]
         if isinstance(m["content"], list)
         for block in m["content"]
         if block.get("type") == "tool_result"
-        for part in block.get("content") or []
-        if part.get("type") == "text"
+        for part in (
+            [block["content"]]
+            if isinstance(block.get("content"), str)
+            else block.get("content") or []
+        )
+        if isinstance(part, str) or part.get("type") == "text"
     ]
     return {
         "request": req.size,

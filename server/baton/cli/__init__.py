@@ -4,7 +4,8 @@ Most commands are clients of the broker that serves the folder (a websocket, see
 :mod:`baton.surfaces.ws`); with none running, the first command starts a headless one
 (``baton serve``) that exits once idle. ``baton lsp`` and ``baton serve`` are brokers;
 ``baton mcp`` bridges MCP on stdio to the broker; ``baton demo`` runs its own throwaway
-broker. Every command takes ``--json`` and then prints exactly one JSON document.
+broker. Every command but ``lsp``, ``mcp`` and ``completion`` takes ``--json`` and then prints
+exactly one JSON document (bad arguments too).
 Exit codes: 0 done, 1 failed (or timed out), 2 bad input.
 """
 
@@ -17,28 +18,53 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from baton import __version__
-from baton.cli import config_cmds, ide_cmds, remote, render
+from baton.cli import config_cmds, ide_cmds, logs, remote, render
 from baton.cli.remote import UsageError
 from baton.core.lifecycle import TaskState
 from baton.runtime.supervisor import TaskError
 from baton.store import AmbiguousTask, StoreError, UnknownTask
+from baton.store.store import MIN_PREFIX
 from baton.surfaces.ws.client import BrokerError, BrokerUnavailable
 
 if TYPE_CHECKING:
     from baton.surfaces.ws.endpoint import Endpoint
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+ID_HELP = f"a task id, or a unique prefix of it of at least {MIN_PREFIX} characters"
+
+
+class ArgumentError(Exception):
+    """The command line does not parse; ``usage`` is the usage line of the (sub)command."""
+
+    def __init__(self, message: str, usage: str, prog: str) -> None:
+        super().__init__(message)
+        self.usage = usage
+        self.prog = prog
+
+
+class _Parser(argparse.ArgumentParser):
+    """Raises :class:`ArgumentError` instead of printing, so ``--json`` can say it as JSON."""
+
+    def error(self, message: str) -> NoReturn:
+        raise ArgumentError(message, self.format_usage(), self.prog)
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="baton",
         description="Delegate work to coding-agent CLIs and review it hunk by hunk.",
     )
     p.add_argument("--version", action="version", version=f"baton {__version__}")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="log to stderr: -v info, -vv debug (or BATON_LOG=debug|info|warning|error)",
+    )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def cmd(name: str, help: str) -> argparse.ArgumentParser:
@@ -48,7 +74,10 @@ def _parser() -> argparse.ArgumentParser:
 
     def delegating(c: argparse.ArgumentParser) -> None:
         c.add_argument("instruction", help="what to do ('-' reads it from stdin)")
-        c.add_argument("--worker", help="profile to run (default: fake)")
+        c.add_argument(
+            "--worker",
+            help="profile to run (default: the configured default worker; see baton workers)",
+        )
         c.add_argument("--model")
         c.add_argument("--kind", help="routing kind (mechanical, reasoning, question, …)")
         c.add_argument("--file", help="the file the task is about (relative to --cwd)")
@@ -93,7 +122,7 @@ def _parser() -> argparse.ArgumentParser:
         "print tasks' lifecycle events; exit when one settles (0), hits a rate limit (3) or "
         "times out (1)",
     )
-    c.add_argument("ids", nargs="+", metavar="ID")
+    c.add_argument("ids", nargs="+", metavar="ID", help=ID_HELP)
     c.add_argument("--timeout", type=float, help="give up after this many seconds (exit 1)")
 
     c = cmd("tasks", "list tasks, newest first")
@@ -105,7 +134,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--limit", type=int, default=50)
 
     c = cmd("inspect", "show a task: state, attempts, events")
-    c.add_argument("id")
+    c.add_argument("id", help=ID_HELP)
     c.add_argument(
         "--detail",
         metavar="A,B,…",
@@ -114,33 +143,33 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     c = cmd("diff", "show a task's diff per hunk, with hunk ids")
-    c.add_argument("id")
+    c.add_argument("id", help=ID_HELP)
 
     for name, verb in (("accept", "apply"), ("reject", "drop")):
         c = cmd(name, f"{verb} all pending hunks of a task, or the ones named")
-        c.add_argument("id")
+        c.add_argument("id", help=ID_HELP)
         c.add_argument("hunks", nargs="*", metavar="HUNK")
 
     c = cmd("cancel", "cancel a task (kills its agent process tree)")
-    c.add_argument("id")
+    c.add_argument("id", help=ID_HELP)
 
     c = cmd("reply", "answer a task's question, or ask a task in review for changes")
-    c.add_argument("id")
+    c.add_argument("id", help=ID_HELP)
     c.add_argument("text", help="the reply ('-' reads it from stdin)")
     c.add_argument("--detach", action="store_true", help="return without following")
 
     c = cmd("answer", "answer an agent's permission request (see baton inspect)")
-    c.add_argument("id")
+    c.add_argument("id", help=ID_HELP)
     c.add_argument("option", help="allow, always, reject, or an option id")
     c.add_argument("--permission", help="which request, when several wait (e.g. p2)")
 
     c = cmd("steer", "interrupt a running task and continue it with new guidance")
-    c.add_argument("id")
+    c.add_argument("id", help=ID_HELP)
     c.add_argument("text", help="the guidance ('-' reads it from stdin)")
     c.add_argument("--detach", action="store_true", help="return without following")
 
     c = cmd("retry", "run a failed, cancelled or interrupted task again")
-    c.add_argument("id")
+    c.add_argument("id", help=ID_HELP)
     c.add_argument("--detach", action="store_true", help="return without following")
 
     c = cmd("memory", "project facts that go into every brief: list, add TEXT, remove N")
@@ -149,6 +178,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--cwd", default=".", help="the project folder (default: .)")
 
     cmd("workers", "the configured workers (profiles) and their models")
+    cmd("schema", "print the websocket's methods as a machine-readable schema (OpenRPC)")
     cmd("health", "is the broker for this folder up; what does it serve")
 
     c = cmd("serve", "run a headless broker (websocket) for the CLI and other agents")
@@ -171,6 +201,13 @@ def _parser() -> argparse.ArgumentParser:
 
     cmd("doctor", "check the agent CLIs on PATH and each profile's binary and account")
 
+    c = sub.add_parser(
+        "completion",
+        help='print a shell completion script: eval "$(baton completion bash)"',
+        description="Print a completion script for bash, zsh or tcsh (generated by shtab).",
+    )
+    c.add_argument("shell", choices=["bash", "zsh", "tcsh"])
+
     c = cmd("demo", "run a delegation end to end in a throwaway repository")
     c.add_argument("--worker", help="profile to use instead of the fake agent")
     c.add_argument("--keep", action="store_true", help="keep the throwaway folder")
@@ -180,7 +217,16 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = _parser().parse_args(argv)
+    except ArgumentError as exc:
+        if "--json" in argv:  # still one JSON document
+            render.Output(json_mode=True).error(f"{exc} (see {exc.prog} --help)")
+        else:
+            sys.stderr.write(f"{exc.usage}{exc.prog}: error: {exc}\n")
+        return EXIT_USAGE
+    logs.configure(args.verbose)
     if args.command == "lsp":
         # pygls owns the event loop of the language server.
         from baton.surfaces.lsp import run_stdio
@@ -189,6 +235,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "mcp":
         return _mcp(args)
     out = render.Output(json_mode=bool(getattr(args, "json", False)))
+    if args.command == "completion":
+        return _completion(args.shell)
+    if args.command == "schema":
+        from baton.surfaces.ws import schema
+
+        sys.stdout.write(schema.text())
+        return EXIT_OK
     if args.command == "claude":  # runs claude in its place: no event loop
         return ide_cmds.run(args, out)
     try:
@@ -198,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         out.error(str(exc))
         return EXIT_USAGE
     except (UnknownTask, AmbiguousTask, TaskError) as exc:
-        out.error(str(exc).strip("'\""))
+        out.error(str(exc))
         return EXIT_USAGE
     except BrokerError as exc:
         out.error(exc.message)
@@ -211,6 +264,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
     except KeyboardInterrupt:
         return 130
+
+
+def _completion(shell: str) -> int:
+    """The completion script for ``shell``, from the parser itself (so it lists every
+    command and option there is)."""
+    try:
+        import shtab
+    except ImportError:
+        sys.stderr.write("baton completion needs the shtab package: pip install shtab\n")
+        return EXIT_FAILED
+    sys.stdout.write(shtab.complete(_parser(), shell=shell) + "\n")
+    return EXIT_OK
 
 
 def _mcp(args: argparse.Namespace) -> int:

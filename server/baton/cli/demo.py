@@ -131,13 +131,14 @@ async def run_demo(out: render.Output, *, worker: str | None, keep: bool) -> int
             f"delegated: task [bold]{task.id}[/bold] (id returned at once; the agent runs "
             "in its own worktree)\n"
         )
-        task = await render.follow(sup, task.id, out)
+        task = await render.follow(sup, task.id, out, outcome=not out.json_mode)
         if task.state != TaskState.REVIEW:
             out.error(f"the task ended {task.state}: {task.message}")
             return 1
         files, _ = await sup.diff(task.id)
-        out.info("")
-        out.diff(task.id, str(task.state), files, True)
+        if not out.json_mode:
+            out.info("")
+            out.diff(task.id, str(task.state), files, True)
         # Accept the app.py changes and the first util.py hunk; reject the rest.
         take = [h.id for f in files if f.path == "app.py" for h in f.hunks]
         util = [h.id for f in files if f.path == "util.py" for h in f.hunks]

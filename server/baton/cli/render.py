@@ -229,8 +229,12 @@ def started(state: TaskState) -> bool:
 _STOP = SETTLED | {TaskState.REVIEW, TaskState.NEEDS_INPUT}
 
 
-async def follow(sup: Supervisor, task_id: str, out: Output) -> Task:
-    """Print the task's progress until it stops needing the agent; return the task."""
+async def follow(sup: Supervisor, task_id: str, out: Output, *, outcome: bool = True) -> Task:
+    """Print the task's progress until it stops needing the agent; return the task.
+
+    With ``outcome`` it then prints how the task ended (with ``--json``: the task and its diff
+    as the command's one document); without, the caller prints its own result.
+    """
     sub = sup.subscribe({task_id})
     try:
         for e in await sup.events(task_id):
@@ -258,6 +262,8 @@ async def follow(sup: Supervisor, task_id: str, out: Output) -> Task:
                 status.stop()
     finally:
         sub.close()
+    if not outcome:
+        return task
     if out.json_mode:
         files, final = await sup.diff(task.id)
         out.json_doc(

@@ -39,7 +39,9 @@ Handler = Callable[[BatonServer, Args], Awaitable[Any]]
 
 
 def failed(exc: Exception) -> JsonRpcException:
-    return JsonRpcException(str(exc).strip("'\""), code=REQUEST_FAILED)
+    # A bare KeyError's str() quotes its key; the store's own errors say what they mean.
+    bare_key = type(exc).__str__ is KeyError.__str__ and exc.args
+    return JsonRpcException(str(exc.args[0]) if bare_key else str(exc), code=REQUEST_FAILED)
 
 
 # -- delegate ------------------------------------------------------------------------------

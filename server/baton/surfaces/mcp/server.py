@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from mcp.types import CallToolResult, TextContent
 from mcp.types import Tool as MCPTool
 
 from baton.surfaces.mcp.tools import INSTRUCTIONS, ToolSpec, chosen
@@ -75,6 +76,16 @@ def _dump(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+def _answer(obj: Any, text: str | None = None) -> CallToolResult:
+    """What a tool answers: ``text`` (default: ``obj`` as compact JSON) for the agent to read,
+    and ``obj`` as structured content (an object: a list goes under ``key``) for its client,
+    as the tool's output schema describes it."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=_dump(obj) if text is None else text)],
+        structured_content=obj,
+    )
+
+
 class BatonMCP(MCPServer[Any]):
     """An MCP server whose ``tools/list`` is Baton's hand-kept lean definitions."""
 
@@ -86,7 +97,7 @@ class BatonMCP(MCPServer[Any]):
         return [MCPTool.model_validate(s.definition()) for s in self.specs]
 
 
-def _handlers(folder: Path, bridge: Bridge) -> dict[str, Callable[..., Awaitable[str]]]:
+def _handlers(folder: Path, bridge: Bridge) -> dict[str, Callable[..., Awaitable[CallToolResult]]]:
     """One coroutine per tool; each answers with the text the agent reads."""
 
     async def guarded(method: str, **params: Any) -> Any:
@@ -105,7 +116,7 @@ def _handlers(folder: Path, bridge: Bridge) -> dict[str, Callable[..., Awaitable
         kind: str | None = None,
         scope: list[str] | None = None,
         files: list[str] | None = None,
-    ) -> str:
+    ) -> CallToolResult:
         res = await guarded(
             "delegate",
             instruction=instruction,
@@ -116,51 +127,58 @@ def _handlers(folder: Path, bridge: Bridge) -> dict[str, Callable[..., Awaitable
             scope=scope,
             targets=[{"path": f} for f in files] if files else None,
         )
-        return _dump(res["task"])
+        return _answer(res["task"])
 
-    async def watch(ids: list[str], timeout: float = WATCH_DEFAULT) -> str:
+    async def watch(ids: list[str], timeout: float = WATCH_DEFAULT) -> CallToolResult:
         res = await guarded("wait", ids=ids, timeout=max(0.0, min(timeout, WATCH_MAX)))
-        return _dump(res.get("task", res))
+        return _answer(res.get("task", res))
 
-    async def inspect(id: str, detail: str | list[str] | None = None) -> str:
-        return _dump(await guarded("inspect", id=id, detail=detail))
+    async def inspect(id: str, detail: str | list[str] | None = None) -> CallToolResult:
+        return _answer(await guarded("inspect", id=id, detail=detail))
 
-    async def diff(id: str, offset: int | None = None) -> str:
-        return str((await guarded("diff", id=id, format="text", offset=offset))["text"])
+    async def diff(id: str, offset: int | None = None) -> CallToolResult:
+        text = str((await guarded("diff", id=id, format="text", offset=offset))["text"])
+        return _answer({"text": text}, text)
 
-    async def accept(id: str, hunks: list[str] | None = None) -> str:
-        return _dump(await guarded("accept", id=id, hunks=hunks))
+    async def accept(id: str, hunks: list[str] | None = None) -> CallToolResult:
+        return _answer(await guarded("accept", id=id, hunks=hunks))
 
-    async def reject(id: str, hunks: list[str] | None = None) -> str:
-        return _dump(await guarded("reject", id=id, hunks=hunks))
+    async def reject(id: str, hunks: list[str] | None = None) -> CallToolResult:
+        return _answer(await guarded("reject", id=id, hunks=hunks))
 
-    async def reply(id: str, text: str) -> str:
-        return _dump((await guarded("reply", id=id, text=text))["task"])
+    async def reply(id: str, text: str) -> CallToolResult:
+        return _answer((await guarded("reply", id=id, text=text))["task"])
 
-    async def steer(id: str, text: str) -> str:
-        return _dump((await guarded("steer", id=id, text=text))["task"])
+    async def steer(id: str, text: str) -> CallToolResult:
+        return _answer((await guarded("steer", id=id, text=text))["task"])
 
-    async def cancel(id: str) -> str:
-        return _dump((await guarded("cancel", id=id))["task"])
+    async def cancel(id: str) -> CallToolResult:
+        return _answer((await guarded("cancel", id=id))["task"])
 
-    async def retry(id: str) -> str:
-        return _dump((await guarded("retry", id=id))["task"])
+    async def retry(id: str) -> CallToolResult:
+        return _answer((await guarded("retry", id=id))["task"])
+
+    async def answer(id: str, option: str, permission: str | None = None) -> CallToolResult:
+        res = await guarded("answer", id=id, option=option, permission=permission)
+        return _answer(res["answered"])
 
     async def tasks(
         state: list[str] | None = None, text: str | None = None, limit: int = 20
-    ) -> str:
+    ) -> CallToolResult:
         res = await guarded("tasks", state=state, text=text, limit=max(1, min(limit, 200)))
-        return _dump(res["tasks"])
+        return _answer(res, _dump(res["tasks"]))
 
-    async def memory(op: str = "list", text: str | None = None, id: int | None = None) -> str:
+    async def memory(
+        op: str = "list", text: str | None = None, id: int | None = None
+    ) -> CallToolResult:
         res = await guarded("memory", op=op, text=text, id=id, root=str(folder))
-        return _dump(res["memory"])
+        return _answer({"memory": res["memory"]}, _dump(res["memory"]))
 
-    async def workers() -> str:
-        return _dump(await guarded("workers"))
+    async def workers() -> CallToolResult:
+        return _answer(await guarded("workers"))
 
-    async def health() -> str:
-        return _dump(await guarded("health"))
+    async def health() -> CallToolResult:
+        return _answer(await guarded("health"))
 
     return {
         "delegate": delegate,
@@ -173,6 +191,7 @@ def _handlers(folder: Path, bridge: Bridge) -> dict[str, Callable[..., Awaitable
         "steer": steer,
         "cancel": cancel,
         "retry": retry,
+        "answer": answer,
         "tasks": tasks,
         "memory": memory,
         "workers": workers,

@@ -1,8 +1,10 @@
-"""The tool list ``baton mcp`` offers: short descriptions, parameters by name and enum.
+"""The tool list ``baton mcp`` offers: short descriptions, each parameter described.
 
-A lead agent's client sends every tool definition with every request, so the list is kept
-lean by hand (generated schemas spell a title and a null alternative for each parameter) and
-the user may offer fewer tools (``baton mcp --tools delegate,watch,inspect,diff,accept``).
+A lead agent's client hands the model every tool's name, description and input schema with
+every request, so those are kept lean by hand (generated schemas spell a title and a null
+alternative for each parameter) and the user may offer fewer tools (``baton mcp --tools
+delegate,watch,inspect,diff,accept``). Each definition also carries its output schema and
+hints (:mod:`baton.surfaces.mcp.schemas`), which the client reads and the model does not.
 ``baton mcp --print-tools`` shows the list and its size as :func:`size` counts it.
 """
 
@@ -13,13 +15,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from baton.core.routing import KINDS
+from baton.surfaces.mcp.schemas import ANNOTATIONS, OUTPUT, STATES
 from baton.surfaces.ws.answers import DETAILS
 
 INSTRUCTIONS = (
     "Baton runs coding tasks in the background, each in its own git worktree. delegate "
-    "returns an id; watch waits for the first task to settle; inspect and diff show the "
-    "result; accept or reject its hunks. Every task carries next: the moves that fit now."
+    "returns an id (a unique prefix of 4+ characters does); watch waits for the first task "
+    "to settle; inspect and diff show the result; accept or reject its hunks. Every task "
+    "carries next: the moves that fit now."
 )
+
+#: The fields of a tool definition that clients pass on to the model (and what :func:`size`
+#: counts); ``outputSchema`` and ``annotations`` stay with the client.
+MODEL_FIELDS = ("name", "description", "inputSchema")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,66 +43,102 @@ class ToolSpec:
         schema: dict[str, Any] = {"type": "object", "properties": self.properties}
         if self.required:
             schema["required"] = list(self.required)
-        return {"name": self.name, "description": self.description, "inputSchema": schema}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": schema,
+            "outputSchema": OUTPUT[self.name],
+            "annotations": ANNOTATIONS[self.name],
+        }
 
 
-def _s(description: str = "", **extra: Any) -> dict[str, Any]:
-    """A string parameter."""
-    return {"type": "string", **({"description": description} if description else {}), **extra}
+def _s(description: str) -> dict[str, Any]:
+    """A string parameter. Its type goes without saying (``"type": "string"`` would cost 16
+    characters a parameter on every request); the server checks it: a number is refused."""
+    return {"description": description}
 
 
-def _list(description: str = "", **items: Any) -> dict[str, Any]:
-    """A list-of-strings parameter."""
-    out: dict[str, Any] = {"type": "array", "items": {"type": "string", **items}}
-    if description:
-        out["description"] = description
-    return out
+def _list(description: str) -> dict[str, Any]:
+    """A list-of-strings parameter (the strings' type, as for :func:`_s`, goes unsaid)."""
+    return {"type": "array", "description": description}
 
 
-_ID = {"id": _s()}
-_TEXT = {"id": _s(), "text": _s()}
-_HUNKS = {"id": _s(), "hunks": _list()}
-_INT = {"type": "integer"}
+def _enum(description: str, values: Sequence[str]) -> dict[str, Any]:
+    """One of ``values`` (a string: the enum says so)."""
+    return {"enum": list(values), "description": description}
+
+
+def _int(description: str) -> dict[str, Any]:
+    return {"type": "integer", "description": description}
+
+
+_TASK = _s("task id")
+_ID = {"id": _TASK}
+_TEXT = {"id": _TASK, "text": _s("to the agent")}
+_HUNKS = {"id": _TASK, "hunks": _list("hunk ids; default all")}
 
 TOOLS: dict[str, ToolSpec] = {
     t.name: t
     for t in (
         ToolSpec(
             "delegate",
-            "Start a task in its own git worktree; returns its id. scope: globs it may write.",
-            {"instruction": _s(), "worker": _s(), "scope": _list()},
+            "Start a task in its own git worktree; returns its id.",
+            {
+                "instruction": _s("the work, as for a colleague"),
+                "worker": _s("profile; default: routed"),
+                "kind": _enum("for routing", KINDS),
+                "scope": _list("globs it may write"),
+            },
             ("instruction",),
         ),
         ToolSpec(
             "watch",
-            "Wait for the first of these tasks to settle or be rate limited.",
-            {"ids": _list(), "timeout": {"type": "number"}},
+            "Wait until a task settles or is rate limited.",
+            {"ids": _list("task ids"), "timeout": {"type": "number", "description": "seconds"}},
             ("ids",),
         ),
         ToolSpec(
             "inspect",
-            "State, summary line, counts, next moves; detail adds a section.",
-            {"id": _s(), "detail": _s(enum=["all", *DETAILS])},
+            "State, summary, counts, next moves.",
+            {"id": _TASK, "detail": _enum("add this section", ["all", *DETAILS])},
         ),
-        ToolSpec("diff", "The change as unified diff with hunk ids.", {"id": _s(), "offset": _INT}),
-        ToolSpec("accept", "Apply the pending hunks, or those named.", _HUNKS),
-        ToolSpec("reject", "Drop the pending hunks, or those named.", _HUNKS),
-        ToolSpec("reply", "Answer a task's question, or ask a reviewed task for changes.", _TEXT),
+        ToolSpec(
+            "diff",
+            "The change as a diff with hunk ids.",
+            {"id": _TASK, "offset": _int("go on from the cut")},
+        ),
+        ToolSpec("accept", "Apply pending hunks to your files.", _HUNKS),
+        ToolSpec("reject", "Drop pending hunks.", _HUNKS),
+        ToolSpec("reply", "Answer a question, or ask for changes.", _TEXT),
         ToolSpec("steer", "Give a running task new guidance.", _TEXT),
         ToolSpec("cancel", "Stop a task.", _ID),
         ToolSpec("retry", "Run a failed or cancelled task again.", _ID),
         ToolSpec(
+            "answer",
+            "Answer a permission request.",
+            {"id": _TASK, "option": _s("allow, reject or an id")},
+            ("id", "option"),
+        ),
+        ToolSpec(
             "tasks",
-            "Recent tasks, newest first; text searches.",
-            {"state": _list(), "text": _s(), "limit": _INT},
+            "Recent tasks, newest first.",
+            {
+                "state": {"type": "array", "items": {"enum": STATES}, "description": "states"},
+                "text": _s("full-text search"),
+                "limit": _int("at most (20)"),
+            },
         ),
         ToolSpec(
             "memory",
-            "Project facts put into every brief.",
-            {"op": _s(enum=["list", "add", "remove"]), "text": _s(), "id": _INT},
+            "Facts put into every brief.",
+            {
+                "op": _enum("default list", ["list", "add", "remove"]),
+                "text": _s("fact to add"),
+                "id": _int("fact to remove"),
+            },
         ),
-        ToolSpec("workers", "The workers tasks can go to, and their models.", {}),
-        ToolSpec("health", "The broker's state.", {}),
+        ToolSpec("workers", "Workers and their models.", {}),
+        ToolSpec("health", "Broker state.", {}),
     )
 }
 
@@ -115,9 +160,20 @@ def chosen(names: str | Sequence[str] | None) -> list[ToolSpec]:
     return [t for t in TOOLS.values() if t.name in wanted]
 
 
+def model_view(definition: dict[str, Any]) -> dict[str, Any]:
+    """The part of a tool definition a client passes on to the model."""
+    return {k: definition[k] for k in MODEL_FIELDS if k in definition}
+
+
 def size(definitions: Iterable[dict[str, Any]]) -> int:
-    """Characters of the tool list as compact JSON, as a client sends it on (the measure
-    ``--print-tools`` reports)."""
+    """Characters of the tool list as compact JSON, as a client hands it to the model with
+    every request: names, descriptions, input schemas (the measure ``--print-tools``
+    reports)."""
+    return len(_compact([model_view(d) for d in definitions]))
+
+
+def wire_size(definitions: Iterable[dict[str, Any]]) -> int:
+    """Characters of the whole ``tools/list`` answer (output schemas and hints too)."""
     return len(_compact(list(definitions)))
 
 
@@ -127,10 +183,12 @@ def _compact(obj: Any) -> str:
 
 def report(tools: Sequence[ToolSpec]) -> str:
     """One line per tool (its characters and description), then the total."""
-    rows = [f"{t.name:<9} {len(_compact(t.definition())):>5}  {t.description}" for t in tools]
+    rows = [f"{t.name:<9} {size([t.definition()]) - 2:>5}  {t.description}" for t in tools]
     total = size(t.definition() for t in tools)
+    wire = wire_size(t.definition() for t in tools)
     rows.append(
         f"{len(tools)} tools, {total:,} characters of definitions "
-        f"(+{len(INSTRUCTIONS)} of instructions)"
+        f"(+{len(INSTRUCTIONS)} of instructions; {wire:,} with output schemas and hints, "
+        "which the model does not see)"
     )
     return "\n".join(rows)

@@ -560,7 +560,10 @@ def _rid(err: p.RpcError) -> p.RequestId | None:
 
 
 def _quoted(exc: Exception) -> str:
-    return str(exc).strip("'\"")
+    """The message of ``exc``: a bare KeyError's key without the quotes ``str`` adds."""
+    if type(exc).__str__ is KeyError.__str__ and exc.args:
+        return str(exc.args[0])
+    return str(exc)
 
 
 def _rate_limited() -> p.RpcError:

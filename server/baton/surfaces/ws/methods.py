@@ -80,7 +80,7 @@ class Methods:
         try:
             return await handler(params)
         except (UnknownTask, AmbiguousTask) as exc:
-            raise p.RpcError(p.UNKNOWN_TASK, str(exc).strip("'\"")) from None
+            raise p.RpcError(p.UNKNOWN_TASK, str(exc)) from None
 
     # ------------------------------------------------------------------ tasks
 

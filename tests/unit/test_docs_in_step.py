@@ -1,0 +1,150 @@
+"""The reference docs list exactly what the code registers, and say what the CLI does.
+
+``docs/reference/cli.md`` names every ``baton`` subcommand and no other; ``protocol.md``
+names every ``workspace/executeCommand`` command and every custom notification of
+``baton lsp``. Relative links in the docs point at files of the repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import baton.surfaces.lsp as lsp_package
+from baton import cli
+from baton.surfaces.lsp import commands
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+
+
+def _subcommands() -> set[str]:
+    parser = cli._parser()
+    (sub,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return set(sub.choices)
+
+
+def _section(text: str, heading: str) -> str:
+    """The text under a ``## heading`` up to the next ``## ``."""
+    start = text.index(f"\n## {heading}")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else None]
+
+
+def test_cli_md_lists_every_command_and_no_other() -> None:
+    text = (DOCS / "reference" / "cli.md").read_text()
+    named = set(re.findall(r"^\| `baton ([a-z]+)", text, re.M))
+    named |= set(re.findall(r"^baton ([a-z]+)\b", text, re.M))  # synopsis blocks
+    assert named == _subcommands()
+
+
+def test_protocol_md_lists_every_command() -> None:
+    text = (DOCS / "reference" / "protocol.md").read_text()
+    headings = _section(text, "Commands")
+    documented = set(
+        re.findall(
+            r"`(baton\.[A-Za-z]+)`",
+            "\n".join(line for line in headings.splitlines() if line.startswith("### ")),
+        )
+    )
+    assert documented == set(commands.COMMANDS)
+
+
+def _notifications_sent() -> set[str]:
+    """Every ``baton/<name>`` method the language server's modules name (progress tokens
+    ``baton/<taskId>/<n>`` are built at run time and do not match)."""
+    found: set[str] = set()
+    for module in Path(lsp_package.__file__).parent.glob("*.py"):
+        found |= set(re.findall(r"""["'](baton/[A-Za-z]+)["']""", module.read_text()))
+    return found
+
+
+def test_protocol_md_lists_every_notification() -> None:
+    text = (DOCS / "reference" / "protocol.md").read_text()
+    section = _section(text, "Notifications for rich clients")
+    documented = set(re.findall(r"^### `(baton/[A-Za-z]+)`", section, re.M))
+    sent = _notifications_sent()
+    assert {"baton/tasks", "baton/diff", "baton/permission"} <= sent  # the scan finds them
+    assert documented == sent
+    intro = text[: text.index("\n## ")]
+    assert all(f"`{n}`" in intro for n in sent)
+
+
+@pytest.mark.parametrize(
+    "doc", sorted(p.relative_to(ROOT) for p in [ROOT / "README.md", *DOCS.rglob("*.md")])
+)
+def test_relative_links_stay_inside_the_repository(doc: Path) -> None:
+    text = (ROOT / doc).read_text()
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+        if re.match(r"[a-z]+:", target):
+            continue  # a URL
+        where = ((ROOT / doc).parent / target).resolve()
+        assert where.is_relative_to(ROOT) and where.exists(), f"{doc}: broken link {target}"
+
+
+def test_readme_users_first_then_two_contributor_commands() -> None:
+    text = (ROOT / "README.md").read_text()
+    users, contributors = text.index("## Quick start"), text.index("## Contributing: quick start")
+    assert users < contributors
+    assert "pipx install baton-lsp" in text[users:contributors]
+    block = text[contributors:].split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [line.split()[0] for line in block.splitlines() if line.strip()]
+    assert commands == ["scripts/demo", "scripts/test"]
+    assert all(os.access(ROOT / c, os.X_OK) for c in commands)
+
+
+def _baton(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "baton.cli", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["tasks", "--json", "--bogus"], ["--json"], ["inspect", "--json"], ["frob", "--json"]],
+)
+def test_argument_errors_in_json_mode_are_one_json_document(argv: list[str]) -> None:
+    proc = _baton(*argv)
+    assert proc.returncode == 2
+    assert proc.stderr == ""
+    assert set(json.loads(proc.stdout)) == {"error"}
+
+
+def test_argument_errors_without_json_keep_argparse_usage() -> None:
+    proc = _baton("tasks", "--bogus")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert (
+        proc.stderr.startswith("usage: baton") and "unrecognized arguments: --bogus" in proc.stderr
+    )
+
+
+def test_help_says_what_the_code_does() -> None:
+    for name in ("delegate", "run"):
+        text = _baton(name, "--help").stdout
+        assert "--worker" in text and "default: fake" not in text
+    inspect = " ".join(_baton("inspect", "--help").stdout.split())
+    assert "at least 4 characters" in inspect
+
+
+def test_unknown_id_message_has_balanced_quotes(baton_home: Path, tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "baton.cli", "inspect", "--json", "nope"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    try:
+        assert proc.returncode == 2, proc.stderr
+        assert json.loads(proc.stdout) == {"error": "no task 'nope'"}
+    finally:
+        from tests.e2e.test_cli import stop_brokers
+
+        stop_brokers(tmp_path / "run" / "baton")
