@@ -18,7 +18,6 @@ import os
 import shutil
 import signal
 import subprocess
-import tomllib
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -28,72 +27,10 @@ from typing import Any
 from baton.acp import agents as acp_agents
 from baton.acp import probe as acp_probe
 from baton.agents.base import AgentNotFound
+from baton.config.logins import AGENTS, AgentInfo, find_login
 from baton.config.profiles import DISCOVERABLE, Profile
 
 VERSION_TIMEOUT = 5.0
-
-
-@dataclass(frozen=True, slots=True)
-class AgentInfo:
-    """What doctor knows about one agent CLI: how to install it and where its account lives."""
-
-    package: str  # the npm package that installs it
-    folder_env: str  # the environment variable naming its account folder
-    default_folder: str  # the folder used when that variable is not set
-    key_env: tuple[str, ...] = ()  # variables that carry an API key instead of a login
-    login_files: tuple[str, ...] = ()  # files (in the folder, or from ~) that hold a login
-    login_hint: str = ""
-
-    @property
-    def install(self) -> str:
-        return f"npm install -g {self.package}"
-
-
-#: provider → what doctor knows about its CLI (one entry per agent module).
-AGENTS: dict[str, AgentInfo] = {
-    "claude": AgentInfo(
-        package="@anthropic-ai/claude-code",
-        folder_env="CLAUDE_CONFIG_DIR",
-        default_folder="~/.claude",
-        key_env=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
-        login_files=(".credentials.json",),
-        login_hint="run `claude` once and use /login (with the same CLAUDE_CONFIG_DIR), "
-        "or set ANTHROPIC_API_KEY in the profile's env",
-    ),
-    "codex": AgentInfo(
-        package="@openai/codex",
-        folder_env="CODEX_HOME",
-        default_folder="~/.codex",
-        key_env=("OPENAI_API_KEY", "CODEX_API_KEY"),
-        login_files=("auth.json",),
-        login_hint="run `codex login` (with the same CODEX_HOME), "
-        "or set OPENAI_API_KEY in the profile's env",
-    ),
-    "opencode": AgentInfo(
-        package="opencode-ai",
-        folder_env="OPENCODE_CONFIG_DIR",
-        default_folder="~/.config/opencode",
-        key_env=("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_CONFIG_CONTENT"),
-        login_files=("~/.local/share/opencode/auth.json",),
-        login_hint="run `opencode auth login`, or configure a provider with a key",
-    ),
-    "gemini": AgentInfo(
-        package="@google/gemini-cli",
-        folder_env="GEMINI_CLI_HOME",
-        default_folder="~/.gemini",
-        key_env=("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"),
-        login_files=("oauth_creds.json", ".gemini/oauth_creds.json"),
-        login_hint="run `gemini` once and sign in, or set GEMINI_API_KEY in the profile's env",
-    ),
-    "pi": AgentInfo(
-        package="@mariozechner/pi-coding-agent",
-        folder_env="PI_CODING_AGENT_DIR",
-        default_folder="~/.pi/agent",
-        key_env=("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"),
-        login_files=("auth.json", "models.json"),
-        login_hint="run `pi` and use /login, or add a provider with a key to models.json",
-    ),
-}
 
 
 @dataclass(slots=True)
@@ -252,44 +189,17 @@ def check_profile(profile: Profile, path: str | None = None) -> ProfileCheck:
 def _check_account(
     check: ProfileCheck, profile: Profile, info: AgentInfo, env: Mapping[str, str]
 ) -> None:
-    raw = profile.config_dir or env.get(info.folder_env) or info.default_folder
-    folder = Path(os.path.expanduser(raw))
-    check.folder = str(folder)
-    check.folder_exists = folder.is_dir()
-    keys = [k for k in info.key_env if env.get(k)]
-    if keys:
-        check.logged_in, check.login = True, f"key in ${keys[0]}"
-    elif profile.provider == "codex" and (key := _codex_provider_key(folder, env)):
-        check.logged_in, check.login = True, f"key in ${key} (config.toml provider)"
-    else:
-        for name in info.login_files:
-            file = Path(os.path.expanduser(name)) if name.startswith("~") else folder / name
-            if file.is_file():
-                check.logged_in, check.login = True, str(file)
-                break
-        else:
-            check.logged_in = False
+    login = find_login(profile, env)
+    assert login is not None  # the provider has an AgentInfo
+    check.folder, check.folder_exists = str(login.folder), login.folder_exists
+    check.logged_in, check.login = login.how is not None, login.how or ""
     if not check.folder_exists:
         where = "the profile's config_dir" if profile.config_dir else f"${info.folder_env}"
         check.problems.append(
-            f"account folder {folder} ({where}) does not exist; {info.login_hint}"
+            f"account folder {login.folder} ({where}) does not exist; {info.login_hint}"
         )
     elif not check.logged_in:
-        check.problems.append(f"no login or API key found for {folder}; {info.login_hint}")
-
-
-def _codex_provider_key(folder: Path, env: Mapping[str, str]) -> str | None:
-    """The env_key of the model provider config.toml selects, when that variable is set."""
-    try:
-        config = tomllib.loads((folder / "config.toml").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    providers = config.get("model_providers")
-    chosen = config.get("model_provider")
-    if not isinstance(providers, dict) or not isinstance(providers.get(chosen), dict):
-        return None
-    key = providers[chosen].get("env_key")
-    return str(key) if isinstance(key, str) and env.get(key) else None
+        check.problems.append(f"no login or API key found for {login.folder}; {info.login_hint}")
 
 
 def _executable(profile: Profile) -> str | None:
