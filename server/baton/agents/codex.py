@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from baton.agents import preflight
 from baton.agents.base import Launch, Turn
 from baton.agents.classify import classify
 from baton.agents.stream import clip, json_object, relative, unparsed
@@ -293,6 +294,7 @@ class CodexAdapter:
         env = dict(profile.env)
         if profile.config_dir:
             env["CODEX_HOME"] = os.path.expanduser(profile.config_dir)
+        preflight.refuse(profile, {**os.environ, **env})  # e.g. CODEX_HOME in the temp folder
         return Launch(argv=argv, env=env, cwd=turn.cwd, stdin=stdin)
 
     def parser(self) -> CodexParser:

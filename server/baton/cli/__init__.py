@@ -148,7 +148,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("value", nargs="*")
     c.add_argument("--cwd", default=".", help="the project folder (default: .)")
 
-    cmd("workers", "the configured workers (profiles) and their models")
+    c = cmd("workers", "the workers (profiles) a task in this folder may use, and the default")
+    c.add_argument("--cwd", default=".", help="the project folder (default: .)")
     cmd("health", "is the broker for this folder up; what does it serve")
 
     c = cmd("serve", "run a headless broker (websocket) for the CLI and other agents")
@@ -169,7 +170,8 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("lsp", help="run the language server on stdio (started by the editor)")
 
-    cmd("doctor", "check the agent CLIs on PATH and each profile's binary and account")
+    c = cmd("doctor", "check the agent CLIs on PATH, each configured profile and the default")
+    c.add_argument("--cwd", default=".", help="the project folder (default: .)")
 
     c = cmd("demo", "run a delegation end to end in a throwaway repository")
     c.add_argument("--worker", help="profile to use instead of the fake agent")
@@ -234,7 +236,7 @@ async def _dispatch(args: argparse.Namespace, out: render.Output) -> int:
 
         return await run_demo(out, worker=args.worker, keep=args.keep)
     if args.command == "doctor":
-        return await _doctor(out)
+        return await _doctor(args, out)
     if args.command == "serve":
         return await _serve(args, out)
     return await _COMMANDS[args.command](args, out)
@@ -261,13 +263,28 @@ async def _serve(args: argparse.Namespace, out: render.Output) -> int:
     return await serve(roots, idle_exit=args.idle_exit, on_ready=ready)
 
 
-async def _doctor(out: render.Output) -> int:
-    """Agent CLIs on PATH with their versions, each profile's binary and account folder."""
+async def _doctor(args: argparse.Namespace, out: render.Output) -> int:
+    """Agent CLIs on PATH with their versions; each profile of the resolved settings (defaults,
+    user and project config) with its binary, account and misconfigurations; the default."""
     from baton.agents.doctor import format_report, run_doctor
-    from baton.config.profiles import default_profiles
+    from baton.config.layers import ConfigError
+    from baton.config.settings import load_settings
     from baton.store import state_home
 
-    report = await asyncio.to_thread(run_doctor, default_profiles(), None, state_home())
+    root = Path(args.cwd).resolve()
+    try:
+        settings = await asyncio.to_thread(load_settings, root if root.is_dir() else None)
+    except ConfigError as exc:
+        out.error(f"Baton's settings: {exc}")
+        return EXIT_FAILED
+    report = await asyncio.to_thread(
+        run_doctor,
+        settings.profiles,
+        None,
+        state_home(),
+        default=settings.default_worker,
+        default_reason=settings.default_reason,
+    )
     out.result(report.to_json(), format_report(report))
     return EXIT_OK if report.ok else EXIT_FAILED
 
