@@ -40,7 +40,10 @@ def baton_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     # Never read the developer's own config (~/.config/baton) in tests. Brokers these tests
     # start delegate to the fake agent on purpose: said here, since Baton never picks it alone.
     user = tmp_path / "test-user-config.toml"
-    user.write_text('default_worker = "fake"  # the tests use the fake agent on purpose\n')
+    user.write_text(
+        'default_worker = "fake"  # the tests use the fake agent on purpose\n'
+        '[profiles.fake]\nprovider = "fake"\n'
+    )
     monkeypatch.setenv("BATON_CONFIG", str(user))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
     yield home

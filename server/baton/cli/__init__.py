@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from baton import __version__
-from baton.cli import config_cmds, ide_cmds, remote, render
+from baton.cli import config_cmds, ide_cmds, init_cmd, remote, render
 from baton.cli.remote import UsageError
 from baton.core.lifecycle import TaskState
 from baton.runtime.supervisor import TaskError
@@ -177,6 +177,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--worker", help="profile to use instead of the fake agent")
     c.add_argument("--keep", action="store_true", help="keep the throwaway folder")
     config_cmds.add_commands(cmd)
+    init_cmd.add_commands(cmd)
     ide_cmds.add_commands(cmd)
     return p
 
@@ -308,6 +309,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, render.Output], Awaitable[int
     "workers": remote.workers,
     "health": remote.health,
     **config_cmds.COMMANDS,
+    **init_cmd.COMMANDS,
 }
 
 
