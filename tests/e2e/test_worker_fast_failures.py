@@ -60,9 +60,7 @@ SETTLED = {S.REVIEW, S.ANSWERED, S.FAILED, S.CANCELLED, S.INTERRUPTED, S.APPLIED
 
 def require(cli: str) -> None:
     if not agent_bin(cli).exists():
-        pytest.skip(
-            f"!!! AGENT CLI '{cli}' IS NOT INSTALLED: run scripts/install-agents first !!!"
-        )
+        pytest.skip(f"!!! AGENT CLI '{cli}' IS NOT INSTALLED: run scripts/install-agents first !!!")
 
 
 def _claude(srv: ModelServer, home: Path, proxy: str) -> tuple[Launch, Path]:
@@ -188,7 +186,7 @@ async def test_each_failure_settles_within_30_s_with_the_right_completion(
     async with one_worker(cli, baton_home, tmp_path, Script.of(FAILURES[failure])) as (
         sup,
         worker,
-        srv,
+        _srv,
         proxy,
     ):
         t0 = time.monotonic()
@@ -212,7 +210,7 @@ async def test_a_rate_limit_that_stops_after_the_cool_down_reaches_review(
     cli = CLIS[name]
     limit = RateLimit(times=cli.requests_per_attempt, retry_after=1, reset_in=6)
     script = Script.of(limit, write_file("hello.txt", "hi\n"), Answer("Wrote hello.txt."))
-    async with one_worker(cli, baton_home, tmp_path, script) as (sup, worker, srv, proxy):
+    async with one_worker(cli, baton_home, tmp_path, script) as (sup, worker, _srv, proxy):
         t0 = time.monotonic()
         req = DelegateRequest(instruction="Create hello.txt.", root=str(repo), worker=worker)
         task_id = (await sup.delegate(req)).id

@@ -2,8 +2,8 @@
 
 Every found CLI gets a profile; one that has no login yet says how to log in (it becomes
 usable, and may become the default, once it has one). ``default_worker`` is the choice
-:func:`baton.config.logins.choose_default` makes, with its reason as a comment; with no usable CLI it is left commented out, so nothing
-is chosen silently (the fake agent never is).
+:func:`baton.config.logins.choose_default` makes, with its reason as a comment; with no
+usable CLI it is left commented out, so nothing is chosen silently (the fake agent never is).
 """
 
 from __future__ import annotations
