@@ -9,6 +9,9 @@ cannot be what ends them. Each test prints the seconds it took (the figures of i
 A rate limit that stops after the cool-down: the task waits in ``rate_limited`` until the reset
 time the server named, then Baton tries again and the task reaches review.
 
+OpenCode is bounded only for 401: it retries a 500 or a dead server silently, with no setting
+to stop it, so the idle watchdog is what ends those.
+
 The CLIs come from `scripts/install-agents` (`.cache/agents`); a missing one is skipped LOUDLY.
 """
 
@@ -44,6 +47,8 @@ from tests.support.modelserver import (
     env_for_claude,
     env_for_codex,
     env_for_gemini,
+    env_for_opencode,
+    env_for_pi,
     write_file,
 )
 
@@ -84,6 +89,19 @@ def _codex(srv: ModelServer, home: Path, proxy: str) -> tuple[Launch, Path]:
     lines = config.read_text().splitlines()
     config.write_text("\n".join(ln for ln in lines if "max_retries" not in ln) + "\n")
     return launch, home / ".codex"
+
+
+def _pi(srv: ModelServer, home: Path, proxy: str) -> tuple[Launch, Path]:
+    launch = env_for_pi(srv, home, proxy=proxy)
+    settings = home / ".pi" / "agent" / "settings.json"
+    data = json.loads(settings.read_text())
+    del data["retry"]  # Pi's own retry settings: its defaults, as a user has them
+    settings.write_text(json.dumps(data))
+    return launch, home / ".pi" / "agent"
+
+
+def _opencode(srv: ModelServer, home: Path, proxy: str) -> tuple[Launch, Path]:
+    return env_for_opencode(srv, home, proxy=proxy), home / "opencode-account"
 
 
 @dataclass(frozen=True)
@@ -129,6 +147,25 @@ CLIS = {
             "500": (C.WORKER_ERROR, r"500|high demand"),
             "dead": (C.NETWORK, r"error sending request|stream disconnected"),
         },
+    ),
+    "pi": Cli(
+        "pi",
+        "mock/mock-model",
+        _pi,
+        {
+            "401": (C.AUTH, r"401"),
+            "500": (C.WORKER_ERROR, r"500"),
+            "dead": (C.NETWORK, r"Connection error"),
+        },
+    ),
+    "opencode": Cli(
+        "opencode",
+        "mock/mock-model",
+        _opencode,
+        # OpenCode retries a 500 or a dead server silently and without end, and has no
+        # setting to bound it: only the idle watchdog ends those (left out of issue 16's bound;
+        # see test_worker_opencode_gemini_pi.py).
+        {"401": (C.AUTH, r"401")},
     ),
 }
 FAILURES = {"401": Unauthorized(times=None), "500": ServerError(times=None), "dead": Dead()}
