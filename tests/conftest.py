@@ -37,8 +37,14 @@ def _no_claude_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def baton_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home = tmp_path / "state"
     monkeypatch.setenv("BATON_HOME", str(home))
-    # Never read the developer's own config (~/.config/baton) in tests.
-    monkeypatch.setenv("BATON_CONFIG", str(tmp_path / "no-user-config.toml"))
+    # Never read the developer's own config (~/.config/baton) in tests. Brokers these tests
+    # start delegate to the fake agent on purpose: said here, since Baton never picks it alone.
+    user = tmp_path / "test-user-config.toml"
+    user.write_text(
+        'default_worker = "fake"  # the tests use the fake agent on purpose\n'
+        '[profiles.fake]\nprovider = "fake"\n'
+    )
+    monkeypatch.setenv("BATON_CONFIG", str(user))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
     yield home
 

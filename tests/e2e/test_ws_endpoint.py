@@ -23,6 +23,7 @@ from baton.store.paths import runtime_dir
 from baton.surfaces.ws import discovery
 from baton.surfaces.ws import protocol as p
 from baton.surfaces.ws.endpoint import Endpoint, EndpointLimits, start_endpoint
+from baton.surfaces.ws.serve import broker_supervisor
 from tests.conftest import fake_script
 
 STREAM = (
@@ -342,3 +343,31 @@ def test_protocol_parse_refuses_what_is_not_a_request() -> None:
     req = p.parse('{"jsonrpc":"2.0","method":"x"}')
     assert req.id is None and req.method == "x"
     assert time.time() > 0
+
+
+async def test_workers_answers_from_the_users_and_the_projects_settings(
+    baton_home: Path, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 16 case 2: the user's default and own profiles, the project's too, with sources."""
+    user = tmp_path / "user.toml"
+    user.write_text(
+        'default_worker = "claude-work"\n'
+        "[profiles.claude-work]\n"
+        'provider = "claude"\nmodel = "claude-sonnet-4-5"\nconfig_dir = "~/.claude-work"\n'
+    )
+    monkeypatch.setenv("BATON_CONFIG", str(user))
+    (repo / ".baton.toml").write_text('[profiles.local]\nprovider = "fake"\nlabel = "mine"\n')
+    sup = broker_supervisor(baton_home)
+    await sup.start()
+    endpoint = await start_endpoint(sup, [str(repo)], headless=True)
+    try:
+        async with connect(endpoint.url, additional_headers=headers(endpoint)) as ws:
+            res = (await Rpc(ws).call("workers"))["result"]
+        assert res["default"] == "claude-work" and str(user) in res["default_reason"]
+        by_name = {w["name"]: w for w in res["workers"]}
+        assert by_name["claude-work"]["model"] == "claude-sonnet-4-5"
+        assert by_name["claude-work"]["source"] == "user"
+        assert by_name["local"]["source"] == "project" and by_name["local"]["label"] == "mine"
+    finally:
+        await endpoint.close()
+        await sup.close()

@@ -1,6 +1,7 @@
 import pytest
 
-from baton.agents.classify import classify, resets_at, retry_after
+from baton.agents.classify import classify, resets_at, retry_after, structured_status
+from baton.core.lifecycle import Completion
 from baton.core.lifecycle import Completion as C
 
 
@@ -41,3 +42,21 @@ def test_rate_limit_times() -> None:
     assert got.kind == C.RATE_LIMIT and got.retry_after == 5.0
     assert got.resets_at is not None and got.resets_at > 0
     assert classify("auth failed").retry_after is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cannot open /tmp/run-429/too_many_requests/x.json",
+        "ENOENT: C:\\Users\\me\\rate-limit\\a.txt",
+        "see http://127.0.0.1:8080/v1/429/auth for details",
+    ],
+)
+def test_paths_and_urls_are_never_read_as_error_words(text: str) -> None:
+    assert classify(text).kind == Completion.WORKER_ERROR
+
+
+def test_a_status_decides_before_the_text() -> None:
+    assert classify("rate limited, overloaded", status=401).kind == Completion.AUTH
+    assert structured_status('noise\n{"error": {"code": 429, "message": "x"}}') == 429
+    assert structured_status("no json here") is None

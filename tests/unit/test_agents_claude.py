@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from baton.agents.base import Turn
-from baton.agents.claude import QUIET_ENV, ClaudeAdapter, ClaudeParser, TextStream
+from baton.agents.claude import MAX_RETRIES, QUIET_ENV, ClaudeAdapter, ClaudeParser, TextStream
 from baton.agents.registry import adapter_for
 from baton.config.profiles import Profile
 from baton.core.events import Event, EventType
@@ -251,3 +251,38 @@ def test_garbage_lines_become_warnings() -> None:
     (log,) = parser.feed("not json at all")
     assert log.type == EventType.LOG and "unparsed" in log.data["message"]
     assert parser.feed("") == [] and parser.feed('{"type":"unknown"}') == []
+
+
+def test_an_authentication_failure_ends_the_attempt_at_its_first_retry() -> None:
+    parser = ClaudeParser()
+    retry = {
+        "type": "system",
+        "subtype": "api_retry",
+        "attempt": 1,
+        "max_retries": 10,
+        "retry_delay_ms": 600,
+        "error_status": 401,
+        "error": "authentication_failed",
+    }
+    (event,) = parser.feed(json.dumps(retry))
+    assert event.type == EventType.ERROR and event.data["kind"] == "auth"
+    assert event.data["stop"] is True  # the runtime ends the process on this
+    assert parser.finish(143, "") == []  # the killed process adds nothing
+
+
+def test_a_server_error_retry_is_only_a_warning() -> None:
+    retry = {"type": "system", "subtype": "api_retry", "error_status": 500, "error": "unknown"}
+    (event,) = ClaudeParser().feed(json.dumps(retry))
+    assert event.type == EventType.LOG
+
+
+def test_claude_code_retries_are_bounded_unless_the_profile_says_otherwise(
+    tmp_path: Path,
+) -> None:
+    turn = Turn(task_id="t", prompt="p", cwd=str(tmp_path))
+    launch = ClaudeAdapter().launch(turn, Profile(name="c", provider="claude"))
+    assert launch.env["CLAUDE_CODE_MAX_RETRIES"] == str(MAX_RETRIES)
+    mine = Profile(name="c", provider="claude", env={"CLAUDE_CODE_MAX_RETRIES": "5"})
+    assert ClaudeAdapter().launch(turn, mine).env["CLAUDE_CODE_MAX_RETRIES"] == "5"
+    opt = Profile(name="c", provider="claude", options={"max_retries": 0})
+    assert ClaudeAdapter().launch(turn, opt).env["CLAUDE_CODE_MAX_RETRIES"] == "0"

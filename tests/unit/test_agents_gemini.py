@@ -9,12 +9,16 @@ import pytest
 
 from baton.agents.base import Turn
 from baton.agents.gemini import (
+    MAX_ATTEMPTS,
     STDIN_LIMIT,
     GeminiAdapter,
     GeminiParser,
     PromptTooLarge,
     TextReplay,
     api_error,
+    forced_settings,
+    overlay_home,
+    skipped_reason,
 )
 from baton.config.profiles import Profile
 from baton.core.events import Event, EventType
@@ -164,17 +168,80 @@ def test_launch_argv_env_and_quiet_system_settings(tmp_path: Path) -> None:
     ]
     assert launch.stdin == "-p sneaky"  # the prompt never goes in argv
     env = launch.env
-    assert env["GEMINI_API_KEY"] == "k" and env["GEMINI_CLI_HOME"] == str(tmp_path / "acct")
+    assert env["GEMINI_API_KEY"] == "k"
     assert env["GEMINI_TELEMETRY_ENABLED"] == "false"
     assert agent_env(launch)["PWD"] == str(tmp_path)  # what the CLI really gets
-    settings = json.loads(Path(env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).read_text())
+    system_file = Path(env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
+    settings = json.loads(system_file.read_text())
     assert settings["general"] == {
-        "maxAttempts": 3,
+        "maxAttempts": MAX_ATTEMPTS,  # Gemini's own retries are bounded by Baton
         "enableAutoUpdate": False,
         "enableAutoUpdateNotification": False,
     }
     assert settings["privacy"] == {"x": 1, "usageStatisticsEnabled": False}
     assert settings["telemetry"] == {"enabled": False}
+    # Under the temp dir Gemini would skip that file: the same settings come through a
+    # private home whose .gemini links the account's files.
+    assert skipped_reason(system_file) is not None
+    home = Path(env["GEMINI_CLI_HOME"])
+    assert home == tmp_path / "task" / "gemini-home"
+    user = json.loads((home / ".gemini" / "settings.json").read_text())
+    assert user["general"]["maxAttempts"] == MAX_ATTEMPTS
+    assert user["privacy"]["usageStatisticsEnabled"] is False
+    assert (home / ".gemini" / "tmp").resolve() == tmp_path / "acct" / ".gemini" / "tmp"
+
+
+def test_overlay_home_keeps_the_account_settings_and_links_its_logins(tmp_path: Path) -> None:
+    account = tmp_path / "acct"
+    (account / ".gemini").mkdir(parents=True)
+    (account / ".gemini" / "oauth_creds.json").write_text("{}")
+    (account / ".gemini" / "settings.json").write_text(
+        json.dumps({"security": {"auth": {"selectedType": "oauth"}}, "privacy": {"a": 1}})
+    )
+    home = overlay_home(account, tmp_path / "task", forced_settings(2))
+    dot = home / ".gemini"
+    assert (dot / "oauth_creds.json").is_symlink()
+    merged = json.loads((dot / "settings.json").read_text())
+    assert merged["security"] == {"auth": {"selectedType": "oauth"}}
+    assert merged["privacy"] == {"a": 1, "usageStatisticsEnabled": False}
+    assert merged["general"]["maxAttempts"] == 2
+    assert not (dot / "settings.json").is_symlink()  # the account's file is untouched
+    overlay_home(account, tmp_path / "task", forced_settings(2))  # a second turn: same home
+
+
+def test_skipped_reason_mirrors_gemini_rule(tmp_path: Path) -> None:
+    world = tmp_path / "world"
+    world.mkdir()
+    world.chmod(0o777)
+    file = world / "s.json"
+    file.write_text("{}")
+    reason = skipped_reason(file)
+    assert reason is not None and ("writable" in reason or "not owned by root" in reason)
+
+
+def test_a_failure_before_the_model_answered_leaves_no_session_to_resume() -> None:
+    parser = GeminiParser()
+    out = parser.feed(json.dumps({"type": "init", "session_id": "s1", "model": "m"}))
+    assert out == []
+    err = {"message": "[API Error: 429 Too Many Requests]"}
+    out = parser.feed(json.dumps({"type": "result", "status": "error", "error": err}))
+    outcome = Outcome.fold(out)
+    assert outcome.session_id is None and outcome.error == Completion.RATE_LIMIT
+
+
+def test_a_resumed_session_gemini_no_longer_has_is_marked_session_lost() -> None:
+    parser = GeminiParser()
+    (event,) = parser.finish(42, "No previous sessions found for this project.\n")
+    assert event.data["kind"] == "worker_error" and event.data["session_lost"] is True
+
+
+def test_a_429_in_a_folder_name_is_not_a_rate_limit() -> None:
+    parser = GeminiParser()
+    tail = "Error: could not read /home/u/proj-429/too-many-requests/x.json\n"
+    (event,) = parser.finish(1, tail)
+    assert event.data["kind"] == "worker_error"
+    (event,) = GeminiParser().finish(1, 'x\n{"error": {"code": 401, "message": "m"}}\n')
+    assert event.data["kind"] == "auth"
 
 
 def test_resume(tmp_path: Path) -> None:

@@ -134,7 +134,9 @@ def test_settings_for_issue_9_are_exposed(project: Path, user_file: Path) -> Non
 
 def test_no_files_gives_the_defaults(project: Path, user_file: Path) -> None:
     s = load(project, user_file)
-    assert s.default_worker == "fake" and s.only is None and s.verify == ()
+    # The fake agent is never the default on its own: with no agent CLI there is none.
+    assert s.default_worker == "" and "no agent CLI is installed" in s.default_reason
+    assert s.only is None and s.verify == ()
     assert s.on_rate_limit == "handoff" and s.isolation == "worktree"
     assert [(x.name, x.exists) for x in s.layers] == [
         ("default", True),
@@ -227,3 +229,48 @@ def test_key_lines_understands_tables_arrays_and_quoted_keys() -> None:
     assert lines[("models", "claude-sonnet-4-5")] == 3
     assert lines[("verify", "0", "name")] == 5 and lines[("verify", "1", "name")] == 7
     assert ("verify", "1", "fake") not in lines
+
+
+def _cli(folder: Path, name: str) -> str:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text("#!/bin/sh\necho 1.0\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_the_default_is_the_first_usable_agent_cli_never_the_fake(
+    tmp_path: Path, user_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    bindir = tmp_path / "bin"
+    claude_bin, codex_bin = _cli(bindir, "claude"), _cli(bindir, "codex")
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir()
+    (codex_home / "auth.json").write_text("{}")
+    profiles = {
+        **BASE,
+        "claude": Profile(name="claude", provider="claude", binary=claude_bin),  # no login
+        "codex": Profile(
+            name="codex", provider="codex", binary=codex_bin, config_dir=str(codex_home)
+        ),
+    }
+    s = load_settings(None, profiles=profiles, user_config=user_file)
+    assert s.default_worker == "codex", s.default_reason
+    assert "auth.json" in s.default_reason
+    # The user's own profile counts as much as a discovered one.
+    claude_home = tmp_path / "claude-work"
+    claude_home.mkdir()
+    (claude_home / ".credentials.json").write_text("{}")
+    user_file.write_text(
+        f'[profiles.claude-work]\nprovider = "claude"\nbinary = "{claude_bin}"\n'
+        f'config_dir = "{claude_home}"\n'
+    )
+    s = load_settings(None, profiles=profiles, user_config=user_file)
+    assert s.default_worker == "claude-work", s.default_reason
+    # A configured default wins, and says where it was set.
+    user_file.write_text('default_worker = "fake"\n')
+    s = load_settings(None, profiles=profiles, user_config=user_file)
+    assert s.default_worker == "fake" and str(user_file) in s.default_reason

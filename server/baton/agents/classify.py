@@ -1,12 +1,16 @@
 """Error classification shared by every adapter: what kind of failure a CLI's message says.
 
-Adapters first use the structured fields their CLI gives (HTTP status, error type); this module
-turns the remaining free text into a completion code, plus the retry-after and reset time of
-rate limits when the text carries them.
+Adapters first use the structured fields their CLI gives (HTTP status, error type): a status
+decides before any text is read. This module turns the remaining free text into a completion
+code, plus the retry-after and reset time of rate limits when the text carries them. Paths and
+URLs in the text are never read as words (a ``429`` or ``auth`` in a folder name says nothing
+about the error); :func:`structured_status` finds the status in a JSON error object a CLI
+printed among its free text.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from dataclasses import dataclass
@@ -86,9 +90,24 @@ _RESETS_ISO = re.compile(
 _UNIT = {"s": 1, "m": 60, "h": 3600}
 
 
+#: A path or URL: something with a slash in it (``/tmp/x429/y``, ``./a``, ``http://h/v1``),
+#: or a Windows path. Replaced by a blank before the words are read.
+_PATHLIKE = re.compile(
+    r"""(?:[A-Za-z]:\\|[A-Za-z][\w+.-]*://)?[^\s'"`()<>\[\]{},;]*[/\\][^\s'"`()<>\[\]{},;]*"""
+)
+
+
+def without_paths(text: str) -> str:
+    """``text`` with every path and URL blanked out (so it is never matched as words)."""
+    return _PATHLIKE.sub(" ", text)
+
+
 def classify(text: str, *, status: int | None = None) -> Classified:
-    """The completion code for an error message (and HTTP status, when the CLI gives one)."""
-    kind = _by_status(status) or _by_text(text) or Completion.WORKER_ERROR
+    """The completion code for an error message (and HTTP status, when the CLI gives one).
+
+    The status decides first; then the text, read without its paths and URLs.
+    """
+    kind = _by_status(status) or _by_text(without_paths(text)) or Completion.WORKER_ERROR
     if kind != Completion.RATE_LIMIT:
         return Classified(kind)
     return Classified(kind, retry_after(text), resets_at(text))
@@ -106,6 +125,38 @@ def _by_status(status: int | None) -> Completion | None:
             return Completion.MODEL_UNAVAILABLE
         case _:
             return None
+
+
+def structured_status(text: str) -> int | None:
+    """The HTTP status of the first JSON error object on a line of ``text`` (``{"error":
+    {"code": 401, …}}``, ``{"status": 429}``, ``{"statusCode": 500}``), if any."""
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            found = _status_in(obj)
+            if found is not None:
+                return found
+    return None
+
+
+def _status_in(obj: dict[str, object]) -> int | None:
+    for key in ("status", "statusCode", "code", "error_status", "api_error_status"):
+        value = obj.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
+            return value
+    for key in ("error", "data"):
+        inner = obj.get(key)
+        if isinstance(inner, dict):
+            found = _status_in(inner)
+            if found is not None:
+                return found
+    return None
 
 
 def _by_text(text: str) -> Completion | None:

@@ -11,6 +11,12 @@ The parser judges the attempt from the stream's own end marker, the ``result`` e
 ``stop_reason`` of null on a non-error result, which means the answer was cut off. Text
 arrives as partial deltas (``--include-partial-messages``); text a retried stream repeats is
 not shown twice (see :class:`TextStream`).
+
+Failures end fast: Claude Code's own retries are bounded (``CLAUDE_CODE_MAX_RETRIES``, default
+:data:`MAX_RETRIES`, ``profile.options["max_retries"]`` or the profile's env to change it), and
+an ``api_retry`` that names an error no retry can cure (``authentication_failed``,
+``billing_error``, HTTP 401/402/403) ends the attempt at once: the error event carries
+``stop: true``, on which the runtime ends the process.
 """
 
 from __future__ import annotations
@@ -33,6 +39,16 @@ QUIET_ENV: dict[str, str] = {
     "DISABLE_ERROR_REPORTING": "1",
     "DISABLE_AUTOUPDATER": "1",
 }
+
+#: Claude Code's own retries of a failed API request (its default is 10, ~3 minutes of backoff).
+MAX_RETRIES = 2
+
+#: ``api_retry`` errors that retrying cannot cure: the first one ends the attempt.
+FINAL_RETRY_ERRORS: dict[str, str] = {
+    "authentication_failed": "auth",
+    "billing_error": "billing",
+}
+FINAL_RETRY_STATUS: dict[int, str] = {401: "auth", 403: "auth", 402: "billing"}
 
 #: Tools the worker may use without asking (edits are accepted by the permission mode).
 ALLOWED_TOOLS = ("Bash", "Read", "Edit", "MultiEdit", "Write", "Glob", "Grep", "NotebookEdit")
@@ -138,6 +154,9 @@ class ClaudeParser:
                 return [Event(EventType.SESSION, {"id": sid, "model": obj.get("model")})]
             case "api_retry":
                 status = obj.get("error_status")
+                final = self._final_retry(obj, status)
+                if final is not None:
+                    return [final]
                 message = (
                     f"API request failed ({obj.get('error') or 'error'}"
                     + (f", HTTP {status}" if status else "")
@@ -147,6 +166,23 @@ class ClaudeParser:
                 return [Event(EventType.LOG, {"level": "warning", "message": message})]
             case _:
                 return []
+
+    def _final_retry(self, obj: dict[str, Any], status: object) -> Event | None:
+        """An error event with ``stop`` when an ``api_retry`` names an incurable error."""
+        error = str(obj.get("error") or "")
+        kind = FINAL_RETRY_ERRORS.get(error)
+        if kind is None and isinstance(status, int):
+            kind = FINAL_RETRY_STATUS.get(status)
+        if kind is None:
+            return None
+        self.ended = True  # the process is ended: its missing result says nothing more
+        message = f"API request failed: {error or 'error'}"
+        if isinstance(status, int):
+            message += f" (HTTP {status})"
+        message += "; Claude Code would only retry it, so Baton stopped it"
+        if self._last_error:
+            message += f": {self._last_error}"
+        return events.error(kind, message, status=status, stop=True)
 
     # -- partial messages ------------------------------------------------------------------
 
@@ -347,7 +383,8 @@ class ClaudeAdapter:
     """Provider ``claude``: Claude Code, headless.
 
     ``profile.options`` may set ``permission_mode`` (default ``acceptEdits``),
-    ``allowed_tools`` and ``disallowed_tools`` (lists), ``max_turns`` and ``extra_args``.
+    ``allowed_tools`` and ``disallowed_tools`` (lists), ``max_turns``, ``max_retries``
+    (Claude Code's own API retries, default :data:`MAX_RETRIES`) and ``extra_args``.
     """
 
     provider = "claude"
@@ -382,6 +419,8 @@ class ClaudeAdapter:
         if profile.config_dir:
             env["CLAUDE_CONFIG_DIR"] = os.path.expanduser(profile.config_dir)
         env.update(QUIET_ENV)
+        retries = opts.get("max_retries", env.get("CLAUDE_CODE_MAX_RETRIES", MAX_RETRIES))
+        env["CLAUDE_CODE_MAX_RETRIES"] = str(int(retries))
         return Launch(argv=argv, env=env, cwd=turn.cwd, stdin=turn.prompt)
 
     def parser(self) -> ClaudeParser:

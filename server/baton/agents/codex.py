@@ -11,13 +11,23 @@ The parser judges the attempt from the stream's end markers, ``turn.completed`` 
 "Reconnecting... waiting for network" with a growing pause: after
 :data:`RECONNECT_LIMIT` such lines in a row the parser reports a network error marked
 ``stop`` so the supervisor ends the process.
+
+Failures end fast: for a model provider defined in ``$CODEX_HOME/config.toml`` (the one
+``model_provider`` names) Codex's own retries are bounded with ``-c
+model_providers.<id>.request_max_retries`` and ``stream_max_retries`` (default
+:data:`MAX_RETRIES`, ``profile.options["max_retries"]`` to change it) unless the file sets them.
+Built-in providers cannot be changed this way. A ``CODEX_HOME`` inside the temp folder is
+refused before launch (:mod:`baton.agents.preflight`).
 """
 
 from __future__ import annotations
 
 import os
+import tomllib
+from pathlib import Path
 from typing import Any
 
+from baton.agents import preflight
 from baton.agents.base import Launch, Turn
 from baton.agents.classify import classify
 from baton.agents.stream import clip, json_object, relative, unparsed
@@ -34,6 +44,9 @@ QUIET_ARGS = (
     "--disable",
     "plugins",
 )
+
+#: Codex's own retries per request and per stream, for a provider of the user's config.toml.
+MAX_RETRIES = 1
 
 #: "waiting for network" lines in a row before the parser gives up on a dead server.
 RECONNECT_LIMIT = 3
@@ -293,7 +306,35 @@ class CodexAdapter:
         env = dict(profile.env)
         if profile.config_dir:
             env["CODEX_HOME"] = os.path.expanduser(profile.config_dir)
+        inherited = {**os.environ, **env}
+        preflight.refuse(profile, inherited)  # e.g. CODEX_HOME in the temp folder
+        retries = int(opts.get("max_retries", MAX_RETRIES))
+        bounds = retry_bounds(preflight.codex_home(profile, inherited), retries)
+        if bounds:
+            at = argv.index("exec") + 1
+            argv[at:at] = bounds
         return Launch(argv=argv, env=env, cwd=turn.cwd, stdin=stdin)
 
     def parser(self) -> CodexParser:
         return CodexParser()
+
+
+def retry_bounds(home: Path, retries: int) -> list[str]:
+    """``-c`` overrides bounding the retries of the provider ``home/config.toml`` selects,
+    for the bounds the file does not set itself; none for a built-in provider."""
+    try:
+        config = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    chosen = config.get("model_provider")
+    providers = config.get("model_providers")
+    if not isinstance(chosen, str) or not isinstance(providers, dict):
+        return []
+    table = providers.get(chosen)
+    if not isinstance(table, dict):
+        return []
+    out: list[str] = []
+    for key in ("request_max_retries", "stream_max_retries"):
+        if key not in table:
+            out += ["-c", f"model_providers.{chosen}.{key}={retries}"]
+    return out

@@ -1,8 +1,12 @@
 """``baton doctor``: which agent CLIs are installed, and whether each profile can run.
 
-Checks only what can be checked offline: each known agent CLI on PATH and its version
+The profiles are the resolved ones (the agent CLIs found on PATH, the user's and the project's
+config), the same routing reads; the report names the default worker and why, and is ``ok``
+only when that default is a real agent CLI that can run. Checks only what can be checked
+offline: each known agent CLI on PATH and its version
 (``--version``, 5 s at most), and for each profile its binary, its account folder (exists?)
-and whether a login or API key is there. Everything missing comes with what to do about it.
+and whether a login or API key is there, plus each CLI's known misconfigurations
+(:mod:`baton.agents.preflight`). Everything missing comes with what to do about it.
 
 Both transports are reported per profile: the native stream (the checks above) and ACP —
 whether the agent's ACP command is installed and, when a state folder is given, whether it
@@ -18,7 +22,6 @@ import os
 import shutil
 import signal
 import subprocess
-import tomllib
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -27,73 +30,12 @@ from typing import Any
 
 from baton.acp import agents as acp_agents
 from baton.acp import probe as acp_probe
+from baton.agents import preflight
 from baton.agents.base import AgentNotFound
+from baton.config.logins import AGENTS, AgentInfo, choose_default, find_login
 from baton.config.profiles import DISCOVERABLE, Profile
 
 VERSION_TIMEOUT = 5.0
-
-
-@dataclass(frozen=True, slots=True)
-class AgentInfo:
-    """What doctor knows about one agent CLI: how to install it and where its account lives."""
-
-    package: str  # the npm package that installs it
-    folder_env: str  # the environment variable naming its account folder
-    default_folder: str  # the folder used when that variable is not set
-    key_env: tuple[str, ...] = ()  # variables that carry an API key instead of a login
-    login_files: tuple[str, ...] = ()  # files (in the folder, or from ~) that hold a login
-    login_hint: str = ""
-
-    @property
-    def install(self) -> str:
-        return f"npm install -g {self.package}"
-
-
-#: provider → what doctor knows about its CLI (one entry per agent module).
-AGENTS: dict[str, AgentInfo] = {
-    "claude": AgentInfo(
-        package="@anthropic-ai/claude-code",
-        folder_env="CLAUDE_CONFIG_DIR",
-        default_folder="~/.claude",
-        key_env=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
-        login_files=(".credentials.json",),
-        login_hint="run `claude` once and use /login (with the same CLAUDE_CONFIG_DIR), "
-        "or set ANTHROPIC_API_KEY in the profile's env",
-    ),
-    "codex": AgentInfo(
-        package="@openai/codex",
-        folder_env="CODEX_HOME",
-        default_folder="~/.codex",
-        key_env=("OPENAI_API_KEY", "CODEX_API_KEY"),
-        login_files=("auth.json",),
-        login_hint="run `codex login` (with the same CODEX_HOME), "
-        "or set OPENAI_API_KEY in the profile's env",
-    ),
-    "opencode": AgentInfo(
-        package="opencode-ai",
-        folder_env="OPENCODE_CONFIG_DIR",
-        default_folder="~/.config/opencode",
-        key_env=("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_CONFIG_CONTENT"),
-        login_files=("~/.local/share/opencode/auth.json",),
-        login_hint="run `opencode auth login`, or configure a provider with a key",
-    ),
-    "gemini": AgentInfo(
-        package="@google/gemini-cli",
-        folder_env="GEMINI_CLI_HOME",
-        default_folder="~/.gemini",
-        key_env=("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"),
-        login_files=("oauth_creds.json", ".gemini/oauth_creds.json"),
-        login_hint="run `gemini` once and sign in, or set GEMINI_API_KEY in the profile's env",
-    ),
-    "pi": AgentInfo(
-        package="@mariozechner/pi-coding-agent",
-        folder_env="PI_CODING_AGENT_DIR",
-        default_folder="~/.pi/agent",
-        key_env=("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"),
-        login_files=("auth.json", "models.json"),
-        login_hint="run `pi` and use /login, or add a provider with a key to models.json",
-    ),
-}
 
 
 @dataclass(slots=True)
@@ -137,6 +79,7 @@ class ProfileCheck:
     logged_in: bool | None = None  # None: cannot tell offline, or not applicable
     login: str = ""  # how it is logged in ("API key in ANTHROPIC_API_KEY", "auth.json")
     problems: list[str] = field(default_factory=list)  # each says what to do
+    notes: list[str] = field(default_factory=list)  # what Baton works around for this CLI
     transport: str = "native"  # what a new task of this profile uses ("acp" or "native")
     acp: AcpCheck | None = None  # None: the provider has no ACP transport
 
@@ -150,14 +93,25 @@ class Report:
     path: list[str]
     clis: list[CliCheck]
     profiles: list[ProfileCheck]
+    default: str = ""  # the default worker ("" = none can run)
+    default_reason: str = ""
+
+    @property
+    def all_ok(self) -> bool:
+        return all(p.ok for p in self.profiles)
 
     @property
     def ok(self) -> bool:
-        return all(p.ok for p in self.profiles)
+        """A real agent CLI is the default and can run (the fake agent never counts)."""
+        chosen = next((p for p in self.profiles if p.name == self.default), None)
+        return chosen is not None and chosen.ok and chosen.provider not in ("fake", "command")
 
     def to_json(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
+            "all_ok": self.all_ok,
+            "default": self.default or None,
+            "default_reason": self.default_reason,
             "path": self.path,
             "clis": [{**asdict(c), "ok": c.ok} for c in self.clis],
             "profiles": [{**asdict(p), "ok": p.ok} for p in self.profiles],
@@ -249,47 +203,32 @@ def check_profile(profile: Profile, path: str | None = None) -> ProfileCheck:
     return check
 
 
+def check_setup(check: ProfileCheck, profile: Profile, state: Path | None) -> None:
+    """Add the known misconfigurations of ``profile``'s CLI to ``check``."""
+    if not profile.enabled:
+        return
+    env = {**os.environ, **profile.env}
+    if profile.provider == "codex" and profile.config_dir:
+        env["CODEX_HOME"] = os.path.expanduser(profile.config_dir)
+    found = preflight.check(profile, env, state)
+    check.problems.extend(found.problems)
+    check.notes.extend(found.notes)
+
+
 def _check_account(
     check: ProfileCheck, profile: Profile, info: AgentInfo, env: Mapping[str, str]
 ) -> None:
-    raw = profile.config_dir or env.get(info.folder_env) or info.default_folder
-    folder = Path(os.path.expanduser(raw))
-    check.folder = str(folder)
-    check.folder_exists = folder.is_dir()
-    keys = [k for k in info.key_env if env.get(k)]
-    if keys:
-        check.logged_in, check.login = True, f"key in ${keys[0]}"
-    elif profile.provider == "codex" and (key := _codex_provider_key(folder, env)):
-        check.logged_in, check.login = True, f"key in ${key} (config.toml provider)"
-    else:
-        for name in info.login_files:
-            file = Path(os.path.expanduser(name)) if name.startswith("~") else folder / name
-            if file.is_file():
-                check.logged_in, check.login = True, str(file)
-                break
-        else:
-            check.logged_in = False
+    login = find_login(profile, env)
+    assert login is not None  # the provider has an AgentInfo
+    check.folder, check.folder_exists = str(login.folder), login.folder_exists
+    check.logged_in, check.login = login.how is not None, login.how or ""
     if not check.folder_exists:
         where = "the profile's config_dir" if profile.config_dir else f"${info.folder_env}"
         check.problems.append(
-            f"account folder {folder} ({where}) does not exist; {info.login_hint}"
+            f"account folder {login.folder} ({where}) does not exist; {info.login_hint}"
         )
     elif not check.logged_in:
-        check.problems.append(f"no login or API key found for {folder}; {info.login_hint}")
-
-
-def _codex_provider_key(folder: Path, env: Mapping[str, str]) -> str | None:
-    """The env_key of the model provider config.toml selects, when that variable is set."""
-    try:
-        config = tomllib.loads((folder / "config.toml").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    providers = config.get("model_providers")
-    chosen = config.get("model_provider")
-    if not isinstance(providers, dict) or not isinstance(providers.get(chosen), dict):
-        return None
-    key = providers[chosen].get("env_key")
-    return str(key) if isinstance(key, str) and env.get(key) else None
+        check.problems.append(f"no login or API key found for {login.folder}; {info.login_hint}")
 
 
 def _executable(profile: Profile) -> str | None:
@@ -359,17 +298,26 @@ def _transport(profile: Profile, home: Path | None) -> str:
 
 
 def run_doctor(
-    profiles: Mapping[str, Profile], path: str | None = None, home: Path | None = None
+    profiles: Mapping[str, Profile],
+    path: str | None = None,
+    home: Path | None = None,
+    *,
+    default: str | None = None,
+    default_reason: str = "",
 ) -> Report:
     """The whole report: CLIs on ``path`` (default $PATH) and every profile.
 
     With ``home`` (Baton's state folder), each profile's ACP command is probed and the
-    outcome recorded there for the ``auto`` transport.
+    outcome recorded there for the ``auto`` transport. ``default`` is the default worker of
+    the settings (None: choose as the settings would, from ``profiles``).
     """
+    if default is None:
+        default, default_reason = choose_default(profiles, path)
     search = path if path is not None else os.environ.get("PATH", os.defpath)
 
     def one(p: Profile) -> ProfileCheck:
         check = check_profile(p, path)
+        check_setup(check, p, home)
         if p.enabled:
             check.acp = check_acp(p, home, path)
             check.transport = _transport(p, home)
@@ -379,7 +327,7 @@ def run_doctor(
 
     with ThreadPoolExecutor(max_workers=max(1, len(profiles))) as pool:
         checks = list(pool.map(one, profiles.values()))
-    return Report(search.split(os.pathsep), check_clis(path), checks)
+    return Report(search.split(os.pathsep), check_clis(path), checks, default, default_reason)
 
 
 def format_report(report: Report) -> str:
@@ -404,6 +352,7 @@ def format_report(report: Report) -> str:
             login = p.login if p.logged_in else "not logged in"
             lines.append(f"           account {p.folder} ({exists}; {login})")
         lines.extend(f"           → {problem}" for problem in p.problems)
+        lines.extend(f"           note: {note}" for note in p.notes)
         if p.acp is not None:
             lines.append(f"           transport: {p.transport}")
             lines.append("           native stream: " + ("ok" if p.binary else "not available"))
@@ -417,5 +366,14 @@ def format_report(report: Report) -> str:
                 acp_line = f"fails ({p.acp.command})"
             lines.append(f"           ACP: {acp_line}")
             lines.extend(f"             → {note}" for note in p.acp.notes)
-    lines.append("All profiles can run." if report.ok else "Some profiles cannot run (see →).")
+    if report.default:
+        lines.append(f"Default worker: {report.default} ({report.default_reason})")
+    else:
+        lines.append(f"No default worker: {report.default_reason}")
+    if not report.ok:
+        lines.append(
+            "No real agent CLI can run as the default: install one and log in (see →), "
+            "or set default_worker in your config (`baton init` writes one)."
+        )
+    lines.append("All profiles can run." if report.all_ok else "Some profiles cannot run (see →).")
     return "\n".join(lines)

@@ -18,6 +18,18 @@ Calling home: usage statistics, telemetry and the auto-updater are switched off 
 system settings win over the user's, and an existing system file is merged in), plus
 ``GEMINI_TELEMETRY_ENABLED=false``.
 
+Failures end fast: the same system settings bound Gemini's own retries
+(``general.maxAttempts``, default :data:`MAX_ATTEMPTS`, ``profile.options["max_attempts"]`` to
+change it; Gemini's default is 10, about five minutes on a rate limit). A resumed session Gemini
+no longer has ("No previous sessions found", exit 42) ends in an error event marked
+``session_lost`` (see :func:`baton.agents.stream.session_lost`). Gemini skips a system settings
+file unless it and every folder above it belong to root and no one else may write to them
+("Parent directory '/tmp' is insecure"; any folder in a user's home fails too), which would
+leave usage statistics on and retries unbounded: :func:`skipped_reason` finds that before
+launch, and Baton then gives Gemini a private ``GEMINI_CLI_HOME`` in the task's folder whose
+user settings carry the same values (:func:`overlay_home`; the account's logins and chats are
+linked into it, so sessions resume).
+
 The stream's end marker is ``result``: ``status: "success"`` or ``"error"`` — never the exit
 code (a stream that ends without a finish reason exits 0 with ``status: "error"``). Gemini
 retries a broken stream and re-sends the same text deltas, without a marker in between:
@@ -34,8 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from baton.agents.base import Launch, Turn
-from baton.agents.classify import classify
-from baton.agents.stream import as_dict, clip, json_object, relative, unparsed
+from baton.agents.classify import classify, structured_status
+from baton.agents.stream import as_dict, clip, json_object, relative, session_lost, unparsed
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
@@ -48,6 +60,8 @@ QUIET_SETTINGS: dict[str, Any] = {
 }
 QUIET_ENV = {"GEMINI_TELEMETRY_ENABLED": "false", "GEMINI_CLI_TRUST_WORKSPACE": "true"}
 DEFAULT_SYSTEM_SETTINGS = Path("/etc/gemini-cli/settings.json")
+#: Gemini's own attempts per API request (Baton's default; Gemini's is 10).
+MAX_ATTEMPTS = 2
 OUTPUT_CHARS = 2000
 INPUT_CHARS = 200
 PATH_KEYS = ("file_path", "absolute_path", "path", "dir_path")
@@ -61,6 +75,66 @@ class PromptTooLarge(OSError):
 
     An :class:`OSError` so the supervisor fails the task with this message, like a failed spawn.
     """
+
+
+def skipped_reason(path: Path) -> str | None:
+    """Why Gemini would skip ``path`` as a system settings file, or None when it reads it.
+
+    Gemini (0.61) reads a system file only when the file and every folder above it are owned
+    by root and writable by no group or other user; else it warns "Security Warning: Skipping
+    system settings file … Parent directory … is insecure" and goes on without it.
+    """
+    for item in (*reversed(path.parents), path):
+        try:
+            st = item.stat()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            return f"{item} cannot be read ({exc.strerror})"
+        if st.st_uid != 0:
+            return f"{item} is not owned by root"
+        if st.st_mode & 0o022:
+            return f"{item} is writable by group or others"
+    return None
+
+
+def account_home(profile: Profile, env: dict[str, str]) -> Path:
+    """The folder holding the account's ``.gemini/`` (GEMINI_CLI_HOME, else HOME)."""
+    raw = profile.config_dir or env.get("GEMINI_CLI_HOME") or env.get("HOME") or str(Path.home())
+    return Path(os.path.expanduser(raw))
+
+
+def overlay_home(account: Path, folder: Path, forced: dict[str, Any]) -> Path:
+    """A private GEMINI_CLI_HOME in ``folder`` whose ``.gemini/`` links every entry of the
+    account's (logins, chats, projects) except ``settings.json``, which is the account's
+    settings with ``forced`` merged over them (as system settings would be)."""
+    source = account / ".gemini"
+    (source / "tmp").mkdir(parents=True, exist_ok=True)  # chats: shared, so resume works
+    home = folder / "gemini-home"
+    dot = home / ".gemini"
+    dot.mkdir(parents=True, exist_ok=True)
+    for entry in source.iterdir():
+        link = dot / entry.name
+        if entry.name != "settings.json" and not link.is_symlink() and not link.exists():
+            link.symlink_to(entry)
+    (dot / "settings.json").write_text(
+        json.dumps(_merged(source / "settings.json", forced), indent=2), encoding="utf-8"
+    )
+    return home
+
+
+def _merged(current: Path, forced: dict[str, Any]) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    try:
+        loaded = json.loads(current.read_text(encoding="utf-8"))
+        if isinstance(loaded, dict):
+            merged = loaded
+    except (OSError, ValueError):
+        pass
+    for section, values in forced.items():
+        base = merged.get(section)
+        merged[section] = {**(base if isinstance(base, dict) else {}), **values}
+    return merged
 
 
 class TextReplay:
@@ -139,6 +213,7 @@ class GeminiParser:
         self._answer = ""  # assistant text since the last tool call
         self._error = ""  # the last error-severity message
         self._tools: dict[str, str] = {}  # tool_id → name
+        self._pending: Event | None = None  # the session, until the model has answered
 
     def feed(self, line: str) -> list[Event]:
         obj = json_object(line)
@@ -146,15 +221,19 @@ class GeminiParser:
             return unparsed(line, "gemini", "info")
         match obj.get("type"):
             case "init":
+                # Announced only once the model answered: a session that failed before that
+                # (a rate limit on the first request) is not kept by Gemini, and resuming it
+                # fails ("No previous sessions found"); the retry then starts afresh.
                 self.session_id = str(obj.get("session_id") or "") or None
                 data = {"id": self.session_id, "model": obj.get("model")}
-                return [Event(EventType.SESSION, data)] if self.session_id else []
+                self._pending = Event(EventType.SESSION, data) if self.session_id else None
+                return []
             case "message" if obj.get("role") == "assistant":
                 shown = self.text.feed(str(obj.get("content") or ""))
                 self._answer = self.text.shown
-                return [events.text(shown, delta=True)] if shown else []
+                return self._session() + ([events.text(shown, delta=True)] if shown else [])
             case "tool_use":
-                return self._tool_use(obj)
+                return self._session() + self._tool_use(obj)
             case "tool_result":
                 return self._tool_result(obj)
             case "error":
@@ -167,6 +246,10 @@ class GeminiParser:
                 return self._result(obj)
             case _:
                 return []
+
+    def _session(self) -> list[Event]:
+        pending, self._pending = self._pending, None
+        return [pending] if pending is not None else []
 
     def _tool_use(self, obj: dict[str, Any]) -> list[Event]:
         self.text.boundary()
@@ -211,6 +294,7 @@ class GeminiParser:
             }
             out.append(Event(EventType.USAGE, usage))
         if obj.get("status") == "success":
+            out = self._session() + out
             out.append(Event(EventType.FINAL, {"text": self._answer.strip()}))
             return out
         err = as_dict(obj.get("error"))
@@ -241,28 +325,36 @@ class GeminiParser:
         lines = [ln for ln in stderr_tail.strip().splitlines() if ln.strip()]
         if lines:
             message += ": " + clip(lines[-1].strip(), 500)
-        kind = classify(stderr_tail).kind if lines else "worker_error"
-        return [events.error(str(kind), message, exit_code=exit_code)]
+        lost = session_lost(stderr_tail, message, exit_code=exit_code)
+        if lost is not None:
+            return [lost]
+        status = structured_status(stderr_tail)
+        kind = classify(stderr_tail, status=status).kind if lines else "worker_error"
+        return [events.error(str(kind), message, exit_code=exit_code, status=status)]
 
 
-def system_settings(turn: Turn, env: dict[str, str]) -> Path:
-    """Write the system settings file with :data:`QUIET_SETTINGS` merged over any existing one."""
+def forced_settings(max_attempts: int = MAX_ATTEMPTS) -> dict[str, Any]:
+    """What Baton makes Gemini use, whatever the user's settings say."""
+    forced = {k: dict(v) for k, v in QUIET_SETTINGS.items()}
+    forced["general"]["maxAttempts"] = max_attempts
+    return forced
+
+
+def system_settings(turn: Turn, env: dict[str, str], max_attempts: int = MAX_ATTEMPTS) -> Path:
+    """Write the system settings file with :data:`QUIET_SETTINGS` merged over any existing one,
+    and Gemini's retries bounded to ``max_attempts``."""
     current = Path(env.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or DEFAULT_SYSTEM_SETTINGS)
-    merged: dict[str, Any] = {}
-    try:
-        loaded = json.loads(current.read_text(encoding="utf-8"))
-        if isinstance(loaded, dict):
-            merged = loaded
-    except (OSError, ValueError):
-        pass
-    for section, values in QUIET_SETTINGS.items():
-        base = merged.get(section)
-        merged[section] = {**(base if isinstance(base, dict) else {}), **values}
-    folder = Path(turn.task_dir) if turn.task_dir else Path(tempfile.mkdtemp(prefix="baton-"))
-    folder.mkdir(parents=True, exist_ok=True)
+    merged = _merged(current, forced_settings(max_attempts))
+    folder = _task_folder(turn)
     path = folder / "gemini-system-settings.json"
     path.write_text(json.dumps(merged, indent=2), encoding="utf-8")
     return path
+
+
+def _task_folder(turn: Turn) -> Path:
+    folder = Path(turn.task_dir) if turn.task_dir else Path(tempfile.mkdtemp(prefix="baton-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 class GeminiAdapter:
@@ -282,7 +374,15 @@ class GeminiAdapter:
             env["GEMINI_CLI_HOME"] = profile.config_dir
         env.update(QUIET_ENV)
         inherited = {**os.environ, **env}
-        env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = str(system_settings(turn, inherited))
+        attempts = int(profile.options.get("max_attempts") or MAX_ATTEMPTS)
+        settings = system_settings(turn, inherited, attempts)
+        env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = str(settings)
+        if skipped_reason(settings) is not None:
+            # Gemini would skip that file: give it a private home whose user settings say the
+            # same (the account's logins and chats are linked in).
+            account = account_home(profile, inherited)
+            home = overlay_home(account, _task_folder(turn), forced_settings(attempts))
+            env["GEMINI_CLI_HOME"] = str(home)
         argv = [
             profile.binary or "gemini",
             "--output-format",

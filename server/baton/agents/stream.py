@@ -1,9 +1,11 @@
-"""Small helpers every stream parser needs: reading loose JSON, clipping, relative paths."""
+"""Small helpers every stream parser needs: reading loose JSON, clipping, relative paths, and
+the one marker of a resumed session the CLI no longer has (:func:`session_lost`)."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
 
 from baton.core.events import Event, EventType
@@ -63,3 +65,26 @@ def relative(path: str, root: str | None, *, find_root: bool = False) -> str:
     except ValueError:
         return path
     return path if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
+
+
+#: What a CLI says when ``--resume``/``--session`` names a session it no longer has.
+SESSION_GONE = re.compile(
+    r"no previous sessions? found|no conversation found with session|"
+    r"session (?:\S+ )?(?:not found|does not exist)|invalid session identifier|"
+    r"no rollout found|no session found",
+    re.I,
+)
+
+
+def session_lost(text: str, message: str, **extra: Any) -> Event | None:
+    """The error event for a resumed session the CLI no longer has, when ``text`` says so.
+
+    Its data is ``{"kind": "worker_error", "session_lost": true, …}``: the runtime's cue to
+    start a fresh session with the brief and the conversation so far instead of failing.
+    """
+    if not SESSION_GONE.search(text):
+        return None
+    return Event(
+        EventType.ERROR,
+        {"kind": "worker_error", "message": message, "session_lost": True, **extra},
+    )

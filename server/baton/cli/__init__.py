@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from baton import __version__
-from baton.cli import config_cmds, ide_cmds, logs, remote, render
+from baton.cli import config_cmds, ide_cmds, init_cmd, logs, remote, render
 from baton.cli.remote import UsageError
 from baton.core.lifecycle import TaskState
 from baton.runtime.supervisor import TaskError
@@ -177,7 +177,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("value", nargs="*")
     c.add_argument("--cwd", default=".", help="the project folder (default: .)")
 
-    cmd("workers", "the configured workers (profiles) and their models")
+    c = cmd("workers", "the workers (profiles) a task in this folder may use, and the default")
+    c.add_argument("--cwd", default=".", help="the project folder (default: .)")
     cmd("schema", "print the websocket's methods as a machine-readable schema (OpenRPC)")
     cmd("health", "is the broker for this folder up; what does it serve")
 
@@ -199,7 +200,8 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("lsp", help="run the language server on stdio (started by the editor)")
 
-    cmd("doctor", "check the agent CLIs on PATH and each profile's binary and account")
+    c = cmd("doctor", "check the agent CLIs on PATH, each configured profile and the default")
+    c.add_argument("--cwd", default=".", help="the project folder (default: .)")
 
     c = sub.add_parser(
         "completion",
@@ -212,6 +214,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--worker", help="profile to use instead of the fake agent")
     c.add_argument("--keep", action="store_true", help="keep the throwaway folder")
     config_cmds.add_commands(cmd)
+    init_cmd.add_commands(cmd)
     ide_cmds.add_commands(cmd)
     return p
 
@@ -299,7 +302,7 @@ async def _dispatch(args: argparse.Namespace, out: render.Output) -> int:
 
         return await run_demo(out, worker=args.worker, keep=args.keep)
     if args.command == "doctor":
-        return await _doctor(out)
+        return await _doctor(args, out)
     if args.command == "serve":
         return await _serve(args, out)
     return await _COMMANDS[args.command](args, out)
@@ -326,13 +329,28 @@ async def _serve(args: argparse.Namespace, out: render.Output) -> int:
     return await serve(roots, idle_exit=args.idle_exit, on_ready=ready)
 
 
-async def _doctor(out: render.Output) -> int:
-    """Agent CLIs on PATH with their versions, each profile's binary and account folder."""
+async def _doctor(args: argparse.Namespace, out: render.Output) -> int:
+    """Agent CLIs on PATH with their versions; each profile of the resolved settings (defaults,
+    user and project config) with its binary, account and misconfigurations; the default."""
     from baton.agents.doctor import format_report, run_doctor
-    from baton.config.profiles import default_profiles
+    from baton.config.layers import ConfigError
+    from baton.config.settings import load_settings
     from baton.store import state_home
 
-    report = await asyncio.to_thread(run_doctor, default_profiles(), None, state_home())
+    root = Path(args.cwd).resolve()
+    try:
+        settings = await asyncio.to_thread(load_settings, root if root.is_dir() else None)
+    except ConfigError as exc:
+        out.error(f"Baton's settings: {exc}")
+        return EXIT_FAILED
+    report = await asyncio.to_thread(
+        run_doctor,
+        settings.profiles,
+        None,
+        state_home(),
+        default=settings.default_worker,
+        default_reason=settings.default_reason,
+    )
     out.result(report.to_json(), format_report(report))
     return EXIT_OK if report.ok else EXIT_FAILED
 
@@ -356,6 +374,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, render.Output], Awaitable[int
     "workers": remote.workers,
     "health": remote.health,
     **config_cmds.COMMANDS,
+    **init_cmd.COMMANDS,
 }
 
 

@@ -438,13 +438,18 @@ async def memory(args: argparse.Namespace, out: render.Output) -> int:
 
 async def workers(args: argparse.Namespace, out: render.Output) -> int:
     async with broker(args) as c:
-        res = await call(c, "workers")
-    human = "\n".join(
-        f"{w['name']:<14} {w['provider']:<9} {w.get('model') or '-':<20} {w['label']}"
+        res = await call(c, "workers", root=str(Path(args.cwd).resolve()))
+    lines = [
+        f"{w['name']:<14} {w['provider']:<9} {w.get('model') or '-':<20} {w.get('label', '')}"
         + ("" if w["enabled"] else "  (disabled)")
+        + ("" if w.get("allowed", True) else "  (not allowed here)")
+        + (f"  [{w['source']}]" if w.get("source") in ("user", "project") else "")
         for w in res["workers"]
-    )
-    out.result(res, human)
+    ]
+    default = res.get("default")
+    why = res.get("default_reason") or ""
+    lines.append(f"default: {default} ({why})" if default else f"no default worker: {why}")
+    out.result(res, "\n".join(lines))
     return EXIT_OK
 
 

@@ -2,7 +2,11 @@
 
 ``load_settings(root)`` merges built-in defaults (the fake agent and the agent CLIs found on
 PATH), the user's config file and the project's file, highest last, checks every value, and
-returns :class:`Settings`. Its ``provenance`` maps each setting (``profiles.work.model``) to
+returns :class:`Settings`. When no file names a ``default_worker``, the best usable agent CLI
+is the default (installed, logged in; :func:`baton.config.logins.choose_default`) and
+``Settings.default_reason`` says why; the fake agent is never chosen on its own, so with no
+usable CLI the default is empty and a delegation without a worker fails saying so.
+Its ``provenance`` maps each setting (``profiles.work.model``) to
 the :class:`~baton.config.layers.Source` it came from. A bad file raises
 :class:`~baton.config.layers.ConfigError` naming the file and line.
 
@@ -71,6 +75,7 @@ from baton.config.layers import (
     read_layer,
     user_config_path,
 )
+from baton.config.logins import choose_default
 from baton.config.profiles import Profile, default_profiles
 from baton.core.routing import (
     KINDS,
@@ -154,7 +159,7 @@ class Settings:
 
     root: Path | None
     profiles: dict[str, Profile]
-    default_worker: str
+    default_worker: str  # "" when none is configured and no agent CLI can run
     default_model: str | None = None
     only: tuple[str, ...] | None = None
     isolation: str = "worktree"
@@ -172,6 +177,7 @@ class Settings:
     values: dict[str, Any] = field(default_factory=dict)  # dotted key → effective value
     layers: tuple[LayerInfo, ...] = ()
     watched: tuple[Path, ...] = ()  # folders whose config files decide these settings
+    default_reason: str = ""  # why ``default_worker`` is the default
 
     def policy(self) -> Policy:
         return Policy(
@@ -206,7 +212,7 @@ class Settings:
 
 
 def _default_items(
-    profiles: Mapping[str, Profile], default_worker: str
+    profiles: Mapping[str, Profile], default_worker: str | None
 ) -> dict[Key, tuple[Any, Source]]:
     builtin = Source("default", note="built in")
     items: dict[Key, tuple[Any, Source]] = {
@@ -216,7 +222,7 @@ def _default_items(
         ("max_attempts",): (DEFAULT_MAX_ATTEMPTS, builtin),
         ("cooldown", "default"): (DEFAULT_COOLDOWN, builtin),
     }
-    if default_worker in profiles:
+    if default_worker is not None and default_worker in profiles:
         items[("default_worker",)] = (default_worker, builtin)
     blank = Profile(name="", provider="")
     for name, p in profiles.items():
@@ -442,7 +448,7 @@ def _build(
     root: Path | None,
     layers: tuple[LayerInfo, ...],
     watched: tuple[Path, ...],
-    fallback_worker: str,
+    fallback_worker: str | None,
 ) -> Settings:
     _check_keys(values)
     profiles = _profiles(values)
@@ -451,10 +457,21 @@ def _build(
     def profile_name(v: Any) -> str | None:
         return v if isinstance(v, str) and v in profiles else None
 
-    default_worker = values.get(
-        ("default_worker",), profile_name, f"a configured profile ({names})", fallback_worker
-    )
     only_list = values.get(("only",), _strings, "a list of profile names", None)
+    only_names = set(only_list) if only_list is not None else None
+
+    if values.has(("default_worker",)):
+        src = values.items[("default_worker",)][1]
+        reason = f"set in {src.path}" if src.path else f"given by the broker ({src.note})"
+    elif fallback_worker is not None:
+        reason = "given by the broker"
+    else:
+        fallback_worker, reason = choose_default(
+            {n: p for n, p in profiles.items() if only_names is None or n in only_names}
+        )
+    default_worker = values.get(
+        ("default_worker",), profile_name, f"a configured profile ({names})", fallback_worker or ""
+    )
     if only_list is not None:
         for name in only_list:
             if name not in profiles:
@@ -517,6 +534,7 @@ def _build(
         values={dotted(k): v for k, (v, _) in values.items.items()},
         layers=layers,
         watched=watched,
+        default_reason=reason,
     )
 
 
@@ -524,13 +542,14 @@ def load_settings(
     root: Path | None = None,
     *,
     profiles: Mapping[str, Profile] | None = None,
-    default_worker: str = "fake",
+    default_worker: str | None = None,
     user_config: Path | None = None,
 ) -> Settings:
     """The effective settings for ``root`` (a project folder; None = user and defaults only).
 
     ``profiles`` and ``default_worker`` form the defaults layer (default: the fake agent and
-    the agent CLIs on PATH). ``user_config`` overrides where the user's file is looked for.
+    the agent CLIs on PATH; no default worker, so the best usable agent CLI is chosen when no
+    file names one). ``user_config`` overrides where the user's file is looked for.
     Raises :class:`ConfigError` naming file and line when a file is broken or a value bad.
     """
     base = dict(profiles) if profiles is not None else default_profiles()

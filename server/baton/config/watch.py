@@ -30,7 +30,7 @@ class SettingsCache:
         self,
         *,
         profiles: Mapping[str, Profile] | None = None,
-        default_worker: str = "fake",
+        default_worker: str | None = None,
         user_config: Path | None = None,
         on_change: Callable[[Path], None] | None = None,
     ) -> None:

@@ -509,6 +509,11 @@ def route(
         base = f"model {model} named by the request"
         return _finish(kind, picked, choices, base, cool, explicit=False)
     choices, source = candidates(kind, policy, accounts, evidence)
+    if not choices and not policy.default_worker:
+        raise RoutingError(
+            "no worker to run this task: no default_worker is configured and no agent CLI "
+            "is installed and logged in (run `baton doctor`), or name a worker"
+        )
     if not choices:
         raise RoutingError(
             f"no worker is allowed for {kind_note}: the default worker "

@@ -1,19 +1,22 @@
 --- `:checkhealth baton`: Neovim's version, the server (found, its version), the LSP client
 --- (running, attached to this buffer), the Claude Code IDE integration (on or off, its lock
---- file, how to connect) and the workers (from `baton doctor --json`).
+--- file, how to connect) and the workers (from `baton doctor --json --cwd <root>`: the same
+--- resolved profiles, user and project config included, that routing reads; the default
+--- worker and why; an error when no real agent CLI can run as the default).
 
 local M = {}
 
 ---@param cmd string[]
+---@param any_exit? boolean the output counts whatever the exit code (doctor exits 1 on problems)
 ---@return boolean ok
 ---@return string output or error
-local function run(cmd)
+local function run(cmd, any_exit)
   local ok, proc = pcall(vim.system, cmd, { text = true })
   if not ok then
     return false, tostring(proc)
   end
   local result = proc:wait(10000)
-  if result.code ~= 0 then
+  if result.code ~= 0 and not (any_exit and (result.stdout or '') ~= '') then
     return false, vim.trim((result.stderr or '') .. (result.stdout or ''))
   end
   return true, result.stdout or ''
@@ -169,22 +172,28 @@ function M.check()
   check_claude_ide(health, clients)
 
   health.start('Workers')
-  local dok, dout = run(client.sibling(cmd, 'doctor', '--json'))
+  local doctor = client.sibling(cmd, 'doctor', '--json')
+  local root = client.root(buf)
+  if root then
+    vim.list_extend(doctor, { '--cwd', root })
+  end
+  local dok, dout = run(doctor, true)
   local decoded_ok, report = pcall(vim.json.decode, dout)
   if not decoded_ok or type(report) ~= 'table' then
     health.error('`baton doctor --json` failed: ' .. (dok and 'not JSON' or dout))
     return
   end
-  local usable = 0
   for _, p in ipairs(report.profiles or {}) do
     local label = string.format('%s (%s)', p.name, p.provider)
     if p.ok then
-      usable = usable + 1
       local version = p.version ~= vim.NIL and p.version or ''
       health.ok(string.format('worker %s: %s', label, version))
     else
       local problems = p.problems ~= vim.NIL and p.problems or {}
       health.warn(string.format('worker %s: %s', label, table.concat(problems, '; ')))
+    end
+    for _, note in ipairs(p.notes ~= vim.NIL and p.notes or {}) do
+      health.info(string.format('worker %s: %s', p.name, note))
     end
   end
   for _, cli in ipairs(report.clis or {}) do
@@ -194,8 +203,17 @@ function M.check()
       )
     end
   end
-  if usable == 0 then
-    health.error('no worker is usable', { 'Run `baton doctor` for what to install or log in to' })
+  local reason = report.default_reason ~= vim.NIL and report.default_reason or ''
+  if report.default ~= nil and report.default ~= vim.NIL then
+    health.info(string.format('default worker: %s (%s)', report.default, reason))
+  else
+    health.info('no default worker: ' .. reason)
+  end
+  if not report.ok then
+    health.error('no real agent CLI can run as the default worker', {
+      'Run `baton doctor` for what to install or log in to',
+      'then `baton init` writes your config with the agent found',
+    })
   end
 end
 

@@ -36,6 +36,7 @@ from baton.surfaces.lsp.permissions import PermissionPrompts
 from baton.surfaces.lsp.progress import Progress
 from baton.surfaces.lsp.watch import Watchers
 from baton.surfaces.ws.endpoint import Endpoint, start_endpoint
+from baton.surfaces.ws.serve import broker_supervisor
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +153,8 @@ class BatonServer(LanguageServer):
     async def start_broker(self) -> None:
         try:
             home = await asyncio.to_thread(state_home)
-            sup = await asyncio.to_thread(Supervisor, home)  # opens (migrates) the database
+            # opens (migrates) the database; the default worker comes from the settings
+            sup = await asyncio.to_thread(broker_supervisor, home)
             await sup.start()
         except Exception as exc:
             self.start_error = str(exc)

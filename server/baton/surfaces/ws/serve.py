@@ -14,11 +14,31 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from baton.config.layers import ConfigError
+from baton.config.profiles import default_profiles
+from baton.config.settings import load_settings
+from baton.config.watch import SettingsCache
 from baton.runtime.supervisor import Supervisor
 from baton.store.paths import state_home
 from baton.surfaces.ws.endpoint import Endpoint, start_endpoint
 
 CHECK_EVERY = 0.25
+
+
+def broker_supervisor(home: Path) -> Supervisor:
+    """The Supervisor of a real broker (``baton serve``, the language server).
+
+    Its default worker comes from the settings: the user's ``default_worker``, else the best
+    usable agent CLI found (``Settings.default_reason`` says which and why) — never the fake
+    agent on its own (``demo`` and tests name it).
+    """
+    profiles = default_profiles()
+    cache = SettingsCache(profiles=profiles)
+    try:
+        default = load_settings(None, profiles=profiles).default_worker
+    except ConfigError:
+        default = ""  # a broken user file: each delegation reports it
+    return Supervisor(home, profiles=profiles, default_worker=default, settings=cache)
 
 
 async def serve(
@@ -29,7 +49,7 @@ async def serve(
     on_ready: Callable[[Endpoint], None] | None = None,
 ) -> int:
     """Run a broker serving ``roots`` until stopped or idle; returns an exit code."""
-    sup = Supervisor(home if home is not None else state_home())
+    sup = broker_supervisor(home if home is not None else state_home())
     await sup.start()
     endpoint: Endpoint | None = None
     stop = asyncio.Event()
