@@ -154,6 +154,9 @@ class Decisions:
         if not masked or self.secrets is None:
             return files, refused
         values = await self.secrets(task)
+        if not values:  # the keyring cannot be read now: the masked text cannot be matched
+            why = "its worker's secret values cannot be read now, so its real text is not known"
+            return files, refused + [(h, why) for h in sorted(masked)]
         try:
             real = await asyncio.to_thread(in_background, result_diff, snap)
         except Exception as exc:

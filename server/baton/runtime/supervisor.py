@@ -523,6 +523,8 @@ class Supervisor:
         """The values to mask in what the task's agents print and write: those its agents
         were given here, else derived from its recorded profile (any broker may ask)."""
         if task.id not in self.book.secrets:
+            with contextlib.suppress(Exception):  # its settings choose the keyring backend
+                self.settings.get(task.root)
             try:
                 profile = profile_of(task, self.profiles_for(task.root))
             except TaskError:
