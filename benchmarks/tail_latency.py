@@ -7,9 +7,12 @@ Two measurements, each with 20 processes streaming ~100 lines/s for a few second
 * ``agents``: 20 fake agents (``stream`` step) started detached through
   :func:`~baton.process.spawn.spawn`, read through Tailers and the fake adapter's parser
   — the broker's real path.
+* ``masked`` (with ``--secret``): the same agents given a secret, so their wrapper reads
+  their output through pipes and writes it to the files masked.
 
 Prints median, p99 and max latency in ms per measurement. Target: p99 ≤ 5 ms.
 Run: .venv/bin/python benchmarks/tail_latency.py [--seconds 5] [--agents 20] [--rate 100]
+[--secret]
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from baton.agents.base import Turn
 from baton.agents.fake import FakeAdapter
 from baton.config.profiles import Profile
 from baton.core.events import EventType
+from baton.core.masking import MASK_ENV
 from baton.process.spawn import kill_tree, spawn, wait_exit
 from baton.process.tail import Tailer
 
@@ -86,8 +90,15 @@ async def bench_tail(folder: Path, n: int, rate: float, seconds: float) -> list[
     return latencies
 
 
-async def bench_agents(folder: Path, n: int, rate: float, seconds: float) -> list[float]:
+#: A secret for the ``masked`` measurement (it begins like no line the agents print).
+SECRET = {"API_TOKEN": "sk-bench-7f3a9c1e-d00d-4b1d-9e55-000", MASK_ENV: "API_TOKEN"}
+
+
+async def bench_agents(
+    folder: Path, n: int, rate: float, seconds: float, env: dict[str, str] | None = None
+) -> list[float]:
     adapter = FakeAdapter()
+    profile = Profile("fake", "fake", env=dict(env or {}))
     count = int(rate * seconds)
     # Streaming starts after a pause, once all agents (two Python startups each) are up.
     steps = [{"sleep": 3.0}, {"stream": count, "rate": rate, "size": 80}]
@@ -98,7 +109,7 @@ async def bench_agents(folder: Path, n: int, rate: float, seconds: float) -> lis
         work = folder / f"a{i}"
         work.mkdir()
         turn = Turn(task_id=f"t{i}", prompt=prompt + "\n```", cwd=str(work), task_dir=str(work))
-        rec = spawn(adapter.launch(turn, Profile("fake", "fake")), work, 1)
+        rec = spawn(adapter.launch(turn, profile), work, 1)
         tailer, parser = Tailer(rec.out_path), adapter.parser()
 
         async def finish() -> None:
@@ -126,18 +137,28 @@ async def main() -> None:
     ap.add_argument("--agents", type=int, default=20)
     ap.add_argument("--rate", type=float, default=100.0, help="lines per second per process")
     ap.add_argument("--rounds", type=int, default=3, help="the median round's p99 is the result")
+    ap.add_argument("--secret", action="store_true", help="also measure agents given a secret")
     args = ap.parse_args()
     print(
         f"{args.agents} processes x {args.rate:g} lines/s for {args.seconds:g} s,"
         f" {args.rounds} rounds"
     )
     p99s: dict[str, list[float]] = {"tail": [], "agents": []}
+    if args.secret:
+        p99s["masked"] = []
     for _ in range(args.rounds):
         with tempfile.TemporaryDirectory(prefix="baton-tail-") as tmp:
             tail = await bench_tail(Path(tmp), args.agents, args.rate, args.seconds)
             agents = await bench_agents(Path(tmp), args.agents, args.rate, args.seconds)
+            masked = None
+            if args.secret:
+                work = Path(tmp) / "masked"
+                work.mkdir()
+                masked = await bench_agents(work, args.agents, args.rate, args.seconds, SECRET)
         p99s["tail"].append(report("tail", tail))
         p99s["agents"].append(report("agents", agents))
+        if masked is not None:
+            p99s["masked"].append(report("masked", masked))
     for name, values in p99s.items():
         print(f"{name:>7}: p99 of the median round {statistics.median(values):.2f} ms")
     worst = max(statistics.median(v) for v in p99s.values())

@@ -13,6 +13,10 @@ takes (``attempt-<k>.lock`` / ``.pid``, naming its wrapper) for the rest of its 
 turns the session stays open; the broker sends follow-up prompts, cancels, and permission
 answers over the control socket (:mod:`baton.acp.control`).
 
+Secret values (named by ``BATON_MASK_ENV`` in the environment the runner shares with its
+agent, as for the wrapper) are masked in every event line it writes; a secret spread over
+several events is masked by the broker, which reads those lines as one text stream.
+
 A permission request the policy does not answer waits — with or without a broker attached —
 until an answer comes over the socket or the turn is cancelled. The runner ends when told to,
 when its agent exits, when the task's worktree is removed (the task was accepted or rejected),
@@ -64,6 +68,7 @@ from baton.acp.translate import (
 )
 from baton.core import events
 from baton.core.events import Event, EventType
+from baton.core.masking import prepare, redact, values_from_env
 from baton.process.reaper import bound, end, strays
 from baton.process.wrap import take_lock, write_claim, write_exit
 
@@ -103,6 +108,7 @@ class Runner:
         self.stop = asyncio.Event()
         self.last_active = time.monotonic()
         self._out: Any = None
+        self._secrets = prepare(values_from_env(os.environ))  # masked in what is written
         self._perm_seq = 0
         self._turns: set[asyncio.Task[None]] = set()
         self._loop_cancel_sent = False
@@ -119,7 +125,8 @@ class Runner:
         if self._out is None:
             return
         for e in evs:
-            self._out.write(json.dumps(e.to_json()).encode() + b"\n")
+            line = redact(e.to_json(), self._secrets)
+            self._out.write(json.dumps(line).encode() + b"\n")
         self._out.flush()
 
     def _log(self, message: str, level: str = "info") -> None:

@@ -149,6 +149,13 @@ def _parser() -> argparse.ArgumentParser:
         c = cmd(name, f"{verb} all pending hunks of a task, or the ones named")
         c.add_argument("id", help=ID_HELP)
         c.add_argument("hunks", nargs="*", metavar="HUNK")
+        if name == "accept":
+            c.add_argument(
+                "--allow-secret",
+                action="store_true",
+                help="also apply hunks that write a secret value (shown masked; the real "
+                "text is taken from git)",
+            )
 
     c = cmd("cancel", "cancel a task (kills its agent process tree)")
     c.add_argument("id", help=ID_HELP)

@@ -374,7 +374,8 @@ async def diff(args: argparse.Namespace, out: render.Output) -> int:
 
 async def accept(args: argparse.Namespace, out: render.Output) -> int:
     async with broker(args) as c:
-        res = await call(c, "accept", id=args.id, hunks=args.hunks or None)
+        allow = True if args.allow_secret else None
+        res = await call(c, "accept", id=args.id, hunks=args.hunks or None, allowSecret=allow)
     if out.json_mode:
         out.json_doc(res)
     else:

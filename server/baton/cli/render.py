@@ -160,6 +160,11 @@ class Output:
                 c.print(
                     f"  [{mark}]● {h.id}[/{mark}] [dim]{h.state} "
                     f"@@ -{h.old_start},{h.old_count} +{h.new_start},{h.new_count} @@[/dim]"
+                    + (
+                        " [red]writes a secret value (masked; --allow-secret)[/red]"
+                        if h.secret
+                        else ""
+                    )
                 )
                 if f.binary:
                     c.print("    [dim](binary content)[/dim]")

@@ -3,7 +3,10 @@
 A profile's env value ``keyring:SERVICE/NAME`` (``keyring:NAME`` means service ``baton``) is
 looked up in the keyring only when an agent is started, and only handed to that process: it
 is never written to the database, a log, an event or any output. Values of secret-like
-variables (names containing KEY, TOKEN, SECRET or PASS) are shown masked everywhere.
+variables (names containing KEY, TOKEN, SECRET or PASS) are shown masked everywhere. What an
+agent prints or writes is masked with :mod:`baton.core.masking` (whole, cut, in pieces); its
+process wrapper finds the values through :data:`~baton.core.masking.MASK_ENV`
+(:func:`with_mask_names`), so they are never written anywhere.
 
 Where no keyring backend exists (headless Linux without Secret Service or KWallet), Baton
 says so and uses :class:`FileKeyring` — an unencrypted JSON file readable only by the
@@ -28,9 +31,11 @@ from keyring.backend import KeyringBackend
 from keyring.backends import fail
 from keyring.compat import properties
 
+from baton.core import masking
+from baton.core.masking import MASK, MASK_ENV
+
 REF_PREFIX = "keyring:"
 DEFAULT_SERVICE = "baton"
-MASK = "********"
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS", re.I)
 _OPT_IN = "BATON_KEYRING"
 _THIS = "baton.config.secrets.FileKeyring"
@@ -245,24 +250,23 @@ def resolve_env(env: Mapping[str, str], owner: str = "") -> tuple[dict[str, str]
     return out, secrets
 
 
+def with_mask_names(env: Mapping[str, str], secrets: list[str]) -> dict[str, str]:
+    """``env`` (resolved) plus :data:`~baton.core.masking.MASK_ENV` naming its variables that
+    hold one of ``secrets``: the agent's wrapper masks their values in its output files."""
+    out = {k: v for k, v in env.items() if k != MASK_ENV}
+    names = sorted(k for k, v in out.items() if v and v in secrets)
+    if names:
+        out[MASK_ENV] = ",".join(names)
+    return out
+
+
 R = TypeVar("R")
 
 
 def redact(obj: R, secrets: list[str]) -> R:
-    """``obj`` (str, list, dict, nested) with every secret value replaced by the mask."""
-    if not secrets:
-        return obj
-    if isinstance(obj, str):
-        text: str = obj
-        for s in secrets:
-            if s:
-                text = text.replace(s, MASK)
-        return text  # type: ignore[return-value]
-    if isinstance(obj, list):
-        return [redact(x, secrets) for x in obj]  # type: ignore[return-value]
-    if isinstance(obj, dict):
-        return {k: redact(v, secrets) for k, v in obj.items()}  # type: ignore[return-value]
-    return obj
+    """``obj`` (str, list, dict, nested) with every secret value masked in its strings —
+    whole, or with whitespace between its pieces (see :mod:`baton.core.masking`)."""
+    return masking.redact(obj, secrets)
 
 
 __all__ = [
@@ -282,4 +286,5 @@ __all__ = [
     "resolve_env",
     "set_secret",
     "use_backend",
+    "with_mask_names",
 ]

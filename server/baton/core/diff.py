@@ -2,6 +2,10 @@
 
 Hunks carry zero lines of context: each is one contiguous block of removed and added lines,
 so each can be accepted or rejected on its own. Texts keep their line endings (CRLF stays CRLF).
+
+A diff that is stored or shown has its secret values masked (:func:`mask_diff`): a hunk whose
+new text held one is flagged ``secret``; the real text is only ever read back from git
+(:func:`reveal` pairs it with the masked hunk).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from baton.core.linediff import opcodes
+from baton.core.masking import MASK, mask_text, prepare
 
 
 class HunkState(StrEnum):
@@ -45,9 +50,10 @@ class Hunk:
     new_text: str
     state: HunkState = HunkState.PENDING
     whole_file: bool = False
+    secret: bool = False  # its new text held a secret value (masked here)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.id,
             "oldStart": self.old_start,
             "oldCount": self.old_count,
@@ -58,6 +64,9 @@ class Hunk:
             "state": str(self.state),
             "wholeFile": self.whole_file,
         }
+        if self.secret:
+            out["secret"] = True
+        return out
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Hunk:
@@ -71,6 +80,7 @@ class Hunk:
             new_text=str(obj["newText"]),
             state=HunkState(obj.get("state", "pending")),
             whole_file=bool(obj.get("wholeFile", False)),
+            secret=bool(obj.get("secret", False)),
         )
 
 
@@ -197,6 +207,60 @@ def count_lines(hunks: Iterable[Hunk]) -> tuple[int, int]:
         added += h.new_count
         removed += h.old_count
     return added, removed
+
+
+def mask_diff(files: Sequence[FileDiff], values: Iterable[str]) -> list[FileDiff]:
+    """``files`` with every secret value in their hunks masked (line breaks kept).
+
+    A hunk whose new text held one is flagged ``secret``. A hunk whose text changed gets
+    an id of its masked text (so no id is derived from a secret), the same for the same
+    change every time; other hunks are left as they are.
+    """
+    prepared = prepare(values)
+    if not prepared:
+        return list(files)
+    out: list[FileDiff] = []
+    for f in files:
+        seen: dict[tuple[str, str], int] = {}
+        hunks: list[Hunk] = []
+        for h in f.hunks:
+            old, new = mask_text(h.old_text, prepared), mask_text(h.new_text, prepared)
+            if (old, new) == (h.old_text, h.new_text):
+                hunks.append(h)
+                continue
+            ordinal = seen.get((old, new), 0)
+            seen[(old, new)] = ordinal + 1
+            hid = hunk_id(f.path, f"{MASK} {old}", new, ordinal)
+            hunks.append(replace(h, id=hid, old_text=old, new_text=new, secret=new != h.new_text))
+        out.append(replace(f, hunks=tuple(hunks)))
+    return out
+
+
+def reveal(
+    shown: Sequence[FileDiff], real: Sequence[FileDiff], values: Iterable[str]
+) -> list[FileDiff]:
+    """The files of ``shown`` (a masked diff, with decisions) whose masked hunks get their real
+    text from ``real`` (the same diff computed again from git, unmasked), keeping their ids
+    and states; a hunk ``real`` does not have any more is left masked. A file with a masked
+    hunk takes ``real``'s file (what accept needs to find its content in git)."""
+    masked = {f.path: f for f in mask_diff(real, values)}
+    by_path = {f.path: f for f in real}
+    out: list[FileDiff] = []
+    for f in shown:
+        ours, theirs = masked.get(f.path), by_path.get(f.path)
+        if ours is None or theirs is None or len(ours.hunks) != len(theirs.hunks):
+            out.append(f)
+            continue
+        originals = {m.id: r for m, r in zip(ours.hunks, theirs.hunks, strict=True)}
+        hunks = []
+        for h in f.hunks:
+            found = originals.get(h.id)
+            changed = found is not None and found.id != h.id
+            if found is not None and changed:
+                h = replace(found, id=h.id, state=h.state, secret=h.secret)
+            hunks.append(h)
+        out.append(replace(theirs, hunks=tuple(hunks)) if hunks != list(f.hunks) else f)
+    return out
 
 
 def find_hunk(files: Sequence[FileDiff], hunk: str) -> tuple[FileDiff, Hunk] | None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
+
+from baton.core.masking import StreamMasker, prepare, redact
 
 
 class EventType(StrEnum):
@@ -67,6 +70,46 @@ def text(value: str, *, delta: bool = False) -> Event:
 
 def error(kind: str, message: str, **extra: Any) -> Event:
     return Event(EventType.ERROR, {"kind": kind, "message": message, **extra})
+
+
+class EventMasker:
+    """Masks secret values in one attempt's events, in the order the parser yields them.
+
+    The text deltas are one stream (:class:`~baton.core.masking.StreamMasker`): a secret cut
+    over several deltas is masked, and deltas may be cut anew — their text, joined, is the
+    original with each secret masked. Every other event is masked whole. Another kind of
+    event lets out a short held-back beginning first (the text and it stay in order); a
+    longer one (the start of a secret, likely) stays held until the text goes on.
+    :meth:`flush` at the attempt's end gives the rest as a last delta.
+    """
+
+    def __init__(self, values: Iterable[str]) -> None:
+        self.values = prepare(values)
+        self.text = StreamMasker(self.values)
+        self._last: Event | None = None  # the last text delta: the shape of one let out later
+
+    def events(self, events: Iterable[Event]) -> list[Event]:
+        if not self.values:
+            return list(events)
+        out: list[Event] = []
+        for e in events:
+            if e.type == EventType.TEXT and e.data.get("delta"):
+                self._last = e
+                self._add(out, self.text.push(str(e.data.get("text", ""))))
+            else:
+                self._add(out, self.text.pause())
+                out.append(replace(e, data=redact(e.data, self.values)))
+        return out
+
+    def flush(self) -> list[Event]:
+        out: list[Event] = []
+        self._add(out, self.text.flush())
+        return out
+
+    def _add(self, out: list[Event], shown: str) -> None:
+        if shown and self._last is not None:
+            data = redact({k: v for k, v in self._last.data.items() if k != "text"}, self.values)
+            out.append(replace(self._last, data={**data, "text": shown}))
 
 
 def describe(event: Event) -> str:

@@ -23,20 +23,32 @@ gone, and once it exists nothing the attempt started still runs.
 then names it); ``127`` when the agent could not be started at all (the reason goes to
 stderr and to ``error``). ``received`` names the signal the wrapper itself was sent, if any.
 
-Only the standard library is used, so the wrapper starts fast and depends on nothing.
+The output files are written masked when the agent was given secrets: ``BATON_MASK_ENV``
+(:data:`baton.core.masking.MASK_ENV`) names the variables holding them, whose values the
+wrapper reads from the environment it shares with the agent. The agent's stdout and stderr
+are then pipes; a thread per pipe writes what comes through it to the file, every secret
+masked (:class:`baton.core.masking.StreamMasker`: whole, cut across writes, folded), at
+once — only a beginning of a secret is held back until what follows tells — and the exit
+record is written after the last byte. Without secrets the agent writes the files itself.
+
+Only the standard library (and Baton's standard-library masking) is used, so the wrapper
+starts fast and depends on nothing.
 """
 
 from __future__ import annotations
 
+import codecs
 import fcntl
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from types import FrameType
 
+from baton.core.masking import STRONG, StreamMasker, values_from_env
 from baton.process.reaper import become_subreaper, die_with, end_leftovers
 
 _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -44,6 +56,9 @@ _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 CLAIMED = 75
 #: Seconds a claim is retried for: a probe (``find_attempt``) holds the lock for an instant.
 CLAIM_RETRY = 1.0
+#: Seconds the exit record waits for the output pipes to drain once nothing of the attempt
+#: runs (a process outside it that holds a pipe must not keep the record back).
+DRAIN_WAIT = 5.0
 
 
 class _Forwarder:
@@ -77,6 +92,48 @@ class _Forwarder:
             except OSError:
                 pass
         signal.signal(signum, self.handle)
+
+
+class _MaskedCopy:
+    """Copies one of the agent's output pipes to its file, with every secret masked."""
+
+    def __init__(self, pipe: int, file: int, values: list[str]) -> None:
+        self.pipe = pipe
+        self.file = file
+        self.masker = StreamMasker(values, hold_from=STRONG)  # a line is never held for long
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")  # bytes round-trip
+        try:
+            while True:
+                data = os.read(self.pipe, 1 << 16)
+                if not data:
+                    break
+                self._write(self.masker.push(decoder.decode(data)))
+        except OSError:
+            pass
+        finally:
+            self._write(self.masker.push(decoder.decode(b"", final=True)) + self.masker.flush())
+            os.close(self.pipe)
+
+    def _write(self, text: str) -> None:
+        data = memoryview(text.encode("utf-8", "surrogateescape"))
+        try:
+            while data:
+                data = data[os.write(self.file, data) :]
+        except OSError:
+            pass  # a full disk: what cannot be written is dropped, the pipe is still drained
+
+
+def _masked_output(values: list[str]) -> tuple[list[int], list[_MaskedCopy]]:
+    """The write ends of pipes for the agent's stdout and stderr, and their copiers; none
+    without secrets (the agent then writes the wrapper's own files)."""
+    if not values:
+        return [], []
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    return [out_w, err_w], [_MaskedCopy(out_r, 1, values), _MaskedCopy(err_r, 2, values)]
 
 
 def write_exit(path: str, record: dict[str, object]) -> None:
@@ -168,9 +225,13 @@ def main(args: list[str]) -> int:
     forwarder = _Forwarder()
     forwarder.install()  # before the child exists, so no signal slips through
     become_subreaper()  # what the agent orphans stays ours to end
+    pipes, copies = _masked_output(values_from_env(os.environ))
+    out, err = pipes or (None, None)
     try:
-        child = subprocess.Popen(argv, preexec_fn=die_with(os.getpid()))
+        child = subprocess.Popen(argv, preexec_fn=die_with(os.getpid()), stdout=out, stderr=err)
     except (OSError, subprocess.SubprocessError) as exc:
+        for fd in [*pipes, *(c.pipe for c in copies)]:
+            os.close(fd)
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         message = f"baton: cannot start {argv[0]!r}: {why}"
         print(message, file=sys.stderr, flush=True)
@@ -180,6 +241,10 @@ def main(args: list[str]) -> int:
              "ended_at": time.time()},
         )  # fmt: skip
         return 127
+    for fd in pipes:
+        os.close(fd)  # the agent holds them now
+    for copy in copies:
+        copy.thread.start()
     forwarder.agent = child.pid
     if forwarder.received is not None:  # a signal arrived while the child was starting
         forwarder.forward(forwarder.received)
@@ -187,6 +252,8 @@ def main(args: list[str]) -> int:
     forwarder.agent = None
     code = child.returncode = os.waitstatus_to_exitcode(status)
     end_leftovers()  # before the record: a record means nothing of the attempt runs
+    for copy in copies:  # and that its output is all in the files
+        copy.thread.join(DRAIN_WAIT)
     sig_name: str | None = None
     if code < 0:
         sig_name = _signal_name(-code)

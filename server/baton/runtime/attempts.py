@@ -6,7 +6,10 @@ process is found from what its wrapper wrote (:func:`baton.process.spawn.find_at
 and followed, or it never started and the turn starts again — never twice. Following
 tails the output file from the stored offset; after a restart the lines before it are fed
 to a fresh parser first (their events are stored already), so an attempt settles the same
-way whichever broker reads its end.
+way whichever broker reads its end. The parser's events go through the attempt's masker
+(:class:`~baton.core.events.EventMasker`, the values from the task's profile on whichever
+broker follows it); the replayed lines go through it too, so a secret whose beginning the
+last broker held back is masked whole.
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ from typing import Any
 from baton.acp import transport as acp
 from baton.agents.base import AgentNotFound, Parser, Turn
 from baton.config.profiles import Profile
-from baton.config.secrets import SecretError, redact, resolve_env, use_backend
+from baton.config.secrets import SecretError, redact, resolve_env, use_backend, with_mask_names
 from baton.config.watch import SettingsCache
-from baton.core.events import Event, EventType
+from baton.core.events import Event, EventMasker, EventType
 from baton.core.lifecycle import Completion, TaskState
 from baton.core.outcome import Outcome
 from baton.core.settle import NextTurn, Stop
@@ -70,6 +73,7 @@ class Live:
     last_output: float
     side: bool = False  # a side attempt (review): it must not touch the task's session
     stop: Stop | None = None
+    masking: EventMasker = dataclasses.field(default_factory=lambda: EventMasker(()))
 
 
 class Attempts:
@@ -192,15 +196,16 @@ class Attempts:
     async def _with_secrets(self, task: Task, profile: Profile) -> Profile:
         """``profile`` with its keyring references resolved, for this launch only.
 
-        The values go to the agent's environment and nowhere else; events mentioning one
-        are redacted before they are stored (see :meth:`_emit`).
+        The values go to the agent's environment and nowhere else (its wrapper is told the
+        names of the variables that hold them, to mask its output files); the events are
+        masked before they are stored (see :meth:`follow`).
         """
         settings = self.settings.last_good(task.root)
         use_backend(settings.secrets_backend if settings else None)
         env, secrets = await asyncio.to_thread(resolve_env, profile.env, profile.name)
         known = self.book.secrets.setdefault(task.id, [])
         known.extend(s for s in secrets if s not in known)
-        return dataclasses.replace(profile, env=env)
+        return dataclasses.replace(profile, env=with_mask_names(env, secrets))
 
     async def learn_secrets(self, task: Task, profile: Profile) -> None:
         """Know the values to mask in ``task``'s events without launching anything: for an
@@ -239,7 +244,7 @@ class Attempts:
         tailer = Tailer(Path(attempt.out_path), attempt.out_offset)
         live = Live(
             task, attempt, transport, record, tailer, Outcome.fold(mine), transport.parser(),
-            now, now, side,
+            now, now, side, masking=EventMasker(self.book.secrets.get(task.id, ())),
         )  # fmt: skip
         self.live[task.id] = live
         if attempt.ended_at is not None and attempt.completion in _STOPS:
@@ -250,7 +255,7 @@ class Attempts:
             for line in await asyncio.to_thread(
                 lines_before, Path(attempt.out_path), attempt.out_offset
             ):
-                live.parser.feed(line)  # their events are stored already
+                live.masking.events(live.parser.feed(line))  # their events are stored already
         if not side and task.id in self.book.cancelling:  # cancelled while it was starting
             self.book.cancelling.discard(task.id)
             self._spawn(self.stop(live, Stop(Completion.CANCELLED, "cancelled by the user")))
@@ -262,7 +267,8 @@ class Attempts:
             with contextlib.suppress(Exception):
                 await pump
             err = procs.stderr_tail(Path(attempt.err_path))
-            ending = live.parser.finish(exit_code, err)
+            ending = live.masking.events(live.parser.finish(exit_code, err))
+            ending += live.masking.flush()  # what it held back, in the same batch
             if not judged:  # marked, so a broker that reads this end again adds nothing
                 ending = [dataclasses.replace(e, data={**e.data, "at_exit": True}) for e in ending]
                 await self._emit(live, ending)
@@ -338,7 +344,7 @@ class Attempts:
     async def _pump(self, live: Live) -> None:
         async for line in live.tailer:
             live.last_output = time.monotonic()
-            events = live.parser.feed(line)
+            events = live.masking.events(live.parser.feed(line))
             if events:
                 await self._emit(live, events, wait=False)
         live.attempt.out_offset = live.tailer.offset

@@ -8,6 +8,10 @@ clears the journal. A broker that finds a journal whose broker is gone finishes 
 (:meth:`Decisions.finish_journals`): files still as they were get the change, files that
 have it count as accepted, files the user changed since keep their hunks pending. A state
 disk too full for the journal refuses the accept before any user file is written.
+
+The stored diff is masked (the task's secret values). A hunk whose new text held one is
+refused unless the caller says ``allow_secret``; a masked hunk that is accepted takes its
+real text from the worker's result commit in git, never from the stored diff.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from baton.core.diff import FileDiff, HunkState, find_hunk
+from baton.core.diff import FileDiff, HunkState, find_hunk, mask_diff, reveal
 from baton.core.lifecycle import TaskState
+from baton.core.masking import MASK
 from baton.core.task import Task
 from baton.faults import crash_point
 from baton.runtime.book import Book
@@ -30,13 +35,19 @@ from baton.runtime.prepare import Preparer
 from baton.runtime.proposals import ProposalDesk
 from baton.runtime.recorded import snapshot_of
 from baton.store.paths import task_dir
-from baton.workspace import AcceptResult, accept
+from baton.workspace import AcceptResult, Snapshot, accept, result_diff
+from baton.workspace.git import in_background
 from baton.workspace.journal import JournalError, clear_journal, recover_accept
 
 log = logging.getLogger(__name__)
 S = TaskState
 JOURNAL = "accept.journal"
 _OWNER = "accept.broker"  # the broker writing the journal (it may still be at work)
+#: Why a hunk holding a secret value is not accepted without the override.
+SECRET_REFUSAL = (
+    "it writes a secret value (shown masked); accept it explicitly to take the real text "
+    "(baton accept --allow-secret)"
+)
 
 
 class Decisions:
@@ -48,6 +59,7 @@ class Decisions:
         preparer: Preparer,
         desk: ProposalDesk,
         after_settled: Callable[[Task], Awaitable[None]],
+        secrets: Callable[[Task], Awaitable[list[str]]] | None = None,
     ) -> None:
         self.home = home
         self.book = book
@@ -55,6 +67,7 @@ class Decisions:
         self.preparer = preparer
         self.desk = desk
         self.after_settled = after_settled  # a task was applied or rejected
+        self.secrets = secrets  # the values masked in the task's stored diff
 
     async def accept(
         self,
@@ -64,11 +77,13 @@ class Decisions:
         current: Mapping[str, str] | None = None,
         write: bool = True,
         applied_by_client: Callable[[AcceptResult], Coroutine[Any, Any, bool]] | None = None,
+        allow_secret: bool = False,
     ) -> AcceptResult:
         """Apply all pending hunks, or the chosen ones, to the user's files.
 
         With ``write=False`` nothing is written: the caller (the language server) applies
         ``result.texts`` as editor edits and reports back through ``applied_by_client``.
+        A hunk flagged ``secret`` is refused (it stays pending) unless ``allow_secret``.
         """
         task = await self.book.get(task_id)
         async with self.book.lock(task.id):
@@ -86,6 +101,10 @@ class Decisions:
                 await self.decide(task, dict.fromkeys(result.applied, HunkState.ACCEPTED))
                 return result
             snap = snapshot_of(task)
+            files, refused = await self._real_text(task, snap, files, chosen, allow_secret)
+            chosen -= {h for h, _ in refused}
+            if refused and not chosen:
+                return AcceptResult(refused=refused)
             folder = task_dir(self.home, task.id)
             journal = folder / JOURNAL if write else None
             try:
@@ -105,6 +124,7 @@ class Decisions:
                 raise TaskError(
                     f"could not record the accept, so nothing was written: {exc}"
                 ) from None
+            result.refused[:0] = refused
             if (
                 applied_by_client is not None
                 and result.applied
@@ -116,6 +136,35 @@ class Decisions:
             if journal is not None:
                 await asyncio.to_thread(clear_journal, journal)
             return result
+
+    async def _real_text(
+        self,
+        task: Task,
+        snap: Snapshot,
+        files: list[FileDiff],
+        chosen: set[str],
+        allow_secret: bool,
+    ) -> tuple[list[FileDiff], list[tuple[str, str]]]:
+        """``files`` with the chosen masked hunks' real text read back from git, and the
+        hunks refused: flagged ones without ``allow_secret``, and ones git no longer has."""
+        hunks = [h for f in files for h in f.hunks if h.id in chosen]
+        refused = [(h.id, SECRET_REFUSAL) for h in hunks if h.secret and not allow_secret]
+        masked = {h.id for h in hunks if MASK in h.old_text or MASK in h.new_text}
+        masked -= {h for h, _ in refused}
+        if not masked or self.secrets is None:
+            return files, refused
+        values = await self.secrets(task)
+        if not values:  # the keyring cannot be read now: the masked text cannot be matched
+            why = "its worker's secret values cannot be read now, so its real text is not known"
+            return files, refused + [(h, why) for h in sorted(masked)]
+        try:
+            real = await asyncio.to_thread(in_background, result_diff, snap)
+        except Exception as exc:
+            raise TaskError(f"could not read the worker's result from git: {exc}") from None
+        known = {h.id for f in mask_diff(real, values) for h in f.hunks}
+        gone = "its text is no longer in the worker's result (git); run the task again"
+        refused += [(h, gone) for h in sorted(masked - known)]
+        return reveal(files, real, values), refused
 
     async def reject(self, task_id: str, hunk_ids: Sequence[str] | None = None) -> list[str]:
         task = await self.book.get(task_id)

@@ -3,17 +3,19 @@
 A draft is recomputed (debounced) when the agent says it touched files or a file watcher
 saw its worktree change; the final diff is computed once the attempt has ended. One diff at
 a time per task, and no draft once the attempt has ended, so a late draft never overwrites
-the final diff.
+the final diff. A diff is stored with the task's secret values masked (a hunk whose new text
+held one is flagged, see :func:`baton.core.diff.mask_diff`): the ``diffs`` table never holds
+a value.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from baton.core.diff import FileDiff, count_lines, with_states
+from baton.core.diff import FileDiff, count_lines, mask_diff, with_states
 from baton.core.events import EventType
 from baton.core.lifecycle import TaskState
 from baton.core.task import Task
@@ -33,11 +35,13 @@ class Drafts:
         debounce: float,
         attempt_running: Callable[[str], bool],
         spawn: Callable[[Any, str], object],
+        secrets: Callable[[Task], Awaitable[list[str]]] | None = None,
     ) -> None:
         self.book = book
         self.debounce = debounce
         self.attempt_running = attempt_running  # task id → an attempt of it is being followed
         self._spawn = spawn
+        self.secrets = secrets  # the values to mask in the task's diff
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -62,11 +66,14 @@ class Drafts:
                 return []
             snap = snapshot_of(task)
             files = await asyncio.to_thread(in_background, compute_diff, snap, Path(task.worktree))
-            await self.record(task, files, final=final)
-            return files
+            return await self.record(task, files, final=final)
 
-    async def record(self, task: Task, files: list[FileDiff], *, final: bool) -> None:
-        """Store the task's diff and say so with a ``diff`` event (its size)."""
+    async def record(self, task: Task, files: list[FileDiff], *, final: bool) -> list[FileDiff]:
+        """Store the task's diff, masked, and say so with a ``diff`` event (its size); the
+        diff as stored."""
+        values = await self.secrets(task) if self.secrets is not None else []
+        if values:
+            files = await asyncio.to_thread(mask_diff, files, values)
         await self.book.store.call(lambda s: s.save_diff(task.id, files, final))
         added, removed = count_lines(h for f in files for h in f.hunks)
         hunks = sum(len(f.hunks) for f in files)
@@ -76,6 +83,7 @@ class Drafts:
             {"final": final, "files": len(files), "hunks": hunks, "added": added,
              "removed": removed},
         )  # fmt: skip
+        return files
 
     async def load(self, task_id: str) -> tuple[list[FileDiff], bool]:
         """The latest diff (draft or final) with each hunk's decision."""

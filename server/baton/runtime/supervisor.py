@@ -54,7 +54,13 @@ from baton.runtime.drafts import Drafts
 from baton.runtime.graph import Dependents, close_group, in_order
 from baton.runtime.prepare import Preparer
 from baton.runtime.proposals import ProposalDesk
-from baton.runtime.recorded import configured_profile, not_a_proposal, store_request, task_for
+from baton.runtime.recorded import (
+    configured_profile,
+    not_a_proposal,
+    profile_of,
+    store_request,
+    task_for,
+)
 from baton.runtime.requests import DelegateRequest, GraphNode
 from baton.runtime.turns import TurnLoop
 from baton.runtime.verify import Verifier
@@ -96,9 +102,13 @@ class Supervisor:
         self._closed = False
         book = self.book = Book(self.store, self.bus, self.id)
         self._attempts = Attempts(home, book, self.settings, self.limits, self._draft_soon)
-        self._drafts = Drafts(book, self.limits.draft_debounce, self._following, self._spawn)
+        self._drafts = Drafts(
+            book, self.limits.draft_debounce, self._following, self._spawn, self._secrets_of
+        )
         self._preparer = Preparer(home, book, self.settings)
-        verifier = Verifier(home, book, self._attempts, self._drafts, self._profile)
+        verifier = Verifier(
+            home, book, self._attempts, self._drafts, self._profile, self._secrets_of
+        )
         self._loop = TurnLoop(
             book,
             self._preparer,
@@ -113,7 +123,13 @@ class Supervisor:
         self._desk = ProposalDesk(home, book, self._drafts)
         self._dependents = Dependents(book, lambda t: self._loop.start(t, NextTurn("", "first")))
         self._decisions = Decisions(
-            home, book, self._drafts, self._preparer, self._desk, self._after_decided
+            home,
+            book,
+            self._drafts,
+            self._preparer,
+            self._desk,
+            self._after_decided,
+            self._secrets_of,
         )
         self._adoption = Adoption(
             home,
@@ -456,11 +472,18 @@ class Supervisor:
         current: Mapping[str, str] | None = None,
         write: bool = True,
         applied_by_client: Callable[[AcceptResult], Coroutine[Any, Any, bool]] | None = None,
+        allow_secret: bool = False,
     ) -> AcceptResult:
         """Apply all pending hunks, or the chosen ones, to the user's files (see
-        :meth:`baton.runtime.decisions.Decisions.accept`)."""
+        :meth:`baton.runtime.decisions.Decisions.accept`); a hunk that writes a secret value
+        is refused unless ``allow_secret``."""
         return await self._decisions.accept(
-            task_id, hunk_ids, current=current, write=write, applied_by_client=applied_by_client
+            task_id,
+            hunk_ids,
+            current=current,
+            write=write,
+            applied_by_client=applied_by_client,
+            allow_secret=allow_secret,
         )
 
     async def reject(self, task_id: str, hunk_ids: Sequence[str] | None = None) -> list[str]:
@@ -503,6 +526,19 @@ class Supervisor:
         await self._desk.withdraw(task_id, reason)
 
     # ------------------------------------------------------------------ helpers
+
+    async def _secrets_of(self, task: Task) -> list[str]:
+        """The values to mask in what the task's agents print and write: those its agents
+        were given here, else derived from its recorded profile (any broker may ask)."""
+        if task.id not in self.book.secrets:
+            with contextlib.suppress(Exception):  # its settings choose the keyring backend
+                self.settings.get(task.root)
+            try:
+                profile = profile_of(task, self.profiles_for(task.root))
+            except TaskError:
+                return []
+            await self._attempts.learn_secrets(task, profile)
+        return self.book.secrets.get(task.id, [])
 
     def _draft_soon(self, task: Task) -> None:
         self._drafts.schedule(task)

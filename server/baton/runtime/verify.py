@@ -2,7 +2,8 @@
 
 A failing check, or a reviewer asking for changes, gives the worker a repair turn in the
 same session (``repair_rounds`` of them, within the task's attempt budget); otherwise the
-task reaches review with what was checked recorded as evidence.
+task reaches review with what was checked recorded as evidence. A check's output is masked
+(the task's secret values) before it goes anywhere: its event, the evidence, a repair turn.
 """
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from baton.config.profiles import Profile
 from baton.core.diff import FileDiff
 from baton.core.events import EventType
 from baton.core.lifecycle import Completion, TaskState
+from baton.core.masking import mask_text
 from baton.core.review import REQUEST_CHANGES, Verdict, parse_verdict, review_brief
 from baton.core.review import repair_brief as review_repair_brief
 from baton.core.settle import DEFAULT_MAX_ATTEMPTS, NextTurn, Settle, out_of_attempts
@@ -42,12 +44,14 @@ class Verifier:
         attempts: Attempts,
         drafts: Drafts,
         profile: Callable[[str, str], Profile],
+        secrets: Callable[[Task], Awaitable[list[str]]] | None = None,
     ) -> None:
         self.home = home
         self.book = book
         self.attempts = attempts
         self.drafts = drafts
         self.profile = profile  # (worker, root) → its profile
+        self.secrets = secrets  # the values to mask in the task's check output
 
     async def verify(self, task: Task, reasons: Sequence[str]) -> Settle | NextTurn:
         """Check the task's change; a repair turn, or where the task settles (review)."""
@@ -59,6 +63,8 @@ class Verifier:
             if self._cancelled(task):
                 return _cancelled()
             result = await asyncio.to_thread(run_check, check, agent_cwd(task))
+            if self.secrets is not None and (values := await self.secrets(task)):
+                result = dataclasses.replace(result, output=mask_text(result.output, values))
             results.append(result)
             await self.book.emit(
                 task,

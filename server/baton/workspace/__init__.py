@@ -8,6 +8,7 @@ from baton.workspace.apply import AcceptResult, accept
 from baton.workspace.diffing import (
     compute_diff,
     decode_text,
+    result_diff,
     snapshot_bytes,
     snapshot_text,
     worktree_text,
@@ -34,6 +35,7 @@ __all__ = [
     "recover_accept",
     "refusal",
     "remove_worktree",
+    "result_diff",
     "run_git",
     "snapshot_bytes",
     "snapshot_text",

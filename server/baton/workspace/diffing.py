@@ -6,6 +6,7 @@ into a temporary index seeded from Baton's own (the checkout's repository, the a
 never used), the tree is recorded as ``refs/baton/results/<task id>`` and compared with the
 snapshot's tree by ``git diff-tree``; modified text files are split into hunks, while
 added, deleted, renamed, binary and type-changed files are one whole-file hunk each.
+:func:`result_diff` reads the same diff back from that ref alone.
 """
 
 from __future__ import annotations
@@ -193,13 +194,21 @@ def _file_diff(change: _Change, blobs: dict[str, bytes]) -> FileDiff | None:
 def compute_diff(snap: Snapshot, worktree: Path) -> list[FileDiff]:
     """What the worker changed in ``worktree`` against the snapshot, sorted by path."""
     tree = stage_result(snap, worktree)
-    raw = run_git(
-        ["diff-tree", "-r", "-z", "-M", "--raw", snap.commit, tree], worktree, git_dir=snap.git_dir
-    )
+    return _diff_trees(snap.commit, tree, worktree, snap.git_dir)
+
+
+def result_diff(snap: Snapshot) -> list[FileDiff]:
+    """The diff :func:`compute_diff` last recorded, read back from git alone: the snapshot
+    against the result ref (the worktree is not looked at; it may be gone)."""
+    return _diff_trees(snap.commit, snap.result_ref, snap.git_dir, snap.git_dir)
+
+
+def _diff_trees(old: str, new: str, cwd: Path, git_dir: Path | None) -> list[FileDiff]:
+    raw = run_git(["diff-tree", "-r", "-z", "-M", "--raw", old, new], cwd, git_dir=git_dir)
     changes = [
         c for c in _parse_raw(raw) if GITLINK not in (c.old_mode, c.new_mode) and c.status != "U"
     ]
     shas = [s for c in changes for s in (c.old_sha, c.new_sha) if s != NULL_SHA]
-    blobs = read_blobs(worktree, shas, git_dir=snap.git_dir)
+    blobs = read_blobs(cwd, shas, git_dir=git_dir)
     files = [f for c in changes if (f := _file_diff(c, blobs)) is not None]
     return sorted(files, key=lambda f: f.path)

@@ -208,6 +208,7 @@ async def accept(ls: BatonServer, args: Args) -> Any:
     sup = await ls.broker()
     task_id = args.task_id()
     hunk_ids = args.texts("hunkIds")
+    allow_secret = args.flag("allowSecret")
     task = await sup.get(task_id)
     if task.state != TaskState.REVIEW:
         raise failed(TaskError(f"task {task.id} is {task.state}; accept is for tasks in review"))
@@ -227,9 +228,9 @@ async def accept(ls: BatonServer, args: Args) -> Any:
             disk += ids
     out = _Outcome()
     if editor:
-        await _accept_in_editor(ls, task.id, editor, out)
+        await _accept_in_editor(ls, task.id, editor, out, allow_secret)
     if disk:
-        out.add(await sup.accept(task.id, disk, write=True))
+        out.add(await sup.accept(task.id, disk, write=True, allow_secret=allow_secret))
     ls.notifier.touch(task.id, diff=True)
     _report(ls, task.id, out)
     state = (await sup.get(task.id)).state
@@ -249,7 +250,11 @@ def _open_uri(ls: BatonServer, path: Path) -> str | None:
 
 
 async def _accept_in_editor(
-    ls: BatonServer, task_id: str, editor: dict[str, tuple[str, list[str]]], out: _Outcome
+    ls: BatonServer,
+    task_id: str,
+    editor: dict[str, tuple[str, list[str]]],
+    out: _Outcome,
+    allow_secret: bool,
 ) -> None:
     """Merge the hunks into the open documents and apply them with ``workspace/applyEdit``.
 
@@ -272,6 +277,7 @@ async def _accept_in_editor(
             current=current,
             write=False,
             applied_by_client=functools.partial(_apply_edit, ls, task_id, seen, note),
+            allow_secret=allow_secret,
         )
         if "moved" in note:
             continue

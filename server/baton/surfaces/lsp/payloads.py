@@ -67,6 +67,13 @@ class Args:
             raise self._bad(key, "a list of non-empty strings")
         return list(value)
 
+    def flag(self, key: str) -> bool:
+        """A boolean argument (false when absent)."""
+        value = self.obj.get(key, False)
+        if not isinstance(value, bool):
+            raise self._bad(key, "true or false")
+        return value
+
     def integer(self, key: str, low: int, high: int) -> int | None:
         value = self.obj.get(key)
         if value is None:

@@ -190,17 +190,18 @@ def payload(
         current = opened[0] if opened is not None else disk.get(f.path)
         hunks = []
         for p in place_file(td, f, current, encoding):
-            hunks.append(
-                {
-                    "id": p.hunk.id,
-                    "range": _range_json(p.range),
-                    "oldText": p.hunk.old_text,
-                    "newText": p.hunk.new_text,
-                    "state": str(p.hunk.state),
-                    "stale": not p.intact,
-                    "wholeFile": p.hunk.whole_file,
-                }
-            )
+            hunk: dict[str, Any] = {
+                "id": p.hunk.id,
+                "range": _range_json(p.range),
+                "oldText": p.hunk.old_text,
+                "newText": p.hunk.new_text,
+                "state": str(p.hunk.state),
+                "stale": not p.intact,
+                "wholeFile": p.hunk.whole_file,
+            }
+            if p.hunk.secret:
+                hunk["secret"] = True  # masked; baton.accept takes it only with allowSecret
+            hunks.append(hunk)
         files.append(
             {
                 "uri": uri,

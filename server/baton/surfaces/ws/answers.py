@@ -261,6 +261,7 @@ def diff_text(
             lines.append(
                 f"@@ hunk {h.id} [{h.state}] -{h.old_start},{h.old_count} "
                 f"+{h.new_start},{h.new_count} @@"
+                + (" (writes a secret value, shown masked)" if h.secret else "")
             )
             if f.binary:
                 lines.append("(binary content)")

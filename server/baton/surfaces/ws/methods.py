@@ -267,10 +267,14 @@ class Methods:
         return await waiting.wait(self.sup, list(dict.fromkeys(tasks)), timeout)
 
     async def accept(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Applied hunks; ``conflicts`` and ``refused`` only when there are some."""
-        p.known(params, "id", "hunks")
+        """Applied hunks; ``conflicts`` and ``refused`` only when there are some. A hunk that
+        writes a secret value is refused unless ``allowSecret`` is true."""
+        p.known(params, "id", "hunks", "allowSecret")
         tid = _id(params)
-        result = await self._moved(self.sup.accept(tid, p.texts(params, "hunks") or None), tid)
+        accepting = self.sup.accept(
+            tid, p.texts(params, "hunks") or None, allow_secret=p.flag(params, "allowSecret")
+        )
+        result = await self._moved(accepting, tid)
         task = await self.sup.get(tid)
         return answers.lean(
             {
