@@ -246,6 +246,9 @@ class Recorded:
     def __aiter__(self) -> object:
         return self._frames()
 
+    def __getattr__(self, name: str) -> object:  # state, close_code, …: the connection's
+        return getattr(self.ws, name)
+
 
 async def subscriber(repo: Path, task_id: str, frames: list[str]) -> Client:
     """A websocket client of the broker serving ``repo`` watching the task, recorded."""
