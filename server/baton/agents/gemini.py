@@ -282,7 +282,8 @@ class GeminiAdapter:
             env["GEMINI_CLI_HOME"] = profile.config_dir
         env.update(QUIET_ENV)
         inherited = {**os.environ, **env}
-        env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = str(system_settings(turn, inherited))
+        settings = str(system_settings(turn, inherited))
+        env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = settings
         argv = [
             profile.binary or "gemini",
             "--output-format",
@@ -297,7 +298,7 @@ class GeminiAdapter:
         if turn.session_id:
             argv += ["--resume", turn.session_id]
         argv.append("--prompt=")  # headless; the prompt itself comes on stdin
-        return Launch(argv=argv, env=env, cwd=turn.cwd, stdin=turn.prompt)
+        return Launch(argv=argv, env=env, cwd=turn.cwd, stdin=turn.prompt, readable=(settings,))
 
     def parser(self) -> GeminiParser:
         return GeminiParser()
