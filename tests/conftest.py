@@ -44,6 +44,13 @@ def baton_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
 
 
 @pytest.fixture
+def unsandboxed(baton_home: Path, tmp_path: Path) -> None:
+    """This test's agents run outside the OS sandbox (``sandbox = "off"`` in the user config):
+    for tests of what the wrapper alone does, with host pids the agent writes down."""
+    (tmp_path / "no-user-config.toml").write_text('sandbox = "off"\n')
+
+
+@pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A git repository with two committed files."""
     root = tmp_path / "repo"
