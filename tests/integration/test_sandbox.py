@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -26,17 +27,21 @@ import psutil
 import pytest
 
 from baton.agents.base import Launch
+from baton.config.layers import ConfigError
 from baton.config.profiles import Profile, default_profiles
+from baton.config.settings import load_settings
 from baton.core.events import EventType
 from baton.core.lifecycle import TaskState
-from baton.process.sandbox import confine, status
+from baton.process import sandbox
+from baton.process.sandbox import Status, confine, status
 from baton.process.spawn import kill_tree, spawn, wait_exit
 from baton.runtime.requests import DelegateRequest
 from baton.runtime.supervisor import Limits, Supervisor
+from baton.store.paths import task_dir
 from baton.surfaces.ws.endpoint import start_endpoint
 from tests.conftest import fake_script, git, settle
 
-pytestmark = pytest.mark.skipif(
+needs_sandbox = pytest.mark.skipif(
     not status().works, reason=f"no sandbox can run here: {status().why}"
 )
 
@@ -122,6 +127,7 @@ with open("app.py", "w") as f:
 print(json.dumps({"escapes": results}), flush=True)
 """
 
+CLI = "import sys; from baton.cli import main; sys.exit(main())"
 ESCAPES = (
     "discovery", "broker", "git_hooks", "git_config", "write_outside", "write_home", "symlink_out",
 )  # fmt: skip
@@ -198,6 +204,7 @@ def user_repo_state(repo: Path) -> dict[str, Any]:
     }
 
 
+@needs_sandbox
 async def test_a_command_worker_fails_every_escape_and_still_edits(
     broker: Broker, repo: Path, tmp_path: Path
 ) -> None:
@@ -217,6 +224,7 @@ async def test_a_command_worker_fails_every_escape_and_still_edits(
     assert "sandboxed (bubblewrap" in log
 
 
+@needs_sandbox
 async def test_the_same_worker_unsandboxed_gets_through_each_time(
     broker: Broker, repo: Path, tmp_path: Path
 ) -> None:
@@ -230,6 +238,7 @@ async def test_the_same_worker_unsandboxed_gets_through_each_time(
     assert 'unsandboxed (sandbox = "off")' in log
 
 
+@needs_sandbox
 async def test_the_fake_agent_fails_every_escape_and_still_edits(
     sup: Supervisor, repo: Path, baton_home: Path, tmp_path: Path
 ) -> None:
@@ -277,6 +286,7 @@ async def test_the_fake_agent_fails_every_escape_and_still_edits(
     assert final and [f.path for f in files] == ["app.py"]
 
 
+@needs_sandbox
 async def test_network_none_cuts_the_agent_off(tmp_path: Path) -> None:
     """``network = "none"``: not even the loopback of the machine is reachable."""
     server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
@@ -300,6 +310,7 @@ async def test_network_none_cuts_the_agent_off(tmp_path: Path) -> None:
         server.close()
 
 
+@needs_sandbox
 async def test_kill_tree_ends_the_sandbox_and_a_grandchild_in_its_own_session(
     tmp_path: Path,
 ) -> None:
@@ -322,6 +333,7 @@ async def test_kill_tree_ends_the_sandbox_and_a_grandchild_in_its_own_session(
         await asyncio.sleep(0.05)
 
 
+@needs_sandbox
 async def test_a_missing_interpreter_inside_the_sandbox_is_exit_127(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
@@ -332,3 +344,41 @@ async def test_a_missing_interpreter_inside_the_sandbox_is_exit_127(tmp_path: Pa
     ended = await asyncio.wait_for(wait_exit(record), 20)
     assert ended is not None and ended.code == 127
     assert str(agent) in record.err_path.read_text()
+
+
+async def test_require_without_a_sandbox_refuses_to_start_the_agent(
+    sup: Supervisor, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sandbox, "status", lambda: Status("bubblewrap", False, False, why="gone"))
+    user_config(tmp_path, 'sandbox = "require"\n')
+    steps = [{"write": "new.txt", "content": "x\n"}]
+    task = await sup.delegate(DelegateRequest(instruction=fake_script(*steps), root=str(repo)))
+    assert await settle(sup, task.id) == TaskState.FAILED
+    done = await sup.get(task.id)
+    assert "no sandbox can run here: gone" in done.message and "not started" in done.message
+    assert not any(p.endswith(".out") for p in os.listdir(task_dir(sup.home, task.id)))
+
+
+async def test_a_project_cannot_turn_the_sandbox_off(sup: Supervisor, repo: Path) -> None:
+    (repo / ".baton.toml").write_text('sandbox = "off"\n')
+    with pytest.raises(ConfigError, match="only be set in your user config"):
+        load_settings(repo)
+
+
+def test_doctor_json_reports_the_sandbox(baton_home: Path, tmp_path: Path) -> None:
+    for setting in ("auto", "off"):
+        user_config(tmp_path, f'sandbox = "{setting}"\n')
+        out = subprocess.run(
+            [sys.executable, "-c", CLI, "doctor", "--json"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        found = json.loads(out.stdout)["sandbox"]
+        assert found["setting"] == setting and found["kind"] in (
+            "bubblewrap",
+            "sandbox-exec",
+            "none",
+        )
+        if setting == "off":
+            assert found["agents"] == "unsandboxed"
+        else:
+            assert found["agents"] == ("sandboxed" if status().works else "unsandboxed")

@@ -23,6 +23,7 @@ from baton import __version__
 from baton.cli import config_cmds, ide_cmds, remote, render
 from baton.cli.remote import UsageError
 from baton.core.lifecycle import TaskState
+from baton.process import sandbox
 from baton.runtime.supervisor import TaskError
 from baton.store import AmbiguousTask, StoreError, UnknownTask
 from baton.surfaces.ws.client import BrokerError, BrokerUnavailable
@@ -268,8 +269,23 @@ async def _doctor(out: render.Output) -> int:
     from baton.store import state_home
 
     report = await asyncio.to_thread(run_doctor, default_profiles(), None, state_home())
-    out.result(report.to_json(), format_report(report))
-    return EXIT_OK if report.ok else EXIT_FAILED
+    sandboxing = await asyncio.to_thread(_sandbox_report)
+    answer = {**report.to_json(), "sandbox": sandboxing}
+    answer["ok"] = report.ok and sandboxing["ok"]
+    out.result(answer, format_report(report) + "\n" + sandbox.report_text(sandboxing))
+    return EXIT_OK if answer["ok"] else EXIT_FAILED
+
+
+def _sandbox_report() -> dict[str, Any]:
+    """The sandbox status under the user's ``sandbox`` setting (user config only)."""
+    from baton.config.layers import ConfigError
+    from baton.config.settings import load_settings
+
+    try:
+        mode = load_settings(None).sandbox
+    except ConfigError:
+        mode = "auto"  # `baton config` says what is wrong with the file
+    return sandbox.report(mode)
 
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace, render.Output], Awaitable[int]]] = {

@@ -350,3 +350,33 @@ def policy_for(
     mounts += [Mount(p, HIDE, os.path.isdir(p)) for p in found.hidden]
     mounts += [Mount(p, PROTECT, os.path.isdir(p)) for p in found.protected]
     return Policy.of(found.cwd, mounts, network)
+
+
+def report(mode: str) -> dict[str, Any]:
+    """The sandbox as ``baton doctor`` reports it under the ``sandbox`` setting ``mode``:
+    :func:`status` plus ``setting`` and ``agents`` (sandboxed | unsandboxed | refused)."""
+    found = status()
+    if mode == "off":
+        agents = "unsandboxed"
+    elif found.works and (found.default or mode == "require"):
+        agents = "sandboxed"
+    else:
+        agents = "refused" if mode == "require" else "unsandboxed"
+    return {**found.to_json(), "setting": mode, "agents": agents, "ok": agents != "refused"}
+
+
+def report_text(found: Mapping[str, Any]) -> str:
+    """One plain line for a terminal from :func:`report`'s answer."""
+    setting = f'sandbox = "{found["setting"]}"'
+    if found["setting"] == "off":
+        return f"Sandbox: off ({setting}): agents run unsandboxed, with all you can reach."
+    if found["agents"] == "sandboxed":
+        version = f" {found['version']}" if found.get("version") else ""
+        where = f" ({found['binary']})" if found.get("binary") else ""
+        return f"Sandbox: {found['kind']}{version}{where}: agents run sandboxed ({setting})."
+    if found["agents"] == "refused":
+        return f"Sandbox: NONE — {found['why']}: agents are REFUSED ({setting})."
+    return (
+        f"Sandbox: NONE — {found['why']}: agents run UNSANDBOXED, with all you can reach "
+        f'({setting}; "require" refuses to start them instead).'
+    )
