@@ -363,6 +363,11 @@ async def test_a_project_cannot_turn_the_sandbox_off(sup: Supervisor, repo: Path
     (repo / ".baton.toml").write_text('sandbox = "off"\n')
     with pytest.raises(ConfigError, match="only be set in your user config"):
         load_settings(repo)
+    (repo / ".baton.toml").write_text(
+        '[profiles.wide]\nprovider = "command"\noptions = { sandbox = { write = ["~"] } }\n'
+    )
+    with pytest.raises(ConfigError, match="options.sandbox may only be set in your user config"):
+        load_settings(repo)
 
 
 def test_doctor_json_reports_the_sandbox(baton_home: Path, tmp_path: Path) -> None:

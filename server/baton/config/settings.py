@@ -28,6 +28,7 @@ The schema (TOML; every key optional)::
     label = "work"
     enabled = true
     network = "allow"                   # or "none": its sandbox cuts it off the network
+    options = { sandbox = { read = ["~/data"], write = ["~/.cache/tool"] } }  # user file only
 
     [routing.mechanical]
     allow = ["claude/claude-haiku-4-5", "codex/gpt-5-mini"]   # best first
@@ -401,6 +402,18 @@ def _profiles(values: _Values) -> dict[str, Profile]:
     return out
 
 
+def _check_sandbox_paths(values: _Values) -> None:
+    """A profile's ``options.sandbox`` (more paths its sandbox shows) only from the user's own
+    config: a repository must not be able to open the sandbox of the agents it is given to."""
+    for key, (value, src) in values.items.items():
+        if key[0] != "profiles" or "sandbox" not in key[2:] + tuple(
+            value if isinstance(value, dict) and key[2:] == ("options",) else ()
+        ):
+            continue
+        if src.layer == "project":
+            raise values.fail(key, "options.sandbox may only be set in your user config")
+
+
 def _kinds(values: _Values) -> dict[str, KindRule]:
     qualities = ", ".join(QUALITY_RANK)
     rules = {}
@@ -454,6 +467,7 @@ def _build(
     fallback_worker: str,
 ) -> Settings:
     _check_keys(values)
+    _check_sandbox_paths(values)
     profiles = _profiles(values)
     names = ", ".join(sorted(profiles)) or "none"
 

@@ -12,6 +12,8 @@ it one prompt per attempt. Both write the same files (``attempt-<n>.out|.err|.ex
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -57,9 +59,23 @@ class Transport(Protocol):
         ...
 
 
+def _paths(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(os.path.expanduser(str(v)) for v in value)
+
+
 def confinement_for(launch: Launch, task_dir: Path, turn: Turn, profile: Profile) -> Confinement:
     """How ``launch`` of ``profile`` runs under the turn's ``sandbox`` setting (see
-    :func:`baton.process.sandbox.confine`); raises ``SandboxUnavailable`` (an OSError)."""
+    :func:`baton.process.sandbox.confine`), with the paths the profile's ``options.sandbox``
+    adds (``{read = [...], write = [...]}``); raises ``SandboxUnavailable`` (an OSError)."""
+    extra = profile.options.get("sandbox")
+    if isinstance(extra, dict):  # more paths the profile's agent needs (user config only)
+        launch = dataclasses.replace(
+            launch,
+            readable=(*launch.readable, *_paths(extra.get("read"))),
+            writable=(*launch.writable, *_paths(extra.get("write"))),
+        )
     return confine(
         launch,
         task_dir,
