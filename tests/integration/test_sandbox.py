@@ -366,7 +366,7 @@ async def test_a_project_cannot_turn_the_sandbox_off(sup: Supervisor, repo: Path
     (repo / ".baton.toml").write_text(
         '[profiles.wide]\nprovider = "command"\noptions = { sandbox = { write = ["~"] } }\n'
     )
-    with pytest.raises(ConfigError, match="options.sandbox may only be set in your user config"):
+    with pytest.raises(ConfigError, match=r"options\.sandbox may only be set in your user config"):
         load_settings(repo)
 
 
