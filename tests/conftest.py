@@ -51,6 +51,16 @@ def unsandboxed(baton_home: Path, tmp_path: Path) -> None:
 
 
 @pytest.fixture
+def no_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This test's agents run outside the OS sandbox, however started (as where none can run):
+    for tests of the wrapper's own reaping, which read host pids the agent writes down."""
+    from baton.process import sandbox
+
+    gone = sandbox.Status("none", False, False, why="the test runs its agents unsandboxed")
+    monkeypatch.setattr(sandbox, "status", lambda: gone)
+
+
+@pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A git repository with two committed files."""
     root = tmp_path / "repo"

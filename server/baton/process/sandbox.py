@@ -208,9 +208,8 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str] | None:
         return None
 
 
-@functools.cache
 def status() -> Status:
-    """What sandbox this machine has (probed once per process: bubblewrap is run once)."""
+    """What sandbox this machine has (bubblewrap is tried once per binary and process)."""
     if sys.platform == "darwin":
         exe = shutil.which("sandbox-exec")
         if exe is None:
@@ -225,14 +224,18 @@ def status() -> Status:
     if exe is None:
         why = "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
         return Status("bubblewrap", False, False, why=why)
+    return _probe(exe, shutil.which("env"))
+
+
+@functools.cache
+def _probe(exe: str, env: str | None) -> Status:
     found = _run([exe, "--version"])
     version = found.stdout.split()[-1] if found and found.stdout.split() else None
-    trial = _run([*bwrap_argv(Policy(cwd="/")), "true"])
+    trial = _run([*bwrap_argv(Policy(cwd="/"), exe), "true"])
     if trial is None or trial.returncode != 0:
         said = (trial.stderr.strip() if trial else "") or "it did not start"
         why = f"bubblewrap cannot create a sandbox here: {said[-300:]}"
         return Status("bubblewrap", False, False, exe, version, why)
-    env = shutil.which("env")
     probe = _run([env, f"--ignore-signal={_STOP_SIGNALS}", "true"]) if env else None
     graceful = probe is not None and probe.returncode == 0
     return Status("bubblewrap", True, True, exe, version, graceful=graceful)
@@ -299,7 +302,7 @@ def confine(
         )
     prefix = bwrap_argv(policy, found.binary or "bwrap")
     suffix: tuple[str, ...] = ()
-    env_bin = shutil.which("env") if found.graceful else None
+    env_bin = shutil.which("env") if found.graceful else None  # as probed
     if env_bin:
         prefix = [env_bin, f"--ignore-signal={_STOP_SIGNALS}", *prefix]
         suffix = (env_bin, f"--default-signal={_STOP_SIGNALS}")
