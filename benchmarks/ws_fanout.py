@@ -306,11 +306,12 @@ def main() -> None:
         for p in procs:
             p.join(10)
 
-        inspect = asyncio.run(rpc(url, token, [("inspect", {"id": i, "events": 0}) for i in ids]))
+        asks = [("inspect", {"id": i, "detail": ["events"], "events": 0}) for i in ids]
+        inspect = asyncio.run(rpc(url, token, asks))
         # (a broker from before the fan-out lag was reported has no "fanout")
         fanout = asyncio.run(rpc(url, token, [("health", {})]))[0].get("fanout", {"batches": 0})
-        stored = {i: info["eventCount"] for i, info in zip(ids, inspect, strict=True)}
-        states = {info["task"]["state"] for info in inspect}
+        stored = {i: info["detail"]["eventCount"] for i, info in zip(ids, inspect, strict=True)}
+        states = {info["state"] for info in inspect}
         total = sum(stored.values())
         lost = disorder = 0
         for r in results:

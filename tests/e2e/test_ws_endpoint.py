@@ -297,11 +297,14 @@ async def test_discovery_file_is_private_atomic_and_removed(baton_home: Path, re
 async def test_limits_size_and_rate(baton_home: Path, repo: Path) -> None:
     sup = Supervisor(baton_home)
     await sup.start()
-    limits = EndpointLimits(max_message=4096, rate=5, burst=10)
+    limits = EndpointLimits(max_message=4096, read_limit=65536, rate=5, burst=10)
     ep = await start_endpoint(sup, [str(repo)], limits=limits)
     try:
         async with connect(ep.url, additional_headers=headers(ep)) as ws:
-            await ws.send("x" * 10_000)
+            await ws.send("x" * 10_000)  # over the limit: told so, and the connection stays
+            err = json.loads(await ws.recv())["error"]
+            assert err["code"] == p.TOO_LARGE and "at most 4 KiB per message" in err["message"]
+            await ws.send("x" * 100_000)  # over what the broker reads at all: closed
             with pytest.raises(ConnectionClosed) as closed:
                 await ws.recv()
             assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -16,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
@@ -237,3 +239,100 @@ def test_thousands_of_malformed_frames_leave_the_broker_healthy(broker: Broker) 
     while broker.endpoint.connections and time.monotonic() < deadline:
         time.sleep(0.02)
     assert broker.endpoint.connections == 0
+
+
+# ------------------------------------------------------------------------ the upgrade request
+
+OK, BAD, FORBIDDEN, UNKNOWN = "ok", "bad", "forbidden", "unknown"
+HOSTS = [
+    ("127.0.0.1:{port}", OK),
+    ("localhost", OK),
+    ("[::1]:{port}", OK),
+    ("127.9.9.9", OK),
+    ("evil.example:{port}", FORBIDDEN),
+    ("10.0.0.1:{port}", FORBIDDEN),
+    ("localhost.evil.example", FORBIDDEN),
+    ("[::1", BAD),
+    ("127.0.0.1:port", BAD),
+    (":{port}", BAD),
+]
+TOKENS = [
+    ("Authorization", "Bearer {token}", OK),
+    ("Authorization", "{token}", OK),
+    ("X-Baton-Token", "{token}", OK),
+    ("Authorization", "Bearer nope", FORBIDDEN),
+    ("authorization", "Basic {token}x", FORBIDDEN),
+]
+header_text = st.text(
+    st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=0, max_size=40
+)
+host = st.sampled_from(HOSTS) | header_text.map(lambda t: (t, UNKNOWN))
+token = st.sampled_from(TOKENS) | header_text.map(lambda t: ("Authorization", t, UNKNOWN))
+upgrade = st.tuples(
+    st.lists(host, min_size=1, max_size=1) | st.lists(host, max_size=2),
+    st.lists(token, max_size=3),
+    st.booleans(),  # an Origin header
+)
+
+
+def expected_status(
+    hosts: list[tuple[str, str]], tokens: list[tuple[str, str, str]], origin: bool
+) -> int | None:
+    """The status the broker must answer, or None when a random value leaves it open."""
+    if origin:
+        return 403
+    if len(hosts) != 1:
+        return 400
+    kind = hosts[0][1]
+    if kind != OK:
+        return {BAD: 400, FORBIDDEN: 403}.get(kind)
+    if len(tokens) > 1:
+        return 400
+    if tokens:
+        return {OK: 101, FORBIDDEN: 401}.get(tokens[0][2])
+    return 101
+
+
+def send_upgrade(port: int, lines: list[str]) -> int:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        head = ["GET / HTTP/1.1", *lines, "Upgrade: websocket", "Connection: Upgrade"]
+        head += ["Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]
+        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode())
+        status = sock.makefile("rb").readline()
+    return int(status.split()[1])
+
+
+def test_odd_upgrade_requests_get_a_plain_http_answer_never_a_traceback(
+    broker: Broker, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    ep = broker.endpoint
+    seen: set[int] = set()
+
+    @settings(
+        max_examples=300,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
+    @given(upgrade)
+    @example(([HOSTS[0]], [TOKENS[0]], False))  # 101
+    @example(([HOSTS[0]], [TOKENS[3]], False))  # 401
+    @example(([HOSTS[0]], [TOKENS[0], TOKENS[0]], False))  # 400
+    @example(([HOSTS[4]], [TOKENS[0]], False))  # 403
+    def fuzz(case: tuple[list[tuple[str, str]], list[tuple[str, str, str]], bool]) -> None:
+        hosts, tokens, origin = case
+        fill = {"port": ep.port, "token": ep.token}
+        lines = [f"Host: {h.format(**fill) if k != UNKNOWN else h}" for h, k in hosts]
+        lines += [f"{n}: {v.format(**fill) if k != UNKNOWN else v}" for n, v, k in tokens]
+        lines += ["Origin: http://evil.example"] if origin else []
+        status = send_upgrade(ep.port, lines)
+        seen.add(status)
+        assert status in (101, 400, 401, 403), (lines, status)
+        want = expected_status(hosts, tokens, origin)
+        assert want is None or status == want, (lines, status, want)
+
+    fuzz()
+    assert seen == {101, 400, 401, 403}
+    loud = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert not loud, [r.getMessage() for r in loud]

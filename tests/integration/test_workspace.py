@@ -281,7 +281,7 @@ def test_scope_refusal_keeps_hunks_pending(repo: Path, state: Path, wts: Path) -
         files["a.txt"].hunks[0].id,
         files[".github/workflows/ci.yml"].hunks[0].id,
     }
-    assert "CI workflow" in refused[files[".github/workflows/ci.yml"].hunks[0].id]
+    assert "GitHub Actions workflow" in refused[files[".github/workflows/ci.yml"].hunks[0].id]
     assert (repo / "a.txt").read_text() == LINES
     assert not (repo / ".github").exists()
     # Naming the workflow folder in the scope allows it.
@@ -353,9 +353,12 @@ def test_remove_worktree_cleans_up_and_is_idempotent(repo: Path, state: Path, wt
     snap, wt = start(repo, state, wts)
     (wt / "scratch.txt").write_text("untracked in the worktree\n")
     compute_diff(snap, wt)
-    assert "refs/heads/baton/t1" in refs(repo)
+    assert "refs/baton/results/t1" in refs(repo)
+    assert "refs/heads/baton/t1" in refs(wt) and "refs/heads/baton/t1" not in refs(repo)
+    seed = wts / ".index" / "t1"
+    assert seed.is_file()
     remove_worktree(snap, "t1", wt)
-    assert not wt.exists()
+    assert not wt.exists() and not seed.exists()
     assert not [r for r in refs(repo) if "baton" in r]
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
     remove_worktree(snap, "t1", wt)  # again: nothing to do, no error
@@ -378,13 +381,31 @@ def test_sweep_orphans_removes_tasks_not_kept(repo: Path, state: Path, wts: Path
     (wts / "stray").mkdir()  # a folder that is not even a worktree
     removed = sweep_orphans(state, wts, {"keepme"})
     assert removed == ["noworktree", "orphan", "stray"]
-    assert sorted(p.name for p in wts.iterdir()) == ["keepme"]
-    assert sorted(r for r in refs(repo) if "baton" in r) == [
-        "refs/baton/snapshots/keepme",
-        "refs/heads/baton/keepme",
-    ]
-    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 2
+    assert sorted(p.name for p in wts.iterdir()) == [".index", "keepme"]
+    assert sorted(r for r in refs(repo) if "baton" in r) == ["refs/baton/snapshots/keepme"]
+    assert sorted(p.name for p in (wts / ".index").iterdir()) == ["keepme"]
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
     assert sweep_orphans(state, wts, {"keepme"}) == []
+
+
+def test_linked_worktrees_of_older_batons_are_removed(repo: Path, state: Path, wts: Path) -> None:
+    """Before checkouts had repositories of their own, a task's worktree was a linked
+    ``git worktree`` on branch ``baton/<id>`` of the user's repository: remove and sweep
+    still clean those up, and create makes a checkout of its own in their place."""
+    snap = take_snapshot(repo, "old", state_home=state)
+    take_snapshot(repo, "older", state_home=state)
+    for task in ("old", "older"):
+        git(repo, "worktree", "add", "-q", "-B", f"baton/{task}", str(wts / task), snap.commit)
+    remove_worktree(snap, "old", wts / "old")
+    assert not (wts / "old").exists()
+    assert "refs/heads/baton/old" not in refs(repo)
+    assert sweep_orphans(state, wts, set()) == ["older"]
+    assert not [r for r in refs(repo) if "baton" in r]
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    git(repo, "worktree", "add", "-q", "-B", "baton/old", str(wts / "old"), snap.commit)
+    wt = create_worktree(snap, "old", wts)
+    assert (wt / ".git").is_dir() and (wt / "a.txt").read_text() == LINES
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
 
 
 def test_concurrent_worktrees_in_one_repository(tmp_path: Path) -> None:

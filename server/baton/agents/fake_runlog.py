@@ -23,7 +23,8 @@ def attempt_files() -> tuple[str | None, str | None, int | None]:
     """Where this run's stdout goes, its wrapper's exit path, and the attempt they name.
 
     Read from ``/proc`` (Linux; None elsewhere): stdout's target, and the parent's command
-    line when the parent is Baton's wrapper (``python -m baton.runtime.wrap <exit> -- …``).
+    line when the parent is Baton's wrapper (``python -m baton.process.wrap [--lock-fd N]
+    <exit> -- …``).
     """
     out: str | None = None
     exit_path: str | None = None
@@ -32,10 +33,10 @@ def attempt_files() -> tuple[str | None, str | None, int | None]:
     with contextlib.suppress(OSError):
         with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
             parent = [a.decode("utf-8", "surrogateescape") for a in f.read().split(b"\0")]
-        if "baton.runtime.wrap" in parent:
-            i = parent.index("baton.runtime.wrap")
-            if i + 1 < len(parent) and parent[i + 1] != "--":
-                exit_path = parent[i + 1]
+        if "baton.process.wrap" in parent:
+            i = parent.index("baton.process.wrap")
+            end = parent.index("--", i) if "--" in parent[i:] else len(parent)
+            exit_path = next((a for a in parent[i + 1 : end] if a.endswith(".exit")), None)
     attempt = None
     for name in (exit_path, out):
         found = _ATTEMPT_FILE.search(name or "")

@@ -51,8 +51,13 @@ USAGE_CODES = frozenset(
         protocol.UNKNOWN_TASK,
         protocol.WRONG_STATE,
         protocol.METHOD_NOT_FOUND,
+        protocol.TOO_LARGE,
     }
 )
+
+#: Requests that carry the user's text (a brief, a reply), and what to do when it is too long.
+_LONG_TEXT = frozenset({"delegate", "graph", "reply", "steer"})
+_SHORTEN = "shorten it, or save the material in a file of the workspace and name that file"
 
 
 def folder_of(args: argparse.Namespace) -> Path:
@@ -76,6 +81,9 @@ async def call(c: Client, method: str, **params: Any) -> Any:
     try:
         return await c.call(method, **params)
     except BrokerError as exc:
+        if exc.code == protocol.TOO_LARGE and method in _LONG_TEXT:
+            exc.message = f"{exc.message}: {_SHORTEN}"
+            raise
         pid = (exc.data or {}).get("brokerPid") if isinstance(exc.data, dict) else None
         other = broker_by_pid(int(pid)) if isinstance(pid, int) else None
         if other is None:

@@ -6,12 +6,13 @@ so each can be accepted or rejected on its own. Texts keep their line endings (C
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
+
+from baton.core.linediff import opcodes
 
 
 class HunkState(StrEnum):
@@ -127,10 +128,9 @@ def split_lines(text: str) -> list[str]:
 def compute_hunks(path: str, old_text: str, new_text: str) -> tuple[Hunk, ...]:
     """Zero-context hunks turning ``old_text`` into ``new_text``."""
     a, b = split_lines(old_text), split_lines(new_text)
-    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
     hunks: list[Hunk] = []
     seen: dict[tuple[str, str], int] = {}
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes(a, b):
         if tag == "equal":
             continue
         old, new = "".join(a[i1:i2]), "".join(b[j1:j2])

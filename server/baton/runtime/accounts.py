@@ -124,8 +124,17 @@ def record_outcome(store: Store, task: Task) -> None:
         "cost": usage.get("cost"),
         "settled_at": task.settled_at or time.time(),
     }
+    # One statement, so the write lock is asked for first and waited for (busy timeout):
+    # a read before the write in the same transaction could fail at once with "database
+    # is locked" when another connection committed in between.
+    columns = ", ".join(row)
+    updates = ", ".join(f"{c} = excluded.{c}" for c in row if c != "task_id")
     with store.db.atomic():
-        store.db.table("ledger").upsert(row, pk="task_id")
+        store.db.execute(
+            f"INSERT INTO ledger ({columns}) VALUES ({', '.join('?' for _ in row)}) "
+            f"ON CONFLICT(task_id) DO UPDATE SET {updates}",
+            list(row.values()),
+        )
 
 
 def evidence(store: Store) -> dict[tuple[str, str | None, str], Evidence]:

@@ -7,8 +7,7 @@ compared tasks (one brief to several workers), accepting one closes the others.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Sequence
 
 from baton.core.diff import FileDiff, HunkState
 from baton.core.lifecycle import SETTLED, Completion, TaskState
@@ -87,26 +86,25 @@ class Dependents:
                 self.start(task)
 
 
-class _Group(Protocol):
-    book: Book
-
-    async def list_tasks(self, *, group: str | None, limit: int | None) -> list[Task]: ...
-    async def diff(self, task_id: str) -> tuple[list[FileDiff], bool]: ...
-    async def reject(self, task_id: str) -> list[str]: ...
-    async def cancel(self, task_id: str) -> Task: ...
-
-
-async def close_group(sup: _Group, winner: Task) -> None:
+async def close_group(
+    winner: Task,
+    members: Sequence[Task],
+    *,
+    diff: Callable[[str], Awaitable[tuple[list[FileDiff], bool]]],
+    reject: Callable[[str], Awaitable[object]],
+    cancel: Callable[[str], Awaitable[object]],
+    log: Callable[[Task, str, str], Awaitable[None]],
+) -> None:
     """A compared task was accepted: reject the others still in review, cancel the rest."""
-    for other in await sup.list_tasks(group=winner.group, limit=None):
+    for other in members:
         if other.id == winner.id:
             continue
         try:
             if other.state == S.REVIEW:
-                files, _ = await sup.diff(other.id)
+                files, _ = await diff(other.id)
                 if not any(h.state == HunkState.ACCEPTED for f in files for h in f.hunks):
-                    await sup.reject(other.id)
+                    await reject(other.id)
             elif other.state not in SETTLED:
-                await sup.cancel(other.id)
+                await cancel(other.id)
         except (TaskError, UnknownTask) as exc:
-            await sup.book.log(other, f"could not close the comparison: {exc}", "warning")
+            await log(other, f"could not close the comparison: {exc}", "warning")

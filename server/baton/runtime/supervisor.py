@@ -468,7 +468,15 @@ class Supervisor:
 
     async def _after_decided(self, task: Task) -> None:
         if task.state == S.APPLIED and task.group and task.options.get("compare"):
-            await close_group(self, task)
+            members = await self.list_tasks(group=task.group, limit=None)
+            await close_group(
+                task,
+                members,
+                diff=self.diff,
+                reject=self.reject,
+                cancel=self.cancel,
+                log=self.book.log,
+            )
         if self._dependents.waiting:
             self._spawn(self._dependents.release(), f"dependents after {task.id}")
 

@@ -5,7 +5,8 @@ user's current text (an open editor buffer or the file on disk), theirs = the sn
 with that one hunk applied. A hunk that conflicts is reported and stays pending while the
 others apply. Whole-file changes (added, deleted, renamed, binary) apply only when the
 user's file still is what the snapshot had (or already is the result). Paths outside the
-task's scope, in ``.git``, git hooks or CI workflows are refused (see :mod:`scope`).
+task's scope, in ``.git``, or protected (CI, hooks, editor tasks; see :mod:`scope`) are
+refused, and so is a symlink whose target leaves the tree or enters ``.git``.
 
 Every file's new content is planned before any file is written. Then, with a ``journal``,
 the plan is recorded (:mod:`journal`), and each file is replaced by :func:`userfile.land`:
@@ -24,11 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from baton.core.diff import FileDiff, FileStatus, Hunk, HunkState, apply_hunks
+from baton.core.relocate import relocate
 from baton.faults import crash_point
 from baton.workspace.diffing import SYMLINK, decode_text, snapshot_bytes
 from baton.workspace.git import git_process, read_blobs
 from baton.workspace.journal import AcceptJournal
-from baton.workspace.scope import refusal
+from baton.workspace.scope import link_refusal, refusal
 from baton.workspace.snapshot import Snapshot
 from baton.workspace.userfile import (
     Content,
@@ -192,12 +194,35 @@ def merge_hunks(
             continue
         out, clashes = merge_texts(merged, base, theirs, tmp)
         if clashes:
-            span = f"{h.old_start}-{h.old_start + max(h.old_count, 1) - 1}"
-            conflicts.append((h.id, f"conflicts with your changes near lines {span}"))
-            continue
+            # Changes on neighbouring lines clash in a three-way merge; the hunk still
+            # applies where its own lines stand unchanged (as patch applies at an offset).
+            moved = relocate(h, base, merged)
+            if moved is None:
+                span = f"{h.old_start}-{h.old_start + max(h.old_count, 1) - 1}"
+                conflicts.append((h.id, f"conflicts with your changes near lines {span}"))
+                continue
+            out = moved
         merged = out
         done.append(h.id)
     return merged, done, conflicts
+
+
+def _link_refusal(root: Path, path: str, target: str) -> str | None:
+    """Why a symlink the task made must not land: its target leaves the tree or enters
+    ``.git``, as written or through a symlinked folder of the user's."""
+    why = link_refusal(path, target)
+    if why is not None:
+        return why
+    top = root.resolve()
+    try:
+        lands = (root / os.path.dirname(path) / target).resolve().relative_to(top)
+    except ValueError:
+        return f"{path} is a symlink to {target!r}, outside the workspace through a symlink"
+    except (OSError, RuntimeError):  # a loop of symlinks
+        return f"{path} is a symlink to {target!r}, which does not resolve"
+    if any(part.lower() == ".git" for part in lands.parts):
+        return f"{path} is a symlink to {target!r}, into a .git folder through a symlink"
+    return None
 
 
 def _plan_whole(
@@ -215,6 +240,11 @@ def _plan_whole(
     if f.status is not FileStatus.DELETED and new is None:
         result.conflicts.append((hunk.id, "the task's version of the file is gone"))
         return []
+    if new is not None and new.link:
+        why = _link_refusal(snap.root, f.path, os.fsdecode(new.data))
+        if why is not None:
+            result.refused.append((hunk.id, why))
+            return []
     user_old = _user_content(snap.root, old_path, current, disk)
     user_new = user_old if old_path == f.path else _user_content(snap.root, f.path, current, disk)
     writes: list[tuple[str, Content | None]] = []

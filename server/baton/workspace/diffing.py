@@ -1,14 +1,16 @@
 """The worker's change: a task's worktree compared with its snapshot, as FileDiffs.
 
 Everything in the worktree counts — commits the worker made, uncommitted edits and new
-untracked files. The worktree is staged into a temporary index (its own index is left
-alone), the tree is recorded as ``refs/baton/results/<task id>`` and compared with the
+untracked files: what is on disk. The worktree is staged against the snapshot's repository
+into a temporary index seeded from Baton's own (the checkout's repository, the agent's, is
+never used), the tree is recorded as ``refs/baton/results/<task id>`` and compared with the
 snapshot's tree by ``git diff-tree``; modified text files are split into hunks, while
 added, deleted, renamed, binary and type-changed files are one whole-file hunk each.
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +24,8 @@ from baton.core.diff import (
     count_lines,
     whole_file_hunk,
 )
-from baton.workspace.git import GitError, git_process, read_blobs, run_git, split_z
+from baton.workspace.checkout import SCRATCH_PREFIX, seed_index_of
+from baton.workspace.git import git_process, read_blobs, run_git, split_z
 from baton.workspace.snapshot import Snapshot, common_dir_of, stage_work_tree
 
 NULL_SHA = "0" * 40
@@ -66,18 +69,6 @@ def worktree_text(path: Path) -> str | None:
     return decode_text(data)
 
 
-def worktree_git_dir(worktree: Path) -> Path:
-    """The per-worktree git dir named by a linked worktree's ``.git`` file."""
-    dot_git = worktree / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    text = dot_git.read_text(encoding="utf-8").strip()
-    if not text.startswith("gitdir:"):
-        raise GitError(["rev-parse"], 128, f"{worktree} is not a git worktree")
-    found = Path(text.removeprefix("gitdir:").strip())
-    return found if found.is_absolute() else (worktree / found).resolve()
-
-
 @dataclass(frozen=True, slots=True)
 class _Change:
     status: str
@@ -107,25 +98,44 @@ def _parse_raw(out: str) -> list[_Change]:
     return changes
 
 
-def stage_result(snap: Snapshot, worktree: Path) -> str:
-    """Record everything in ``worktree`` as a tree, point the result ref at it; its sha."""
-    own = worktree_git_dir(worktree)
-    with tempfile.TemporaryDirectory(prefix="baton-diff-") as tmp:
+def stage_checkout(snap: Snapshot, worktree: Path) -> str:
+    """Record everything in ``worktree`` as a tree in the snapshot's repository; its sha.
+
+    Git runs with the snapshot's git directory and Baton's own index of the checkout
+    (:func:`~baton.workspace.checkout.seed_index_of`, kept for its stat data), never with the
+    checkout's own repository, whose config and index are the agent's.
+    """
+    seed = seed_index_of(worktree)
+    scratch = seed.parent if seed.parent.is_dir() else None
+    with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX, dir=scratch) as tmp:
         index = Path(tmp) / "index"
         stage_work_tree(
             worktree,
             index,
-            seed_index=own / "index",
+            seed_index=seed,
             seed_tree=snap.commit,
-            common_dir=common_dir_of(own),
+            git_dir=snap.git_dir,
+            work_tree=worktree,
+            common_dir=common_dir_of(snap.git_dir),
         )
-        tree = run_git(["write-tree"], worktree, env={"GIT_INDEX_FILE": str(index)}).strip()
+        tree = run_git(
+            ["write-tree"], worktree, git_dir=snap.git_dir, env={"GIT_INDEX_FILE": str(index)}
+        ).strip()
+        if scratch is not None:
+            os.replace(index, seed)
+    return tree
+
+
+def stage_result(snap: Snapshot, worktree: Path) -> str:
+    """Stage ``worktree`` (:func:`stage_checkout`), point the result ref at it; the tree."""
+    tree = stage_checkout(snap, worktree)
     commit = run_git(
         ["commit-tree", tree, "-p", snap.commit, "-m", f"Baton result of task {snap.task_id}"],
         worktree,
+        git_dir=snap.git_dir,
     ).strip()
     if snap.task_id:
-        run_git(["update-ref", snap.result_ref, commit], worktree)
+        run_git(["update-ref", snap.result_ref, commit], worktree, git_dir=snap.git_dir)
     return tree
 
 
@@ -183,11 +193,13 @@ def _file_diff(change: _Change, blobs: dict[str, bytes]) -> FileDiff | None:
 def compute_diff(snap: Snapshot, worktree: Path) -> list[FileDiff]:
     """What the worker changed in ``worktree`` against the snapshot, sorted by path."""
     tree = stage_result(snap, worktree)
-    raw = run_git(["diff-tree", "-r", "-z", "-M", "--raw", snap.commit, tree], worktree)
+    raw = run_git(
+        ["diff-tree", "-r", "-z", "-M", "--raw", snap.commit, tree], worktree, git_dir=snap.git_dir
+    )
     changes = [
         c for c in _parse_raw(raw) if GITLINK not in (c.old_mode, c.new_mode) and c.status != "U"
     ]
     shas = [s for c in changes for s in (c.old_sha, c.new_sha) if s != NULL_SHA]
-    blobs = read_blobs(worktree, shas)
+    blobs = read_blobs(worktree, shas, git_dir=snap.git_dir)
     files = [f for c in changes if (f := _file_diff(c, blobs)) is not None]
     return sorted(files, key=lambda f: f.path)

@@ -1,19 +1,28 @@
 """Worktrees: each task's isolated checkout of its snapshot, on branch ``baton/<task id>``.
 
-Worktrees live outside the user's tree (``worktrees_dir/<task id>``). Checkout runs with
-hooks disabled and reproduces the snapshot byte for byte, whatever the repository's
-``.gitattributes`` say.
+Worktrees live outside the user's tree (``worktrees_dir/<task id>``), each a git repository
+of its own that borrows the user's objects (:mod:`baton.workspace.checkout`): the agent
+commits there, and the user's hooks, config, refs and index never change. Checkout runs
+with hooks disabled and reproduces the snapshot byte for byte, whatever the repository's
+``.gitattributes`` say. Baton's refs in the user's repository (``refs/baton/*``) are
+written by Baton alone.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from baton.workspace.git import GitError, read_blobs, run_git
+from baton.workspace.checkout import (
+    is_own_repository,
+    make_checkout,
+    remove_checkout,
+    sweep_seeds,
+)
+from baton.workspace.diffing import stage_checkout
+from baton.workspace.git import GitError, run_git
 from baton.workspace.snapshot import (
     BRANCH_PREFIX,
     RESULT_REF,
@@ -21,8 +30,6 @@ from baton.workspace.snapshot import (
     Snapshot,
     check_task_id,
     common_dir_of,
-    converted_paths,
-    index_entries,
 )
 
 
@@ -36,10 +43,11 @@ def _is_within(path: Path, folder: Path) -> bool:
 
 @contextlib.contextmanager
 def admin_lock(git_dir: Path) -> Iterator[None]:
-    """Serialize worktree add/remove on one repository, across threads and processes.
+    """Serialize ``git worktree`` admin work on one repository, across threads and processes.
 
-    While git creates a worktree it leaves a half-written admin folder that a concurrent
-    ``git worktree add`` in the same repository trips over ("failed to read …/commondir").
+    Only linked worktrees made by older Batons still go through the user's repository: their
+    removal and the prune after it. Git's half-written admin folders trip a concurrent
+    ``git worktree`` command in the same repository ("failed to read …/commondir").
     """
     lock = common_dir_of(git_dir) / "baton-worktrees.lock"
     with open(lock, "a+b") as fh:
@@ -50,31 +58,12 @@ def admin_lock(git_dir: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _restore_exact_bytes(worktree: Path, common_dir: Path) -> int:
-    """Rewrite files that checkout converted (eol, ident, filters) back to the blob's bytes."""
-    entries = index_entries(worktree)
-    candidates = converted_paths(worktree, entries, common_dir=common_dir)
-    if not candidates:
-        return 0
-    blobs = read_blobs(worktree, [entries[p][1] for p in candidates])
-    fixed = 0
-    for path in candidates:
-        want = blobs.get(entries[path][1])
-        target = worktree / path
-        try:
-            if want is None or target.read_bytes() == want:
-                continue
-        except OSError:
-            continue
-        target.write_bytes(want)
-        fixed += 1
-    return fixed
-
-
 def create_worktree(snap: Snapshot, task_id: str, worktrees_dir: Path) -> Path:
     """Check the snapshot out at ``worktrees_dir/<task_id>`` on branch ``baton/<task_id>``.
 
-    Idempotent: an existing worktree for the task is reused when it still is ``snap``
+    The checkout is a repository of its own that borrows the user's objects (see
+    :mod:`baton.workspace.checkout`): nothing git does in it reaches the user's ``.git``.
+    Idempotent: an existing checkout for the task is reused when it still is ``snap``
     untouched (see :func:`worktree_fits`); any other is removed and made anew, so a
     checkout left by an interrupted broker never carries another snapshot's files.
     """
@@ -82,70 +71,71 @@ def create_worktree(snap: Snapshot, task_id: str, worktrees_dir: Path) -> Path:
     path = worktrees_dir / task_id
     if _is_within(worktrees_dir, snap.root):
         raise ValueError(f"worktrees must live outside the user's tree: {worktrees_dir}")
-    if (path / ".git").exists() and worktree_fits(snap, path):
+    if is_own_repository(path) and worktree_fits(snap, path):
         return path
     if path.exists() or path.is_symlink():
         _remove_folder(snap.git_dir, path)
-        with contextlib.suppress(GitError), admin_lock(snap.git_dir):
-            run_git(["worktree", "prune"], snap.git_dir, git_dir=snap.git_dir)
     worktrees_dir.mkdir(parents=True, exist_ok=True)
-    with admin_lock(snap.git_dir):
-        run_git(
-            [
-                "worktree",
-                "add",
-                "--force",
-                "--quiet",
-                "-B",
-                BRANCH_PREFIX + task_id,
-                str(path),
-                snap.commit,
-            ],
-            snap.git_dir,
-            git_dir=snap.git_dir,
-        )
-    _restore_exact_bytes(path, common_dir_of(snap.git_dir))
+    make_checkout(snap.git_dir, snap.commit, task_id, path)
     return path
 
 
 def worktree_fits(snap: Snapshot, path: Path) -> bool:
-    """Whether the checkout at ``path`` is ``snap.commit`` with nothing changed or added."""
+    """Whether the checkout at ``path`` is ``snap.commit`` with nothing changed or added.
+
+    HEAD is read from the checkout's repository; the files are staged the way a diff stages
+    them (Baton's git, the user's repository) and must make the snapshot's tree.
+    """
+    if not is_own_repository(path):
+        return False
     try:
-        head = run_git(["rev-parse", "HEAD"], path).strip()
-        if head != snap.commit:
+        own = path / ".git"
+        head = run_git(["rev-parse", "-q", "--verify", "HEAD^{commit}"], path, git_dir=own)
+        if head.strip() != snap.commit:
             return False
-        status = run_git(["status", "--porcelain", "-z", "--untracked-files=all"], path)
+        want = run_git(["rev-parse", f"{snap.commit}^{{tree}}"], path, git_dir=snap.git_dir)
+        return stage_checkout(snap, path) == want.strip()
     except GitError:
         return False
-    return status == ""
 
 
 def _delete_refs(git_dir: Path, task_id: str) -> None:
-    for ref in (
-        f"refs/heads/{BRANCH_PREFIX}{task_id}",
-        SNAPSHOT_REF + task_id,
-        RESULT_REF + task_id,
-    ):
-        with contextlib.suppress(GitError):
-            run_git(["update-ref", "-d", ref], git_dir, git_dir=git_dir)
+    """Delete the task's refs in the user's repository (the branch: left by older Batons)."""
+    refs = (f"refs/heads/{BRANCH_PREFIX}{task_id}", SNAPSHOT_REF + task_id, RESULT_REF + task_id)
+    with contextlib.suppress(GitError):
+        run_git(
+            ["update-ref", "--stdin"],
+            git_dir,
+            git_dir=git_dir,
+            input="".join(f"delete {ref}\n" for ref in refs),
+        )
+
+
+def _prune(common: Path) -> None:
+    """Forget linked worktrees that are gone; only where older Batons made some."""
+    if (common / "worktrees").is_dir():
+        with contextlib.suppress(GitError), admin_lock(common):
+            run_git(["worktree", "prune"], common, git_dir=common)
 
 
 def _remove_folder(git_dir: Path | None, path: Path) -> None:
-    if git_dir is not None and path.exists():
+    """Remove a checkout: its own repository goes with it; a linked worktree made by an
+    older Baton is unregistered from ``git_dir`` first."""
+    linked = (path / ".git").is_file()
+    if linked and git_dir is not None:
         with contextlib.suppress(GitError), admin_lock(git_dir):
             run_git(
                 ["worktree", "remove", "--force", "--force", str(path)], git_dir, git_dir=git_dir
             )
-    if path.exists() or path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
+    remove_checkout(path)
+    if linked and git_dir is not None:
+        _prune(common_dir_of(git_dir))
 
 
 def remove_worktree(snap: Snapshot, task_id: str, path: Path) -> None:
-    """Remove the task's worktree, its branch and its snapshot ref. Idempotent."""
+    """Remove the task's checkout, Baton's index of it and its refs. Idempotent."""
     check_task_id(task_id)
     _remove_folder(snap.git_dir, path)
-    with contextlib.suppress(GitError), admin_lock(snap.git_dir):
-        run_git(["worktree", "prune"], snap.git_dir, git_dir=snap.git_dir)
     _delete_refs(snap.git_dir, task_id)
 
 
@@ -187,22 +177,23 @@ def sweep_orphans(state_home: Path, worktrees_dir: Path, keep: set[str]) -> list
     """Remove worktrees, branches and refs of tasks not in ``keep``; return their task ids.
 
     Looks at every folder in ``worktrees_dir`` and at every repository Baton made a
-    snapshot in (remembered under ``state_home``), then prunes those repositories.
+    snapshot in (remembered under ``state_home``); linked worktrees an older Baton made are
+    pruned from those repositories.
     """
     removed: set[str] = set()
     repos = _known_repos(state_home)
     if worktrees_dir.is_dir():
         for folder in sorted(worktrees_dir.iterdir()):
-            if folder.name in keep:
+            if folder.name in keep or folder.name.startswith("."):
                 continue
-            common = _common_dir_of(folder)
+            common = _common_dir_of(folder)  # a linked worktree of an older Baton
             if common is not None:
                 repos.add(common)
             _remove_folder(common, folder)
             removed.add(folder.name)
+        sweep_seeds(worktrees_dir, keep)
     for repo in sorted(repos):
-        with contextlib.suppress(GitError), admin_lock(repo):
-            run_git(["worktree", "prune"], repo, git_dir=repo)
+        _prune(repo)
         try:
             refs = run_git(
                 [
@@ -217,11 +208,14 @@ def sweep_orphans(state_home: Path, worktrees_dir: Path, keep: set[str]) -> list
             ).splitlines()
         except GitError:
             continue
-        for ref in refs:
-            task_id = ref.rsplit("/", 1)[-1]
-            if task_id in keep:
-                continue
+        gone = [ref for ref in refs if ref.rsplit("/", 1)[-1] not in keep]
+        if gone:
             with contextlib.suppress(GitError):
-                run_git(["update-ref", "-d", ref], repo, git_dir=repo)
-            removed.add(task_id)
+                run_git(
+                    ["update-ref", "--stdin"],
+                    repo,
+                    git_dir=repo,
+                    input="".join(f"delete {ref}\n" for ref in gone),
+                )
+            removed.update(ref.rsplit("/", 1)[-1] for ref in gone)
     return sorted(removed)

@@ -9,7 +9,6 @@ change in the editor rather than a rewrite of the buffer.
 
 from __future__ import annotations
 
-import difflib
 import os
 from bisect import bisect_right
 from collections.abc import Sequence
@@ -20,6 +19,7 @@ from urllib.parse import quote, unquote, urlparse
 from lsprotocol import types
 
 from baton.core.diff import Hunk, split_lines
+from baton.core.linediff import opcodes
 
 
 def uri_to_path(uri: str) -> Path | None:
@@ -110,8 +110,9 @@ class LineMap:
         if old == new:
             self._blocks = [(0, 0, len(old))]
         else:
-            matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
-            self._blocks = [(a, b, n) for a, b, n in matcher.get_matching_blocks() if n]
+            self._blocks = [
+                (i1, j1, i2 - i1) for tag, i1, i2, j1, _ in opcodes(old, new) if tag == "equal"
+            ]
         self._starts = [a for a, _, _ in self._blocks]
 
     def line(self, i: int) -> int | None:
@@ -172,10 +173,9 @@ def hunk_old_span(hunk: Hunk) -> tuple[int, int]:
 def text_edits(old: str, new: str, encoding: str = "utf-16") -> list[types.TextEdit]:
     """Line-granular edits turning ``old`` into ``new`` (ranges in ``old``)."""
     a, b = split_lines(old), split_lines(new)
-    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
     return [
         types.TextEdit(range=line_range(a, i1, i2 - i1, encoding), new_text="".join(b[j1:j2]))
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        for tag, i1, i2, j1, j2 in opcodes(a, b)
         if tag != "equal"
     ]
 

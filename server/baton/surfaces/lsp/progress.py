@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -35,6 +36,31 @@ ENDS = frozenset(
 WORKING = frozenset({S.QUEUED, S.PREPARING, S.RUNNING, S.VERIFYING, S.RATE_LIMITED})
 
 
+#: How much of the agent's recent text is kept to find its last sentence.
+_SAID = 4000
+#: The longest step shown (cut at a word, with an ellipsis).
+_STEP = 80
+#: How long the agent's text must pause before an unfinished sentence is shown.
+_QUIET = 0.6
+_ENDS = re.compile(r"[.!?:;](?=\s|$)|\n")
+
+
+def last_sentence(text: str) -> str | None:
+    """The last sentence of ``text`` that is complete (ends with . ! ? : ; or a line end),
+    shortened at a word to fit a progress line; None while none is complete."""
+    ends = [m.end() for m in _ENDS.finditer(text)]
+    if not ends:
+        return None
+    done = text[: ends[-1]].rstrip()
+    cut = [m.end() for m in _ENDS.finditer(done[:-1])] if len(done) > 1 else []
+    sentence = " ".join(done[cut[-1] if cut else 0 :].split())
+    if not sentence:
+        return None
+    if len(sentence) > _STEP:
+        sentence = sentence[: _STEP - 1].rsplit(" ", 1)[0] + "…"
+    return sentence
+
+
 @dataclass
 class Run:
     """The progress of one run of one task."""
@@ -45,12 +71,14 @@ class Run:
     created: bool = False
     ended: bool = False
     step: str = ""
+    said: str = ""  # the agent's text since its last tool call (sentences are cut from it)
     tokens: int = 0
     diff: dict[str, Any] = field(default_factory=dict)
     pending_end: str | None = None
     last_report: float = 0.0
     reported: str = ""
     timer: asyncio.TimerHandle | None = None
+    quiet: asyncio.TimerHandle | None = None  # fires when the agent's text has paused
 
     def message(self) -> str:
         if self.tokens:
@@ -159,14 +187,20 @@ class Progress:
             case EventType.DIFF:
                 run.diff = dict(event.data)
                 return
-            case (
-                EventType.TOOL
-                | EventType.TEXT
-                | EventType.QUESTION
-                | EventType.ERROR
-                | EventType.PLAN
-                | EventType.PERMISSION
-            ):
+            case EventType.TEXT:
+                # Deltas cut words in half: show the last sentence the agent finished, or
+                # what it said so far once it has paused (its text is then not cut).
+                run.said = (run.said + str(event.data.get("text", "")))[-_SAID:]
+                self._quiet_later(run)
+                sentence = last_sentence(run.said)
+                if sentence is None or sentence == run.step:
+                    return
+                run.step = sentence
+            case EventType.TOOL:
+                run.said = ""
+                self._quiet_later(run, cancel_only=True)
+                run.step = describe(event)
+            case EventType.QUESTION | EventType.ERROR | EventType.PLAN | EventType.PERMISSION:
                 run.step = describe(event)
             case _:
                 return
@@ -191,6 +225,25 @@ class Progress:
                 self._end(run, message)
             else:
                 run.pending_end = message
+
+    def _quiet_later(self, run: Run, cancel_only: bool = False) -> None:
+        if run.quiet is not None:
+            run.quiet.cancel()
+            run.quiet = None
+        if not cancel_only:
+            run.quiet = asyncio.get_running_loop().call_later(_QUIET, self._paused, run)
+
+    def _paused(self, run: Run) -> None:
+        """No text for a while: what the agent said since its last sentence is whole."""
+        run.quiet = None
+        ends = [m.end() for m in _ENDS.finditer(run.said)]
+        rest = " ".join(run.said[ends[-1] if ends else 0 :].split())
+        if run.ended or not rest:
+            return
+        if len(rest) > _STEP:
+            rest = "…" + rest[-(_STEP - 1) :].split(" ", 1)[-1]
+        run.step = rest
+        self._schedule(run)
 
     def _schedule(self, run: Run) -> None:
         if not run.created or run.ended or run.timer is not None:
@@ -218,6 +271,9 @@ class Progress:
             run.timer.cancel()
             run.timer = None
         run.ended = True
+        if run.quiet is not None:
+            run.quiet.cancel()
+            run.quiet = None
         self.server.work_done_progress.end(run.token, types.WorkDoneProgressEnd(message=message))
         self.by_token.pop(run.token, None)
         self.server.work_done_progress.tokens.pop(run.token, None)
@@ -232,3 +288,5 @@ class Progress:
         for run in self.runs.values():
             if run.timer is not None:
                 run.timer.cancel()
+            if run.quiet is not None:
+                run.quiet.cancel()

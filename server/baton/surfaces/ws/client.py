@@ -22,6 +22,8 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode
+from websockets.protocol import State
 
 from baton.core.events import Event, EventType
 from baton.store.paths import runtime_dir, state_home
@@ -92,11 +94,21 @@ class Client:
         except (ConnectionClosed, ValueError):
             pass
         finally:
+            why = self.closed_why()
             for fut in self._waiting.values():
                 if not fut.done():
-                    fut.set_exception(BrokerUnavailable("the broker closed the connection"))
+                    fut.set_exception(BrokerUnavailable(why))
             self._waiting.clear()
             self.notifications.put_nowait(None)
+
+    def closed_why(self) -> str:
+        """What to tell the user about the connection's end (the broker's close code)."""
+        code, reason = self.ws.close_code, self.ws.close_reason
+        if code == CloseCode.MESSAGE_TOO_BIG:
+            return f"the broker closed the connection: the request is too large ({reason})"
+        if code == CloseCode.POLICY_VIOLATION and reason:
+            return f"the broker closed the connection: {reason}"
+        return "the broker closed the connection"
 
     async def call(self, method: str, **params: Any) -> Any:
         """Send a request and wait for its result (raises :class:`BrokerError`)."""
@@ -109,11 +121,14 @@ class Client:
             await self.ws.send(json.dumps(msg))
         except ConnectionClosed as exc:
             self._waiting.pop(rid, None)
-            raise BrokerUnavailable("the broker closed the connection") from exc
+            raise BrokerUnavailable(self.closed_why()) from exc
         return await fut
 
     async def close(self) -> None:
-        await self.ws.close()
+        # Closing a connection already closed aborts its transport once more, which some
+        # Pythons (3.11) fail at when the transport closed after draining a large write.
+        if self.ws.state is not State.CLOSED:
+            await self.ws.close()
         with contextlib.suppress(Exception):
             await self._reader
 
@@ -161,7 +176,7 @@ async def events_until(
         except TimeoutError:
             return states, None
         if msg is None:
-            raise BrokerUnavailable("the broker closed the connection")
+            raise BrokerUnavailable(c.closed_why())
         params = msg.get("params") or {}
         if msg.get("method") == "overflow":
             raise BrokerUnavailable("fell behind the broker's events; run the command again")

@@ -2,10 +2,12 @@
 
 Security: a token (from the 0600 discovery file) is required, either on the upgrade
 (``Authorization: Bearer <token>``) or as the first message (``auth`` with ``{"token"}``),
-compared in constant time; an upgrade carrying an ``Origin`` header is refused (browsers
-always send one; see CVE-2025-52882); messages are size-limited and each connection is
-rate-limited. Malformed frames get JSON-RPC errors; a handler's failure becomes an internal
-error for that request only. No client can stop the broker or slow the others: each
+compared in constant time; an upgrade carrying an ``Origin`` header, or a ``Host`` that is
+not loopback, is refused (see :mod:`handshake`); each connection is rate-limited. A
+message over the size limit is answered with an error naming the limit (up to
+``read_limit``; past it, and before authentication, the connection closes with 1009).
+Malformed frames get JSON-RPC errors; a handler's failure becomes an internal error for
+that request only. No client can stop the broker or slow the others: each
 committed batch of events is written to every subscriber at once, and a connection that
 stops reading (its unsent data passes a bound) is told (``overflow``) and its subscriptions
 end; it catches up from ``events`` by sequence number.
@@ -16,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import hmac
 import json
 import logging
 import os
@@ -25,12 +26,10 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 from websockets.protocol import State
@@ -41,12 +40,11 @@ from baton.runtime.supervisor import Supervisor
 from baton.store import AmbiguousTask, UnknownTask
 from baton.surfaces.ws import answers, discovery, views
 from baton.surfaces.ws import protocol as p
+from baton.surfaces.ws.handshake import check_upgrade, same, token_of
 from baton.surfaces.ws.methods import Methods
 
 log = logging.getLogger(__name__)
 
-TOKEN_HEADER = "Authorization"
-ALT_TOKEN_HEADER = "X-Baton-Token"
 #: States after which a task needs nobody's agent: where ``watch`` clients stop.
 STOP_STATES = answers.STOP
 
@@ -54,6 +52,9 @@ STOP_STATES = answers.STOP
 @dataclass(frozen=True, slots=True)
 class EndpointLimits:
     max_message: int = 1 << 20  # bytes per incoming message
+    # Bytes of a message still read (once authenticated) to answer it with an error naming
+    # ``max_message``; a larger one closes the connection (1009) without being read.
+    read_limit: int = 16 << 20
     rate: float = 500.0  # messages per second, sustained, per connection
     burst: int = 1000  # messages at once before the rate applies
     max_inflight: int = 32  # requests being handled at once per connection
@@ -148,7 +149,7 @@ class Endpoint:
             "127.0.0.1",
             0,
             process_request=self._check_upgrade,
-            max_size=self.limits.max_message,
+            max_size=self.limits.max_message,  # raised per connection once authenticated
             max_queue=64,
             write_limit=1 << 20,
             compression=None,
@@ -228,18 +229,22 @@ class Endpoint:
     # ------------------------------------------------------------------ the handshake
 
     def _check_upgrade(self, conn: ServerConnection, request: Request) -> Response | None:
-        if "Origin" in request.headers:
-            return _refuse(conn, HTTPStatus.FORBIDDEN, "requests with an Origin header are refused")
-        presented = _token_of(request.headers)
-        if presented is not None and not _same(presented, self.token):
-            return _refuse(conn, HTTPStatus.UNAUTHORIZED, "wrong token")
+        refused = check_upgrade(request.headers, self.token)
+        if refused is not None:
+            return conn.respond(refused.status, refused.text + "\n")
+        if token_of(request.headers) is not None:
+            self._read_oversized(conn)
         return None
+
+    def _read_oversized(self, ws: ServerConnection) -> None:
+        """Let an authenticated connection send messages over the limit, to be told so."""
+        ws.protocol.max_message_size = max(self.limits.read_limit, self.limits.max_message)
 
     # ------------------------------------------------------------------ a connection
 
     async def _handle(self, ws: ServerConnection) -> None:
         request = ws.request
-        authed = request is not None and _token_of(request.headers) is not None
+        authed = request is not None and token_of(request.headers) is not None
         conn = _Conn(ws, authed, _Bucket(self.limits.rate, self.limits.burst))
         self._conns.add(conn)
         self.idle_since = None
@@ -280,21 +285,27 @@ class Endpoint:
             await conn.ws.close(1008, "authenticate first")
             return False
         token = req.params.get("token")
-        if req.method != "auth" or not isinstance(token, str) or not _same(token, self.token):
+        if req.method != "auth" or not isinstance(token, str) or not same(token, self.token):
             what = "wrong token" if req.method == "auth" else "authenticate first: send auth"
             await self._send(conn, p.error_response(req.id, p.RpcError(p.UNAUTHORIZED, what)))
             await conn.ws.close(1008, what)
             return False
         conn.authed = True
+        self._read_oversized(conn.ws)
         if req.id is not None:
             await self._send(conn, p.response(req.id, {"ok": True, "version": __version__}))
         return True
 
     def _accept_frame(self, conn: _Conn, frame: str | bytes) -> None:
+        too_large = p.too_large(frame, self.limits.max_message)
         try:
             req = p.parse(frame)
         except p.RpcError as err:
-            self._reply_later(conn, p.error_response(_rid(err), err))
+            self._reply_later(conn, p.error_response(_rid(err), too_large or err))
+            return
+        if too_large is not None:
+            if req.id is not None:
+                self._reply_later(conn, p.error_response(req.id, too_large))
             return
         if len(conn.inflight) >= self.limits.max_inflight:
             if req.id is not None:
@@ -537,23 +548,6 @@ def _runtime_for(home: Path) -> Path:
     from baton.store.paths import runtime_dir
 
     return runtime_dir(home)
-
-
-def _token_of(headers: Headers) -> str | None:
-    value = headers.get(TOKEN_HEADER)
-    if value is not None:
-        scheme, _, token = value.partition(" ")
-        return token.strip() if scheme.lower() == "bearer" else value.strip()
-    alt = headers.get(ALT_TOKEN_HEADER)
-    return alt.strip() if alt is not None else None
-
-
-def _same(a: str, b: str) -> bool:
-    return hmac.compare_digest(a.encode("utf-8", "replace"), b.encode("utf-8", "replace"))
-
-
-def _refuse(conn: ServerConnection, status: HTTPStatus, text: str) -> Response:
-    return conn.respond(status, text + "\n")
 
 
 def _rid(err: p.RpcError) -> p.RequestId | None:

@@ -26,6 +26,7 @@ UNKNOWN_TASK = -32002
 WRONG_STATE = -32003
 RATE_LIMITED = -32004
 BUSY = -32005
+TOO_LARGE = -32006  # a message over the size limit; data: {size, limit} in bytes
 
 
 class RpcError(Exception):
@@ -85,6 +86,31 @@ def parse(frame: str | bytes) -> Request:
     if not isinstance(params, dict):
         raise RpcError(INVALID_PARAMS, "params must be an object (by name)", {"id": answer_to})
     return Request(method, params, answer_to if has_id else None)
+
+
+def amount(size: int) -> str:
+    """A byte count as people read it: ``1 MiB``, ``4 KiB``, ``5.2 MiB``, ``900 bytes``."""
+    for unit, shift in (("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift:
+            value = size / (1 << shift)
+            return f"{value:.0f} {unit}" if value.is_integer() else f"{value:.1f} {unit}"
+    return f"{size} bytes"
+
+
+def too_large(frame: str | bytes, limit: int) -> RpcError | None:
+    """The error for a message over ``limit`` bytes (UTF-8), or None when it fits."""
+    size = len(frame)
+    if size <= limit // 4:  # a character is at most 4 bytes
+        return None
+    if isinstance(frame, str) and not frame.isascii():
+        size = len(frame.encode("utf-8", "surrogatepass"))
+    if size <= limit:
+        return None
+    big, most = amount(size), amount(limit)
+    if big.replace(".0 ", " ") == most:  # rounded alike: say it exactly
+        big, most = f"{size} bytes", f"{limit} bytes"
+    message = f"the request is {big}; the broker takes at most {most} per message"
+    return RpcError(TOO_LARGE, message, {"size": size, "limit": limit})
 
 
 def response(rid: RequestId | None, result: Any) -> str:

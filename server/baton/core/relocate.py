@@ -1,0 +1,59 @@
+"""Placing a hunk where its lines still stand, when the user changed the file around them.
+
+A three-way merge of line-based text calls two changes that touch adjacent lines a
+conflict. A hunk that replaces lines the user did not change can still apply, as ``patch``
+applies a hunk at an offset: :func:`relocate` maps the hunk's own lines from the text it was
+computed against (``base``) to the user's text (``ours``) through the lines both have in
+common, and replaces exactly those. A line the user changed is never overwritten: when
+the hunk's lines are not all still there, unchanged and in one piece, it does not apply.
+"""
+
+from __future__ import annotations
+
+from baton.core.diff import Hunk, split_lines
+from baton.core.linediff import opcodes
+
+
+def _common(base: list[str], ours: list[str]) -> dict[int, int]:
+    """Base line index → our line index, for the lines both texts have in common."""
+    mapping: dict[int, int] = {}
+    for tag, i1, i2, j1, _ in opcodes(base, ours):
+        if tag == "equal":
+            for k in range(i2 - i1):
+                mapping[i1 + k] = j1 + k
+    return mapping
+
+
+def relocate(hunk: Hunk, base: str, ours: str) -> str | None:
+    """``ours`` with ``hunk`` (computed against ``base``) applied where its lines now are;
+    None when the user changed any of them (or the insertion point has no unchanged
+    neighbour to hold on to)."""
+    if hunk.whole_file:
+        return None
+    old, mine = split_lines(base), split_lines(ours)
+    if hunk.old_count:
+        start = hunk.old_start - 1
+        if "".join(old[start : start + hunk.old_count]) != hunk.old_text:
+            return None  # not a hunk of this base
+        common = _common(old, mine)
+        placed = [common.get(i) for i in range(start, start + hunk.old_count)]
+        if None in placed:
+            return None  # the user changed one of the hunk's lines
+        first = placed[0]
+        assert first is not None
+        if placed != list(range(first, first + hunk.old_count)):
+            return None  # the user put lines between them
+        return "".join(mine[:first]) + hunk.new_text + "".join(mine[first + hunk.old_count :])
+    # An insertion after base line ``old_start`` (0: at the top).
+    if hunk.old_start == 0:
+        return hunk.new_text + ours
+    common = _common(old, mine)
+    before = common.get(hunk.old_start - 1)
+    if before is not None:
+        at = before + 1
+    else:
+        after = common.get(hunk.old_start)
+        if after is None:
+            return None
+        at = after
+    return "".join(mine[:at]) + hunk.new_text + "".join(mine[at:])
