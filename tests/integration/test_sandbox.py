@@ -49,6 +49,7 @@ needs_sandbox = pytest.mark.skipif(
 ESCAPER = r"""
 import glob, json, os, subprocess, sys, time
 known_discovery, user_file, outside, marker, home_file = sys.argv[1:6]
+user_git = os.path.join(os.path.dirname(user_file), ".git")
 results = {}
 
 def attempt(name, action):
@@ -84,16 +85,17 @@ def broker():
             raise PermissionError(str(answer)[:120])
 
 def git_dir():
-    out = subprocess.run(["git", "rev-parse", "--git-common-dir"], capture_output=True, text=True)
-    return os.path.abspath(out.stdout.strip())
+    # The user's repository: its git dir is named in the brief's paths; the checkout's own
+    # repository borrows its objects (objects/info/alternates) and is the agent's to change.
+    return user_git
 
 def hooks():
     with open(os.path.join(git_dir(), "hooks", "pre-commit"), "w") as f:
         f.write("#!/bin/sh\necho pwned\n")
 
 def config():
-    subprocess.run(["git", "config", "core.hooksPath", "/tmp/agent-hooks"], check=True,
-                   capture_output=True)
+    subprocess.run(["git", "--git-dir", git_dir(), "config", "core.hooksPath", "/tmp/x"],
+                   check=True, capture_output=True)
 
 def write_outside():
     with open(outside, "w") as f:
@@ -131,10 +133,11 @@ CLI = "import sys; from baton.cli import main; sys.exit(main())"
 ESCAPES = (
     "discovery", "broker", "git_hooks", "git_config", "write_outside", "write_home", "symlink_out",
 )  # fmt: skip
-#: Escapes to paths under /tmp (where pytest keeps the user's repository and ``outside.txt``):
-#: the write lands in the sandbox's private /tmp, the real file never changes. Outside /tmp
-#: (``write_home``, a user's real repository) the same write is refused: read-only.
-ABSORBED = frozenset({"write_outside", "symlink_out"})
+#: Escapes to paths under /tmp, where pytest keeps the user's repository and ``outside.txt``:
+#: the write lands in the sandbox's private /tmp and the real file never changes (checked).
+#: Outside /tmp (``write_home``; a user's real repository) the same write is refused:
+#: the file system is read-only there.
+ABSORBED = frozenset({"git_hooks", "git_config", "write_outside", "symlink_out"})
 
 
 def user_config(tmp_path: Path, text: str) -> None:
@@ -276,9 +279,12 @@ async def test_the_fake_agent_fails_every_escape_and_still_edits(
     )
     lines = [x for x in said.splitlines() if x.startswith("escape ")]
     assert len(lines) == 9, said
-    refused = [lines[i] for i in (0, 1, 2, 5, 6, 7)]
+    # Refused: the discovery file, $HOME directly and through a link, the database. The
+    # writes to the user's .git, outside.txt and through link-out are under /tmp here: they
+    # land in the private /tmp, refused or not, and the real files stay (checked below).
+    refused = [lines[i] for i in (0, 5, 6, 7)]
     assert all("refused" in x for x in refused), "\n".join(lines)
-    assert all("Read-only file system" in x for x in refused[1:5]), "\n".join(lines)
+    assert all("Read-only file system" in x for x in refused[1:3]), "\n".join(lines)
     assert "read" in lines[8], lines[8]  # the sandbox does not stop the agent's own work
     assert user_repo_state(repo) == before and (repo / "notes.txt").read_text() == notes
     assert not (tmp_path / "outside.txt").exists() and not home_file.exists()

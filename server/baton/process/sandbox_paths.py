@@ -17,9 +17,10 @@ folder reached through a link is hidden too):
   agents); Baton's user config and secrets file; Claude Code's IDE lock folders; the state
   folders of every other provider and account; container-engine sockets; the credential
   stores in :data:`HOME_SECRETS`.
-- **protected** (read-only inside writable folders): git metadata that Baton's own git
-  commands, run later outside the sandbox, would obey — the checkout's ``.git`` file, the
-  git dir's ``config``, ``config.worktree``, ``hooks``, ``commondir`` and ``gitdir``.
+- **protected** (read-only inside writable folders), for a checkout that is a linked
+  worktree: git metadata that git commands run later outside the sandbox would obey — the
+  checkout's ``.git`` file, the git dir's ``config``, ``config.worktree``, ``hooks``,
+  ``commondir`` and ``gitdir``.
 
 Paths that do not exist are left out (there is nothing to show or hide), except writable
 folders, which are created.
@@ -97,10 +98,14 @@ def state_homes(task_dir: str, env: Mapping[str, str]) -> list[str]:
 def git_paths(checkout: str, private: Sequence[str]) -> Plan:
     """The git metadata of ``checkout`` for its sandbox.
 
-    The git dir the checkout's ``.git`` names is writable (its index, HEAD, its own refs),
-    with :data:`GIT_PROTECTED` read-only in it, and the ``.git`` file itself read-only. The
-    common folder of a linked worktree is read-only — the user's repository never changes —
-    unless it lies in one of the ``private`` folders (a repository Baton owns), where
+    A checkout that is a repository of its own (a ``.git`` folder in it, as Baton makes
+    them) is the agent's: writable with the checkout, Baton never obeys it; the object
+    stores it borrows through ``objects/info/alternates`` (the user's) are readable.
+
+    For a linked worktree, the git dir the checkout's ``.git`` names is writable (its index,
+    HEAD, its own refs), with :data:`GIT_PROTECTED` read-only in it, and the ``.git`` file
+    itself read-only. The common folder of a linked worktree is read-only — the user's
+    repository never changes — unless it lies in one of the ``private`` folders (a repository Baton owns), where
     :data:`GIT_SHARED_WRITES` are writable so the agent can commit. Object stores borrowed
     through ``objects/info/alternates`` are readable.
     """
@@ -126,6 +131,11 @@ def git_paths(checkout: str, private: Sequence[str]) -> Plan:
             common = real(os.path.join(gitdir, f.read().strip()))
     except OSError:
         pass
+    if inside(gitdir, checkout) and common == gitdir:
+        # The checkout's own repository (baton.workspace.checkout): the agent's to change as
+        # it likes — Baton's git never obeys it — borrowing the user's objects read-only.
+        found.readable += _alternates(gitdir)
+        return found
     if not inside(gitdir, checkout):
         found.writable.append(gitdir)
     if common != gitdir:
@@ -138,19 +148,27 @@ def git_paths(checkout: str, private: Sequence[str]) -> Plan:
         found.readable.append(common)
         if any(inside(common, p) for p in private):
             found.writable += [os.path.join(common, name) for name in GIT_SHARED_WRITES]
-    elif inside(gitdir, checkout) and not os.path.exists(os.path.join(gitdir, "hooks")):
-        os.mkdir(os.path.join(gitdir, "hooks"))  # else the agent could create it and fill it
     for folder in {gitdir, common}:
         found.protected += [os.path.join(folder, name) for name in GIT_PROTECTED]
-        try:
-            with open(os.path.join(folder, "objects", "info", "alternates"), encoding="utf-8") as f:
-                found.readable += [
-                    real(os.path.join(folder, "objects", line.strip()))
-                    for line in f
-                    if line.strip() and not line.startswith("#")
-                ]
-        except OSError:
-            pass
+        found.readable += _alternates(folder)
+    return found
+
+
+def _alternates(git_dir: str) -> list[str]:
+    """The object stores ``git_dir`` borrows (``objects/info/alternates``), as real paths."""
+    objects = os.path.join(git_dir, "objects")
+    try:
+        with open(os.path.join(objects, "info", "alternates"), encoding="utf-8") as f:
+            lines = [line.strip() for line in f]
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith('"') and line.endswith('"'):  # C-quoted
+            line = line[1:-1].encode().decode("unicode_escape")
+        found.append(real(os.path.join(objects, line)))
     return found
 
 
