@@ -105,9 +105,9 @@ def git_paths(checkout: str, private: Sequence[str]) -> Plan:
     For a linked worktree, the git dir the checkout's ``.git`` names is writable (its index,
     HEAD, its own refs), with :data:`GIT_PROTECTED` read-only in it, and the ``.git`` file
     itself read-only. The common folder of a linked worktree is read-only — the user's
-    repository never changes — unless it lies in one of the ``private`` folders (a repository Baton owns), where
-    :data:`GIT_SHARED_WRITES` are writable so the agent can commit. Object stores borrowed
-    through ``objects/info/alternates`` are readable.
+    repository never changes — unless it lies in one of the ``private`` folders (a
+    repository Baton owns), where :data:`GIT_SHARED_WRITES` are writable so the agent can
+    commit. Object stores borrowed through ``objects/info/alternates`` are readable.
     """
     found = Plan(cwd=checkout)
     dotgit = os.path.join(checkout, ".git")
