@@ -50,6 +50,23 @@ def baton_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
 
 
 @pytest.fixture
+def unsandboxed(baton_home: Path, tmp_path: Path) -> None:
+    """This test's agents run outside the OS sandbox (``sandbox = "off"`` in the user config):
+    for tests of what the wrapper alone does, with host pids the agent writes down."""
+    (tmp_path / "no-user-config.toml").write_text('sandbox = "off"\n')
+
+
+@pytest.fixture
+def no_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This test's agents run outside the OS sandbox, however started (as where none can run):
+    for tests of the wrapper's own reaping, which read host pids the agent writes down."""
+    from baton.process import sandbox
+
+    gone = sandbox.Status("none", False, False, why="the test runs its agents unsandboxed")
+    monkeypatch.setattr(sandbox, "status", lambda: gone)
+
+
+@pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A git repository with two committed files."""
     root = tmp_path / "repo"

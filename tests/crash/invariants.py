@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from baton.agents.fake_runlog import pid_namespace
 from baton.core.diff import FileDiff, HunkState, apply_hunks
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion, TaskState
@@ -145,9 +146,13 @@ def check_processes(
             f"task {task_id}: {len(runs)} agent process(es) ran, {processes} expected; {table}"
         )
     per_attempt: collections.Counter[int] = collections.Counter()
+    host = pid_namespace()
     for run in runs:
-        ids = {run["pid"], run["ppid"], run["pgid"]}
-        owners = [a for a in attempts if a.pid in ids]
+        if run.get("pid_ns") not in (None, host):  # sandboxed: its pids are its namespace's
+            owners = [a for a in attempts if a.n == run.get("attempt") and a.pid]
+        else:
+            ids = {run["pid"], run["ppid"], run["pgid"]}
+            owners = [a for a in attempts if a.pid in ids]
         assert len(owners) == 1, (
             f"task {task_id}: agent pid {run['pid']} ran outside any recorded attempt; {table}"
         )

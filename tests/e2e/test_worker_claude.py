@@ -21,6 +21,7 @@ import pytest
 from baton.config.profiles import Profile, default_profiles
 from baton.core.events import EventType
 from baton.core.lifecycle import Completion, TaskState
+from baton.process.sandbox import status as sandbox_status
 from baton.runtime.requests import DelegateRequest
 from baton.runtime.supervisor import Limits, Supervisor
 from tests.conftest import STOPPED
@@ -145,8 +146,9 @@ def user_texts(body: object) -> str:
     return repr(body)
 
 
-async def check_round_trip(w: World, repo: Path, second_prompt: str) -> None:
-    """Task → review with hello.txt; reply → same session, second.txt too; accept → repo."""
+async def check_round_trip(w: World, repo: Path, second_prompt: str) -> str:
+    """Task → review with hello.txt; reply → same session, second.txt too; accept → repo.
+    Returns the task's id."""
     t0 = time.monotonic()
     task_id = await w.delegate(repo, "Create hello.txt containing a greeting.")
     assert await w.settle(task_id) == S.REVIEW, (await w.sup.get(task_id)).message
@@ -183,6 +185,7 @@ async def check_round_trip(w: World, repo: Path, second_prompt: str) -> None:
     ]
     w.only_local()
     print(f"round trip: {time.monotonic() - t0:.1f} s")
+    return task_id
 
 
 ROUND_TRIP: tuple[Turn, ...] = (
@@ -241,7 +244,11 @@ async def check_rate_limit(w: World, repo: Path, resets_at: float | None) -> Non
 async def test_claude_task_round_trip(baton_home: Path, repo: Path, tmp_path: Path) -> None:
     require("claude")
     async with world(baton_home, tmp_path, Script.of(*ROUND_TRIP), claude_profile) as w:
-        await check_round_trip(w, repo, "Now also create second.txt.")
+        task_id = await check_round_trip(w, repo, "Now also create second.txt.")
+        # Both turns ran in the OS sandbox where one can run (node, its config folder, git).
+        logs = [str(e.data.get("message")) for e in await w.sup.events(task_id)]
+        sandboxed = [m for m in logs if "sandboxed (bubblewrap" in m]
+        assert len(sandboxed) == (2 if sandbox_status().works else 0), logs
 
 
 async def test_claude_rate_limit_holds_until_reset(

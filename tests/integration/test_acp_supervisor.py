@@ -33,7 +33,16 @@ FAKE = str(Path(__file__).resolve().parents[1] / "support" / "acp_fake_agent.py"
 ENDS = {S.REVIEW, S.ANSWERED, S.FAILED, S.CANCELLED, S.INTERRUPTED}
 
 
-def acp_profile(name: str = "acp", provider: str = "fake", **options: Any) -> Profile:
+def acp_profile(
+    name: str = "acp", provider: str = "fake", plumbing: Path | None = None, **options: Any
+) -> Profile:
+    # The fake agent's script and prompt log are test plumbing in ``plumbing``: shown to it
+    # through its sandbox (which keeps /tmp private).
+    sandbox = (
+        {"read": [str(plumbing / "turns.json")], "write": [str(plumbing / "prompts.jsonl")]}
+        if plumbing
+        else {}
+    )
     return Profile(
         name=name,
         provider=provider,
@@ -41,6 +50,7 @@ def acp_profile(name: str = "acp", provider: str = "fake", **options: Any) -> Pr
             "transport": "acp",
             "acp_argv": [sys.executable, FAKE],
             "acp_idle_exit": 20,  # tests leave tasks in review: let their runners go soon
+            "sandbox": sandbox,
             **options,
         },
     )
@@ -49,11 +59,12 @@ def acp_profile(name: str = "acp", provider: str = "fake", **options: Any) -> Pr
 @pytest.fixture
 async def asup(baton_home: Path, tmp_path: Path) -> AsyncIterator[Supervisor]:
     log = tmp_path / "prompts.jsonl"
+    log.touch()  # the sandbox shows only a file that exists
     os.environ["ACP_FAKE_LOG"] = str(log)
     profiles = {
         **default_profiles(),
-        "acp": acp_profile(),
-        "acp-claude": acp_profile("acp-claude", "claude"),  # the Claude adapter's quirks
+        "acp": acp_profile(plumbing=tmp_path),
+        "acp-claude": acp_profile("acp-claude", "claude", tmp_path),  # the Claude adapter's quirks
     }
     s = Supervisor(baton_home, profiles=profiles, limits=Limits(stall_after=20, kill_grace=1.0))
     await s.start()

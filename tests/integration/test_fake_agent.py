@@ -270,8 +270,9 @@ async def test_stream_emits_timestamped_events_at_the_rate(worker: Worker) -> No
 
 
 async def test_each_run_appends_a_line_to_the_run_log(
-    worker: Worker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    no_sandbox: None, worker: Worker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Unsandboxed: the host's pids (a sandboxed run's are its namespace's, see pid_ns)."""
     log = tmp_path / "runs.jsonl"
     monkeypatch.setenv("BATON_FAKE_RUNLOG", str(log))
     first = await worker.run({"ask": "Which colour?"})

@@ -3,6 +3,10 @@
 The agent dies with its wrapper (PDEATHSIG), and what the agent leaves behind — a shell's
 background job, a ``setsid`` process, a double-forked daemon, one that ignores SIGTERM — is
 ended by the wrapper before it writes the exit record.
+
+These are the wrapper's own guarantees, which hold without the OS sandbox too: the agents run
+unsandboxed here (their pids must be the host's). tests/integration/test_sandbox.py shows the
+same for sandboxed agents, whose PID namespace ends with them.
 """
 
 from __future__ import annotations
@@ -26,7 +30,10 @@ from baton.runtime.supervisor import Supervisor
 from tests.conftest import fake_script, settle
 
 PY = sys.executable
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and /proc")
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and /proc"),
+    pytest.mark.usefixtures("no_sandbox"),
+]
 
 
 async def until(condition: object, within: float = 30.0) -> None:

@@ -55,7 +55,7 @@ async def test_the_native_transport_starts_and_parses_an_attempt(
     assert (native.name, native.provider) == ("native", "fake")
     turn = turn_in(repo, tmp_path / "task", fake_script({"say": "hello there"}, summary="done"))
     started = await native.start(turn, Profile("fake", "fake"), 1)
-    assert started.how == ""
+    assert started.how.startswith(("sandboxed (", "UNSANDBOXED: "))  # for the task's log
     assert started.record.out_path == tmp_path / "task" / "attempt-1.out"
     evs = await events_of(native, started)
     assert [e.data["text"] for e in evs if e.type == EventType.FINAL] == ["done"]
@@ -94,7 +94,7 @@ async def test_the_acp_transport_keeps_one_runner_across_attempts(
     assert (acp.name, acp.provider) == ("acp", "fake")
     try:
         first = await acp.start(turn_in(repo, task_dir, script({"say": "one"})), acp_profile(), 1)
-        assert first.how == "a new runner"
+        assert first.how.startswith("a new runner; its agent ")  # sandboxed or not
         evs = await events_of(acp, first)
         assert [e.data["text"] for e in evs if e.type == EventType.FINAL] == ["one"]
 

@@ -18,6 +18,7 @@ from baton.agents.base import AgentNotFound, Launch, Turn
 from baton.agents.fake import FakeAdapter
 from baton.config.profiles import Profile
 from baton.process import spawn as runner
+from baton.process.sandbox import UNCONFINED, status
 from baton.process.spawn import ProcessRecord, is_alive, kill_tree, read_exit, spawn, wait_exit
 from baton.process.tail import Tailer
 
@@ -113,21 +114,28 @@ async def test_exec_failure_in_the_wrapper_gives_exit_127(tmp_path: Path) -> Non
     agent = tmp_path / "agent"
     agent.write_text("#!/nonexistent/interpreter\n")
     agent.chmod(0o755)  # passes the pre-check; exec itself fails
-    rec = spawn(Launch(argv=[str(agent)]), tmp_path / "task", 1)
+    # Unsandboxed: in the sandbox, bubblewrap starts and the exec fails inside it (127 too,
+    # said by the sandbox; see tests/integration/test_sandbox.py).
+    rec = spawn(Launch(argv=[str(agent)]), tmp_path / "task", 1, UNCONFINED)
     ended = await asyncio.wait_for(wait_exit(rec), 5)
     assert ended is not None and ended.code == 127
     assert "cannot start" in runner.stderr_tail(rec.err_path)
     assert ended.error and str(agent) in ended.error
 
 
-async def test_sigterm_to_the_wrapper_reaches_the_agent(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sandboxed", [False, True], ids=["unsandboxed", "sandboxed"])
+async def test_sigterm_to_the_wrapper_reaches_the_agent(tmp_path: Path, sandboxed: bool) -> None:
+    if sandboxed and not status().works:
+        pytest.skip(f"no sandbox here: {status().why}")
     code = "import time; print('up', flush=True); time.sleep(30)"
-    rec = spawn(py(code), tmp_path, 1)
+    rec = spawn(py(code), tmp_path, 1, None if sandboxed else UNCONFINED)
     await until(lambda: rec.out_path.read_text() == "up\n")
     os.kill(rec.pid, signal.SIGTERM)  # only the wrapper is sent it
     ended = await asyncio.wait_for(wait_exit(rec), 5)
     assert ended is not None
-    assert (ended.code, ended.signal, ended.received) == (143, "SIGTERM", "SIGTERM")
+    # Through bubblewrap a signal comes back as the exit code 128 + n alone.
+    expected = (143, None if sandboxed else "SIGTERM", "SIGTERM")
+    assert (ended.code, ended.signal, ended.received) == expected
 
 
 async def test_kill_tree_kills_a_grandchild_in_its_own_session(tmp_path: Path) -> None:
@@ -135,7 +143,9 @@ async def test_kill_tree_kills_a_grandchild_in_its_own_session(tmp_path: Path) -
     work.mkdir()
     prompt = '```baton-fake\n{"steps": [{"spawn_sleeper": "sleeper.pid"}, {"hang": true}]}\n```'
     turn = Turn(task_id="t", prompt=prompt, cwd=str(work), task_dir=str(tmp_path / "task"))
-    rec = spawn(FakeAdapter().launch(turn, Profile("fake", "fake")), tmp_path / "task", 1)
+    # Unsandboxed: the sleeper's pid must be the host's (test_sandbox.py: the same sandboxed).
+    launch = FakeAdapter().launch(turn, Profile("fake", "fake"))
+    rec = spawn(launch, tmp_path / "task", 1, UNCONFINED)
     pidfile = work / "sleeper.pid"
     await until(lambda: pidfile.exists() and pidfile.read_text().strip())
     sleeper = psutil.Process(int(pidfile.read_text()))

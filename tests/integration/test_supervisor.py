@@ -104,8 +104,10 @@ async def test_question_then_reply_resumes_the_session(sup: Supervisor, repo: Pa
 
 
 async def test_cancel_kills_the_whole_process_tree(
-    sup: Supervisor, repo: Path, tmp_path: Path
+    unsandboxed: None, sup: Supervisor, repo: Path, tmp_path: Path
 ) -> None:
+    """Unsandboxed: the sleeper's pid must be the host's (see tests/integration/test_sandbox.py
+    for the same in the sandbox)."""
     pidfile = tmp_path / "sleeper.pid"
     task = await sup.delegate(delegate(repo, {"spawn_sleeper": str(pidfile)}, {"hang": True}))
     deadline = time.monotonic() + 10

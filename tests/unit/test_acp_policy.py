@@ -67,6 +67,10 @@ def test_fs_requests_are_served_inside_the_worktree_only(tmp_path: Path) -> None
         files.read_text("/etc/hostname", str(root))
     with pytest.raises(files.OutsideWorktree):
         files.write_text("relative.txt", "x", str(root))
+    for git in (root / ".git", root / ".git" / "hooks" / "pre-commit"):  # the sandbox's too
+        with pytest.raises(files.OutsideWorktree):
+            files.write_text(str(git), "x", str(root))
+    assert not (root / ".git" / "hooks").exists()
 
 
 def test_transport_choice_explicit_or_auto_only_when_probed(tmp_path: Path) -> None:

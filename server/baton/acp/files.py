@@ -54,7 +54,12 @@ def read_text(path: str, root: str, line: int | None = None, limit: int | None =
 
 
 def write_text(path: str, content: str, root: str) -> None:
-    """Write ``content`` to ``path`` inside ``root`` (folders made as needed)."""
+    """Write ``content`` to ``path`` inside ``root`` (folders made as needed); never into the
+    checkout's ``.git`` (the runner writes outside the agent's sandbox, which keeps it
+    read-only: Baton's own git commands obey what is there)."""
     file = _checked("fs/write_text_file", path, root)
+    git = os.path.join(os.path.realpath(root), ".git")
+    if inside(path, git):
+        raise OutsideWorktree("fs/write_text_file", path, git)
     file.parent.mkdir(parents=True, exist_ok=True)
     file.write_text(content, encoding="utf-8")

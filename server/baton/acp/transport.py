@@ -31,7 +31,15 @@ from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
 from baton.process import spawn as procs
-from baton.process.transport import ACP, NATIVE, NativeTransport, Started, Transport
+from baton.process.sandbox import UNCONFINED
+from baton.process.transport import (
+    ACP,
+    NATIVE,
+    NativeTransport,
+    Started,
+    Transport,
+    confinement_for,
+)
 
 #: Seconds a new runner gets to open its control socket before a cancel falls back to a kill.
 SOCKET_WAIT = 5.0
@@ -76,21 +84,26 @@ class AcpTransport:
     def parser(self) -> AcpParser:
         return AcpParser()
 
-    def launch_attempt(self, turn: Turn, profile: Profile, attempt: int) -> Launch:
-        """A new runner for ``turn`` (its spec and prompt written to the task's folder)."""
+    def launch_attempt(self, turn: Turn, profile: Profile, attempt: int) -> tuple[Launch, str]:
+        """A new runner for ``turn`` (its spec and prompt written to the task's folder), and
+        how the agent it starts runs (sandboxed or not, for the task's log)."""
         spec_of = agents.spec_for(profile)
         if spec_of is None:
             raise KeyError(f"{profile.provider} has no ACP transport")
         argv, env = agents.command(profile, turn)
         task_dir = Path(turn.task_dir)
         task_dir.mkdir(parents=True, exist_ok=True)
+        # The runner is Baton's own and stays outside; the agent it starts is sandboxed.
+        agent = Launch(argv=argv, env=env, cwd=turn.cwd, unset_env=spec_of.unset_env)
+        confinement = confinement_for(agent, task_dir, turn, profile)
+        env = {**env, **confinement.env}
         prompt_file = write_prompt(turn, "acp-prompt")
         brief_file = task_dir / "acp-brief.txt"
         if turn.reason in ("first", "handoff") or not brief_file.exists():
             brief_file.write_text(turn.prompt, encoding="utf-8")
         policy = profile.options.get("permissions")
         spec = Spec(
-            argv=argv,
+            argv=confinement.wrap(argv),
             cwd=turn.cwd,
             task_dir=str(task_dir),
             attempt=attempt,
@@ -107,12 +120,13 @@ class AcpTransport:
         )
         spec_path = task_dir / f"acp-spec-{attempt}.json"
         spec_path.write_text(json.dumps(spec.to_json(), indent=1), encoding="utf-8")
-        return Launch(
+        runner = Launch(
             argv=[agents.python(), "-P", "-m", "baton.acp.runner", str(spec_path)],
             env=env,
             cwd=turn.cwd,
             unset_env=spec_of.unset_env,
         )
+        return runner, confinement.note
 
     async def start(self, turn: Turn, profile: Profile, attempt: int) -> Started:
         """Start turn ``attempt``: a prompt to the task's live runner, else a new runner."""
@@ -134,10 +148,10 @@ class AcpTransport:
                 )  # fmt: skip
                 return Started(proc, "the same session in the task's runner")
         (task_dir / control.RECORD).unlink(missing_ok=True)
-        launch = self.launch_attempt(turn, profile, attempt)
-        proc = await asyncio.to_thread(procs.spawn, launch, task_dir, attempt)
+        launch, note = self.launch_attempt(turn, profile, attempt)
+        proc = await asyncio.to_thread(procs.spawn, launch, task_dir, attempt, UNCONFINED)
         how = "a new runner" + (f" resuming session {turn.session_id}" if turn.session_id else "")
-        return Started(proc, how)
+        return Started(proc, f"{how}; its agent {note}")
 
     async def interrupt(self, task_dir: Path, record: procs.ProcessRecord, grace: float) -> None:
         """``session/cancel``: the turn ends as cancelled and the session (and its runner)

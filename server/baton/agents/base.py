@@ -28,6 +28,8 @@ class Turn:
     files: tuple[str, ...] = ()  # the task's target files, relative to cwd
     scope: tuple[str, ...] = ()
     task_dir: str = ""  # the task's private folder (for scripts, transcripts)
+    sandbox: str = "auto"  # auto | require | off: the setting, as the runtime read it
+    hide: tuple[str, ...] = ()  # state folders of the other accounts (the sandbox hides them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,14 @@ class Launch:
     cwd: str = ""
     stdin: str | None = None  # text fed on stdin; None = stdin from /dev/null
     unset_env: tuple[str, ...] = ()
+    # What the agent needs beyond its working folder and its CLI's own state folders
+    # (baton.agents.state), for the sandbox: files it reads (a prompt file in the task's
+    # folder) and folders or files it writes.
+    readable: tuple[str, ...] = ()
+    writable: tuple[str, ...] = ()
+    # The argv to start instead when Baton's sandbox confines the agent (a CLI whose own
+    # sandbox cannot nest inside it); None: ``argv`` either way.
+    confined_argv: list[str] | None = None
 
 
 class Parser(Protocol):

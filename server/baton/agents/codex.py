@@ -313,7 +313,13 @@ class CodexAdapter:
         if bounds:
             at = argv.index("exec") + 1
             argv[at:at] = bounds
-        return Launch(argv=argv, env=env, cwd=turn.cwd, stdin=stdin)
+        confined = None
+        if not opts.get("sandbox"):
+            # Codex's own sandbox cannot start inside Baton's (its writes then fail): when
+            # Baton confines the agent, that sandbox is the boundary.
+            confined = list(argv)
+            confined[confined.index("-s") + 1] = "danger-full-access"
+        return Launch(argv=argv, env=env, cwd=turn.cwd, stdin=stdin, confined_argv=confined)
 
     def parser(self) -> CodexParser:
         return CodexParser()

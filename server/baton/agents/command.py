@@ -28,6 +28,11 @@ TAIL_CHARS = 4000
 
 def expand_argv(template: list[str], turn: Turn) -> list[str]:
     """``template`` with ``{files}``, ``{prompt}`` and ``{prompt_file}`` filled in."""
+    return _expand(template, turn)[0]
+
+
+def _expand(template: list[str], turn: Turn) -> tuple[list[str], str | None]:
+    """The expanded argv and the prompt file it names (None when it names none)."""
     argv: list[str] = []
     prompt_file: str | None = None
     for arg in template:
@@ -39,7 +44,7 @@ def expand_argv(template: list[str], turn: Turn) -> list[str]:
                 prompt_file = str(write_prompt(turn))
             arg = arg.replace("{prompt_file}", prompt_file)
         argv.append(arg.replace("{prompt}", turn.prompt))
-    return argv
+    return argv, prompt_file
 
 
 class CommandParser:
@@ -78,9 +83,12 @@ class CommandAdapter:
                 f"profile {profile.name!r} (provider command) needs options.argv, a non-empty "
                 'list such as ["ruff", "format", "{files}"]'
             )
-        argv = expand_argv([str(a) for a in template], turn)
+        argv, prompt_file = _expand([str(a) for a in template], turn)
         stdin = turn.prompt if profile.options.get("stdin") == "prompt" else None
-        return Launch(argv=argv, env=dict(profile.env), cwd=turn.cwd, stdin=stdin)
+        readable = (prompt_file,) if prompt_file else ()
+        return Launch(
+            argv=argv, env=dict(profile.env), cwd=turn.cwd, stdin=stdin, readable=readable
+        )
 
     def parser(self) -> CommandParser:
         return CommandParser()

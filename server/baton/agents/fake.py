@@ -8,6 +8,7 @@ profile's env (see :mod:`baton.agents.fake_agent` for the script format).
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.agents.base import Launch, Turn
+from baton.agents.fake_runlog import ENV as RUNLOG
 from baton.agents.stream import json_object, unparsed
 from baton.config.profiles import Profile
 from baton.core import events
@@ -117,11 +119,28 @@ class FakeAdapter:
         if model:
             argv += ["--model", model]
         env = dict(profile.env)
-        env["BATON_TASK_DIR"] = str(prompt_file.parent.parent)
+        task_dir = prompt_file.parent.parent
+        env["BATON_TASK_DIR"] = str(task_dir)
         script = profile.options.get("script")
         if script:
             env["BATON_FAKE_SCRIPT"] = str(script)
-        return Launch(argv=argv, env=env, cwd=turn.cwd)
+        # What the sandbox must let it see: its prompt and script; and its own state, the
+        # sessions (and the run log the crash tests count processes with).
+        readable = [str(prompt_file)]
+        if env.get("BATON_FAKE_SCRIPT"):
+            readable.append(env["BATON_FAKE_SCRIPT"])
+        writable = [str(task_dir / "fake-sessions")]
+        runlog = env.get(RUNLOG) or os.environ.get(RUNLOG, "")
+        if runlog:
+            Path(runlog).touch()  # the sandbox can only open a file that exists
+            writable.append(runlog)
+        return Launch(
+            argv=argv,
+            env=env,
+            cwd=turn.cwd,
+            readable=tuple(readable),
+            writable=tuple(writable),
+        )
 
     def parser(self) -> FakeParser:
         return FakeParser()

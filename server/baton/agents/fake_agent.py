@@ -5,8 +5,9 @@ The script comes from the file named by ``BATON_FAKE_SCRIPT`` (a profile's ``scr
 option), else from a fenced block in the prompt (```` ```baton-fake ````), else a default
 that just answers. A script is
 ``{"steps": [...], "summary": "..."}``; the steps are listed in :data:`STEP_FIELDS`. File
-paths are relative to the working folder and must stay inside it (the one exception:
-``spawn_sleeper``'s pid file, test plumbing, may be an absolute path anywhere).
+paths are relative to the working folder and must stay inside it (the exceptions, test
+plumbing: ``spawn_sleeper``'s pid file may be an absolute path anywhere, and ``escape`` tries
+to read or append to any path, saying what came of it, for the sandbox's tests).
 
 Output is one JSON object per line on stdout, flushed per line, in the fake agent's own wire
 format (``session``, ``delta``, ``tool``, ``tool_result``, ``usage``, ``question``,
@@ -29,6 +30,7 @@ step or rate limit, 2 a broken script, ``crash``'s code for a crash.
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import math
 import os
@@ -62,6 +64,7 @@ STEP_FIELDS: dict[str, frozenset[str]] = {
     "hang": frozenset(),
     "crash": frozenset(),
     "spawn_sleeper": frozenset(),
+    "escape": frozenset({"content"}),
     "stream": frozenset({"rate", "size"}),
     "usage": frozenset(),
     "end_turn": frozenset(),
@@ -109,6 +112,7 @@ def _check_step(index: int, step: object) -> None:
             | "read"
             | "ask"
             | "spawn_sleeper"
+            | "escape"
             | "end_turn"
         ):
             ok = isinstance(value, str)
@@ -317,6 +321,23 @@ class Runner:
         path.write_text(str(child.pid), encoding="utf-8")
         return f"started sleeper {child.pid}"
 
+    def escape(self, target: str, content: str | None) -> str:
+        """Try to read (``content`` None) or append to ``target``, a path anywhere (a glob for
+        a read): what an agent escaping its checkout would do. Never fails; says what came of
+        it, so a test can check the sandbox stopped it."""
+        try:
+            found = sorted(glob.glob(target)) if content is None else [target]
+            if not found:
+                raise FileNotFoundError(f"nothing matches {target}")
+            if content is None:
+                text = Path(found[0]).read_text(encoding="utf-8")
+                return f"escape {target}: read {len(text)} characters"
+            with open(target, "a", encoding="utf-8") as f:
+                f.write(content)
+            return f"escape {target}: written"
+        except OSError as exc:
+            return f"escape {target}: refused ({exc.strerror or exc})"
+
     def stream(self, count: int, rate: float, size: int) -> None:
         start = time.monotonic()
         for i in range(count):
@@ -401,6 +422,8 @@ class Runner:
                 return code
             case {"spawn_sleeper": str(rel)}:
                 self.tool("spawn_sleeper", [rel], lambda: self.spawn_sleeper(rel))
+            case {"escape": str(target)}:
+                self.say(self.escape(target, step.get("content")) + "\n", 1, 0)
             case {"stream": int(count)}:
                 self.stream(count, float(step.get("rate", 100)), int(step.get("size", 64)))
             case {"usage": dict(usage)}:

@@ -46,12 +46,22 @@ def attempt_files() -> tuple[str | None, str | None, int | None]:
     return out, exit_path, attempt
 
 
+def pid_namespace() -> int | None:
+    """The PID namespace this process runs in (its inode), None where it cannot be read. A
+    sandboxed agent has one of its own: its pid, ppid and pgid mean nothing outside it."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return None
+
+
 def log_run(resume: str | None, prompt_file: str | None) -> None:
     """Append this run to ``$BATON_FAKE_RUNLOG`` (nothing when it is unset).
 
     The line has ``pid``, ``ppid``, ``pgid``, ``cwd``, ``time``, ``resume`` (the session id
     resumed, or null), ``task_dir`` (``$BATON_TASK_DIR``), ``prompt_file``, ``out`` (where
-    stdout goes), ``exit_path`` (the wrapper's) and ``attempt`` (the number they name).
+    stdout goes), ``exit_path`` (the wrapper's), ``attempt`` (the number they name) and
+    ``pid_ns`` (:func:`pid_namespace`).
     """
     path = os.environ.get(ENV)
     if not path:
@@ -69,6 +79,7 @@ def log_run(resume: str | None, prompt_file: str | None) -> None:
         "out": out,
         "exit_path": exit_path,
         "attempt": attempt,
+        "pid_ns": pid_namespace(),
     }
     line = (json.dumps(record) + "\n").encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

@@ -376,6 +376,7 @@ class GeminiAdapter:
         inherited = {**os.environ, **env}
         attempts = int(profile.options.get("max_attempts") or MAX_ATTEMPTS)
         settings = system_settings(turn, inherited, attempts)
+        writable: tuple[str, ...] = ()
         env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = str(settings)
         if skipped_reason(settings) is not None:
             # Gemini would skip that file: give it a private home whose user settings say the
@@ -383,6 +384,7 @@ class GeminiAdapter:
             account = account_home(profile, inherited)
             home = overlay_home(account, _task_folder(turn), forced_settings(attempts))
             env["GEMINI_CLI_HOME"] = str(home)
+            writable = (str(home),)
         argv = [
             profile.binary or "gemini",
             "--output-format",
@@ -397,7 +399,14 @@ class GeminiAdapter:
         if turn.session_id:
             argv += ["--resume", turn.session_id]
         argv.append("--prompt=")  # headless; the prompt itself comes on stdin
-        return Launch(argv=argv, env=env, cwd=turn.cwd, stdin=turn.prompt)
+        return Launch(
+            argv=argv,
+            env=env,
+            cwd=turn.cwd,
+            stdin=turn.prompt,
+            readable=(str(settings),),
+            writable=writable,
+        )
 
     def parser(self) -> GeminiParser:
         return GeminiParser()

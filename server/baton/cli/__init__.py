@@ -24,6 +24,7 @@ from baton import __version__
 from baton.cli import config_cmds, ide_cmds, init_cmd, logs, remote, render
 from baton.cli.remote import UsageError
 from baton.core.lifecycle import TaskState
+from baton.process import sandbox
 from baton.runtime.supervisor import TaskError
 from baton.store import AmbiguousTask, StoreError, UnknownTask
 from baton.store.store import MIN_PREFIX
@@ -358,8 +359,11 @@ async def _doctor(args: argparse.Namespace, out: render.Output) -> int:
         default=settings.default_worker,
         default_reason=settings.default_reason,
     )
-    out.result(report.to_json(), format_report(report))
-    return EXIT_OK if report.ok else EXIT_FAILED
+    sandboxing = await asyncio.to_thread(sandbox.report, settings.sandbox)
+    answer = {**report.to_json(), "sandbox": sandboxing}
+    answer["ok"] = report.ok and sandboxing["ok"]
+    out.result(answer, format_report(report) + "\n" + sandbox.report_text(sandboxing))
+    return EXIT_OK if answer["ok"] else EXIT_FAILED
 
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace, render.Output], Awaitable[int]]] = {

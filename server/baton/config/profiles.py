@@ -1,4 +1,5 @@
-"""Profiles: one account of one agent CLI (provider, binary, model, env, config folder, cap)."""
+"""Profiles: one account of one agent CLI (provider, binary, model, env, config folder, cap,
+network)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from typing import Any
+
+#: A profile's ``network`` values: its agent may reach the network (its model API), or not.
+NETWORKS = ("allow", "none")
 
 
 @dataclass(slots=True)
@@ -21,6 +25,7 @@ class Profile:
     enabled: bool = True
     label: str = ""
     options: dict[str, Any] = field(default_factory=dict)
+    network: str = "allow"  # allow | none: whether its sandbox lets it reach the network
 
 
 #: Agent CLIs discovered on PATH: (provider, executable name, label). One line per CLI.

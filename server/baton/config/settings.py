@@ -20,6 +20,7 @@ The schema (TOML; every key optional)::
     on_rate_limit = "handoff"           # or "hold"
     repair_rounds = 1
     max_attempts = 6                    # attempts a task starts on its own, all causes
+    sandbox = "auto"                    # auto | require | off (user file only; see security.md)
 
     [profiles.claude-work]              # one account of one agent CLI
     provider = "claude"
@@ -30,6 +31,8 @@ The schema (TOML; every key optional)::
     concurrency = 2
     label = "work"
     enabled = true
+    network = "allow"                   # or "none": its sandbox cuts it off the network
+    options = { sandbox = { read = ["~/data"], write = ["~/.cache/tool"] } }  # user file only
 
     [routing.mechanical]
     allow = ["claude/claude-haiku-4-5", "codex/gpt-5-mini"]   # best first
@@ -76,7 +79,7 @@ from baton.config.layers import (
     user_config_path,
 )
 from baton.config.logins import choose_default
-from baton.config.profiles import Profile, default_profiles
+from baton.config.profiles import NETWORKS, Profile, default_profiles
 from baton.core.routing import (
     KINDS,
     ON_RATE_LIMIT,
@@ -91,6 +94,8 @@ from baton.core.settle import DEFAULT_MAX_ATTEMPTS
 T = TypeVar("T")
 
 ISOLATIONS = ("worktree",)
+#: ``sandbox``: use the OS sandbox where it can run, refuse to start agents without it, or never.
+SANDBOX_MODES = ("auto", "require", "off")
 DEFAULT_COOLDOWN = 60.0
 DEFAULT_VERIFY_TIMEOUT = 600.0
 DEFAULT_REPAIR_ROUNDS = 2
@@ -111,6 +116,7 @@ _TOP = (
     "models",
     "cooldown",
     "secrets",
+    "sandbox",
 )
 _PROFILE_FIELDS = (
     "provider",
@@ -123,6 +129,7 @@ _PROFILE_FIELDS = (
     "enabled",
     "label",
     "options",
+    "network",
 )
 
 
@@ -173,6 +180,7 @@ class Settings:
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
     review: ReviewPolicy = ReviewPolicy()
     secrets_backend: str | None = None
+    sandbox: str = "auto"  # auto | require | off
     provenance: dict[str, Source] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)  # dotted key → effective value
     layers: tuple[LayerInfo, ...] = ()
@@ -221,6 +229,7 @@ def _default_items(
         ("repair_rounds",): (DEFAULT_REPAIR_ROUNDS, builtin),
         ("max_attempts",): (DEFAULT_MAX_ATTEMPTS, builtin),
         ("cooldown", "default"): (DEFAULT_COOLDOWN, builtin),
+        ("sandbox",): ("auto", builtin),
     }
     if default_worker is not None and default_worker in profiles:
         items[("default_worker",)] = (default_worker, builtin)
@@ -394,8 +403,21 @@ def _profiles(values: _Values) -> dict[str, Profile]:
             enabled=values.get((*k, "enabled"), _bool, "true or false", True),
             label=values.get((*k, "label"), _str, "a string", ""),
             options=values.get((*k, "options"), _table, "a table", {}),
+            network=values.get((*k, "network"), _one_of(NETWORKS), "allow or none", "allow"),
         )
     return out
+
+
+def _check_sandbox_paths(values: _Values) -> None:
+    """A profile's ``options.sandbox`` (more paths its sandbox shows) only from the user's own
+    config: a repository must not be able to open the sandbox of the agents it is given to."""
+    for key, (value, src) in values.items.items():
+        if key[0] != "profiles" or "sandbox" not in key[2:] + tuple(
+            value if isinstance(value, dict) and key[2:] == ("options",) else ()
+        ):
+            continue
+        if src.layer == "project":
+            raise values.fail(key, "options.sandbox may only be set in your user config")
 
 
 def _kinds(values: _Values) -> dict[str, KindRule]:
@@ -451,6 +473,7 @@ def _build(
     fallback_worker: str | None,
 ) -> Settings:
     _check_keys(values)
+    _check_sandbox_paths(values)
     profiles = _profiles(values)
     names = ", ".join(sorted(profiles)) or "none"
 
@@ -505,6 +528,12 @@ def _build(
                 ("secrets", "backend"), "may only be set in your user config, not in a project"
             )
         backend = values.get(("secrets", "backend"), _one_of(("file", "os")), "file or os", None)
+    sandbox = "auto"
+    if values.has(("sandbox",)):
+        if values.items[("sandbox",)][1].layer == "project":
+            # A repository must not be able to let its agents out of the sandbox.
+            raise values.fail(("sandbox",), "may only be set in your user config, not in a project")
+        sandbox = values.get(("sandbox",), _one_of(SANDBOX_MODES), "auto, require or off", "auto")
     return Settings(
         root=root,
         profiles=profiles,
@@ -530,6 +559,7 @@ def _build(
         ),
         review=review,
         secrets_backend=backend,
+        sandbox=sandbox,
         provenance={dotted(k): src for k, (_, src) in values.items.items()},
         values={dotted(k): v for k, (v, _) in values.items.items()},
         layers=layers,

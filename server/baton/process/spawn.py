@@ -30,6 +30,7 @@ import psutil
 
 from baton.agents.base import AgentNotFound, Launch, Parser
 from baton.core.events import Event
+from baton.process.sandbox import Confinement, confine
 from baton.process.wrap import take_lock
 
 #: Two create times closer than this are the same process (psutil's clock is jiffy-based).
@@ -132,17 +133,25 @@ def resolve_binary(argv0: str, cwd: str, env: Mapping[str, str]) -> str:
     return found
 
 
-def spawn(launch: Launch, task_dir: Path, attempt: int) -> ProcessRecord:
+def spawn(
+    launch: Launch, task_dir: Path, attempt: int, confinement: Confinement | None = None
+) -> ProcessRecord:
     """Start ``launch`` detached, with its output in ``task_dir``; return how to find it again.
+
+    The agent runs in the OS sandbox (:mod:`baton.process.sandbox`) as ``confinement`` says;
+    None means the default, ``sandbox = "auto"`` with the network allowed. The wrapper stays
+    outside it (its claim, pid file and exit record are in the task's folder, which the agent
+    does not see): ``wrap → bwrap → agent``.
 
     The attempt's claim is taken here, before the process exists, and handed to the wrapper,
     which holds it for its whole life: from this call on, :func:`find_attempt` finds the
     process even if the caller dies before it records the returned :class:`ProcessRecord`.
 
     Raises :class:`AgentNotFound` before starting anything when the binary is missing,
-    :class:`FileNotFoundError` when ``launch.cwd`` is not a folder, and
-    :class:`AttemptRunning` when a live process already holds attempt ``attempt`` (its
-    output is left untouched).
+    :class:`FileNotFoundError` when ``launch.cwd`` is not a folder,
+    :class:`~baton.process.sandbox.SandboxUnavailable` when a sandbox is required and none
+    can run, and :class:`AttemptRunning` when a live process already holds attempt
+    ``attempt`` (its output is left untouched).
     """
     reap()
     env = agent_env(launch)
@@ -151,6 +160,9 @@ def spawn(launch: Launch, task_dir: Path, attempt: int) -> ProcessRecord:
     task_dir.mkdir(parents=True, exist_ok=True)
     if not os.path.isdir(cwd):
         raise FileNotFoundError(f"the agent's working folder {cwd!r} does not exist")
+    if confinement is None:
+        confinement = confine(launch, task_dir, env)
+    env.update(confinement.env)
     out_path, err_path, exit_path = attempt_paths(task_dir, attempt)
     lock_path, pid_path = claim_paths(task_dir, attempt)
     lock_fd = take_lock(str(lock_path))
@@ -168,7 +180,7 @@ def spawn(launch: Launch, task_dir: Path, attempt: int) -> ProcessRecord:
         # -P: the agent's cwd (a worktree, maybe of Baton itself) must not shadow our package.
         argv = [
             sys.executable, "-P", "-m", "baton.process.wrap", "--lock-fd", str(lock_fd),
-            str(exit_path), "--", *launch.argv,
+            str(exit_path), "--", *confinement.wrap(_argv(launch, confinement)),
         ]  # fmt: skip
         with contextlib.ExitStack() as files:
             stdin = files.enter_context(
@@ -458,3 +470,10 @@ async def run_attempt(
     code = ended.code if ended is not None else None
     events.extend(parser.finish(code, stderr_tail(record.err_path)))
     return AttemptResult(record, events, ended)
+
+
+def _argv(launch: Launch, confinement: Confinement) -> list[str]:
+    """What is started: the launch's argv, or its confined form inside Baton's sandbox."""
+    if confinement.sandboxed and launch.confined_argv is not None:
+        return list(launch.confined_argv)
+    return list(launch.argv)

@@ -12,13 +12,16 @@ it one prompt per attempt. Both write the same files (``attempt-<n>.out|.err|.ex
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from baton.agents.base import Adapter, Parser, Turn
+from baton.agents.base import Adapter, Launch, Parser, Turn
 from baton.config.profiles import Profile
-from baton.process.spawn import ProcessRecord, kill_tree, spawn
+from baton.process.sandbox import Confinement, confine
+from baton.process.spawn import ProcessRecord, agent_env, kill_tree, spawn
 
 NATIVE = "native"
 ACP = "acp"
@@ -56,6 +59,34 @@ class Transport(Protocol):
         ...
 
 
+def _paths(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(os.path.expanduser(str(v)) for v in value)
+
+
+def confinement_for(launch: Launch, task_dir: Path, turn: Turn, profile: Profile) -> Confinement:
+    """How ``launch`` of ``profile`` runs under the turn's ``sandbox`` setting (see
+    :func:`baton.process.sandbox.confine`), with the paths the profile's ``options.sandbox``
+    adds (``{read = [...], write = [...]}``); raises ``SandboxUnavailable`` (an OSError)."""
+    extra = profile.options.get("sandbox")
+    if isinstance(extra, dict):  # more paths the profile's agent needs (user config only)
+        launch = dataclasses.replace(
+            launch,
+            readable=(*launch.readable, *_paths(extra.get("read"))),
+            writable=(*launch.writable, *_paths(extra.get("write"))),
+        )
+    return confine(
+        launch,
+        task_dir,
+        agent_env(launch),
+        provider=profile.provider,
+        mode=turn.sandbox,
+        network=profile.network != "none",
+        hide=turn.hide,
+    )
+
+
 class NativeTransport:
     """An agent CLI per attempt, started detached through :func:`~baton.process.spawn.spawn`;
     its own output stream is parsed by the adapter's parser."""
@@ -73,8 +104,10 @@ class NativeTransport:
         if not turn.task_dir:
             raise ValueError("a turn needs its task's folder to start an attempt")
         launch = self.adapter.launch(turn, profile)
-        record = await asyncio.to_thread(spawn, launch, Path(turn.task_dir), attempt)
-        return Started(record)
+        task_dir = Path(turn.task_dir)
+        confinement = confinement_for(launch, task_dir, turn, profile)
+        record = await asyncio.to_thread(spawn, launch, task_dir, attempt, confinement)
+        return Started(record, confinement.note)
 
     async def interrupt(self, task_dir: Path, record: ProcessRecord, grace: float) -> None:
         """Kill the attempt's process tree (SIGTERM, then SIGKILL after ``grace``)."""

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Any
 
 from baton.acp import transport as acp
 from baton.agents.base import AgentNotFound, Parser, Turn
+from baton.agents.state import CONFIG_VARIABLES, state_paths
 from baton.config.profiles import Profile
 from baton.config.secrets import SecretError, redact, resolve_env, use_backend, with_mask_names
 from baton.config.watch import SettingsCache
@@ -165,6 +167,7 @@ class Attempts:
             files=() if side else tuple(t.path for t in task.targets),
             scope=() if side else tuple(task.scope),
             task_dir=str(folder),
+            **self._sandbox(task, profile),
         )
         # From the record to the pid nothing may interrupt us: a broker closing in between
         # would leave an agent whose attempt says it never started.
@@ -192,6 +195,20 @@ class Attempts:
         if started.how:
             await self.book.log(task, f"{transport.name} turn {n}: {started.how}")
         return attempt, transport, started.record
+
+    def _sandbox(self, task: Task, profile: Profile) -> dict[str, Any]:
+        """The turn's sandbox: the user's ``sandbox`` setting, and the state folders of the
+        other configured accounts (hidden from this one)."""
+        settings = self.settings.last_good(task.root)
+        if settings is None:
+            return {}
+        hide: list[str] = []
+        for other in settings.profiles.values():
+            variable = CONFIG_VARIABLES.get(other.provider)
+            if other.name != profile.name and other.config_dir and variable:
+                moved = {**os.environ, variable: os.path.expanduser(other.config_dir)}
+                hide += state_paths(other.provider, moved)
+        return {"sandbox": settings.sandbox, "hide": tuple(hide)}
 
     async def _with_secrets(self, task: Task, profile: Profile) -> Profile:
         """``profile`` with its keyring references resolved, for this launch only.

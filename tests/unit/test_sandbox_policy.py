@@ -1,0 +1,156 @@
+"""The sandbox policy as text: rule order, the bubblewrap command line, the macOS profile.
+
+The macOS ``sandbox-exec`` profile cannot run here, so it is checked as text: the same
+policy gives the same rules, in the same order, as the bubblewrap mounts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from baton.agents.base import Launch
+from baton.process import sandbox
+from baton.process.sandbox import (
+    HIDE,
+    PROTECT,
+    READ,
+    WRITE,
+    Mount,
+    Policy,
+    SandboxUnavailable,
+    Status,
+    bwrap_argv,
+    confine,
+    report,
+    report_text,
+    seatbelt_profile,
+)
+
+STATE = "/home/u/.local/state/baton"
+CHECKOUT = f"{STATE}/worktrees/t1"
+
+POLICY = Policy.of(
+    CHECKOUT,
+    [
+        Mount(CHECKOUT, WRITE),
+        Mount(STATE, HIDE),
+        Mount("/tmp", HIDE),
+        Mount("/home/u/.claude", WRITE),
+        Mount("/home/u/.claude/ide", HIDE),
+        Mount(f"{CHECKOUT}/.git", PROTECT, is_dir=False),
+        Mount("/home/u/.npmrc", HIDE, is_dir=False),
+        Mount(f"{STATE}/tasks/t1/prompts/p.txt", READ, is_dir=False),
+        Mount("/usr/bin/claude", READ, is_dir=False),  # not inside anything opened: dropped
+        Mount("/tmp", WRITE),  # the same path twice: hide wins
+    ],
+)
+
+
+def test_rules_apply_shallowest_first_and_one_per_path() -> None:
+    assert [(m.path, m.access) for m in POLICY.mounts] == [
+        ("/tmp", HIDE),
+        ("/home/u/.claude", WRITE),
+        ("/home/u/.npmrc", HIDE),
+        ("/home/u/.claude/ide", HIDE),
+        (STATE, HIDE),
+        (CHECKOUT, WRITE),
+        (f"{CHECKOUT}/.git", PROTECT),
+        (f"{STATE}/tasks/t1/prompts/p.txt", READ),
+    ]
+
+
+def test_relative_and_root_rules_are_dropped() -> None:
+    policy = Policy.of("/w", [Mount("rel/path", HIDE), Mount("/", WRITE), Mount("/w/", WRITE)])
+    assert policy.mounts == (Mount("/w", WRITE),)
+    with pytest.raises(ValueError, match="unknown access"):
+        Policy.of("/w", [Mount("/w", "execute")])
+
+
+def test_the_bubblewrap_command_line() -> None:
+    argv = bwrap_argv(POLICY, "/usr/bin/bwrap")
+    head = argv[: argv.index("--ro-bind")]
+    assert head == [
+        "/usr/bin/bwrap", "--die-with-parent", "--unshare-pid", "--unshare-ipc",
+        "--unshare-cgroup-try",
+    ]  # fmt: skip
+    body = " ".join(argv[len(head) :])
+    assert body == (
+        "--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind /home/u/.claude /home/u/.claude "
+        "--ro-bind /dev/null /home/u/.npmrc --tmpfs /home/u/.claude/ide "
+        f"--tmpfs {STATE} --bind {CHECKOUT} {CHECKOUT} "
+        f"--ro-bind {CHECKOUT}/.git {CHECKOUT}/.git "
+        f"--ro-bind {STATE}/tasks/t1/prompts/p.txt {STATE}/tasks/t1/prompts/p.txt "
+        f"--chdir {CHECKOUT} --"
+    )
+    offline = bwrap_argv(Policy.of("/w", [], network=False))
+    assert "--unshare-net" in offline and "--unshare-net" not in argv
+
+
+def test_the_macos_profile_is_the_same_policy_as_text() -> None:
+    text = seatbelt_profile(POLICY, "/private/tmp/agent-1")
+    lines = text.splitlines()
+    assert lines[:3] == ["(version 1)", "(allow default)", '(deny file-write* (subpath "/"))']
+    assert '(subpath "/private/tmp/agent-1"))' in text  # its own temporary folder is writable
+    assert "(allow signal (target same-sandbox))" in lines
+    rules = lines[lines.index("(allow signal (target same-sandbox))") + 1 :]
+    assert rules == [
+        '(deny file-read* file-write* (subpath "/tmp"))',
+        '(allow file-read* file-write* (subpath "/home/u/.claude"))',
+        '(deny file-read* file-write* (literal "/home/u/.npmrc"))',
+        '(deny file-read* file-write* (subpath "/home/u/.claude/ide"))',
+        f'(deny file-read* file-write* (subpath "{STATE}"))',
+        f'(allow file-read* file-write* (subpath "{CHECKOUT}"))',
+        f'(deny file-write* (literal "{CHECKOUT}/.git"))',
+        f'(allow file-read* (literal "{STATE}/tasks/t1/prompts/p.txt"))',
+    ]
+    assert "(deny network*)" not in text
+    offline = seatbelt_profile(Policy.of("/w", [], network=False), "/t")
+    assert offline.splitlines()[-1] == "(deny network*)"
+
+
+def test_quotes_in_paths_are_escaped_in_the_profile() -> None:
+    text = seatbelt_profile(Policy.of("/w", [Mount('/w/a "b"\\c', HIDE)]), "/t")
+    assert '(subpath "/w/a \\"b\\"\\\\c")' in text
+
+
+BROKEN = Status("bubblewrap", False, False, "/usr/bin/bwrap", "0.8.0", "it cannot start here")
+
+
+def test_without_a_working_sandbox_auto_runs_unsandboxed_and_require_refuses(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(sandbox, "status", lambda: BROKEN)
+    launch = Launch(argv=["true"], cwd=str(tmp_path))
+    auto = confine(launch, tmp_path / "task", {}, mode="auto")
+    assert not auto.sandboxed and auto.wrap(["a", "b"]) == ["a", "b"]
+    assert auto.note == 'UNSANDBOXED: it cannot start here (sandbox = "auto")'
+    with pytest.raises(SandboxUnavailable, match=r"require.*it cannot start here.*not started"):
+        confine(launch, tmp_path / "task", {}, mode="require")
+    off = confine(launch, tmp_path / "task", {}, mode="off")
+    assert off.note == 'unsandboxed (sandbox = "off")' and not off.sandboxed
+    with pytest.raises(ValueError, match="unknown sandbox setting"):
+        confine(launch, tmp_path / "task", {}, mode="sometimes")
+
+
+@pytest.mark.parametrize(
+    ("found", "mode", "agents", "words"),
+    [
+        (BROKEN, "auto", "unsandboxed", "UNSANDBOXED"),
+        (BROKEN, "require", "refused", "REFUSED"),
+        (BROKEN, "off", "unsandboxed", "off"),
+        (Status("bubblewrap", True, True, "/b", "0.8.0"), "auto", "sandboxed", "bubblewrap 0.8.0"),
+        (Status("sandbox-exec", True, False, "/s"), "auto", "unsandboxed", "UNSANDBOXED"),
+        (Status("sandbox-exec", True, False, "/s"), "require", "sandboxed", "sandbox-exec"),
+    ],
+)
+def test_doctor_says_how_agents_run(
+    monkeypatch: pytest.MonkeyPatch, found: Status, mode: str, agents: str, words: str
+) -> None:
+    monkeypatch.setattr(sandbox, "status", lambda: found)
+    answer: dict[str, Any] = report(mode)
+    assert answer["agents"] == agents and answer["setting"] == mode
+    assert answer["ok"] is (agents != "refused")
+    assert words in report_text(answer)
