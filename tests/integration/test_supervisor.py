@@ -331,3 +331,27 @@ async def test_cancel_while_preparing_or_starting_stops_at_the_next_step(
     assert done.state == S.CANCELLED and done.attempts == 0
     texts = [e for e in await sup.events(task.id) if e.type == EventType.TEXT]
     assert texts == []
+
+
+async def test_a_session_the_agent_lost_is_started_afresh_once_with_the_brief(
+    sup: Supervisor, repo: Path
+) -> None:
+    """A resume names a session the CLI no longer has (Gemini: "No previous sessions found"):
+    the next turn is a new session carrying the brief and the user's reply, not a failure."""
+    lost = {"error": {"message": "No previous sessions found", "session_lost": True}}
+    task = await sup.delegate(delegate(repo, {"say": "hello"}, {"ask": "which one?"}, lost))
+    assert await settle(sup, task.id) == S.NEEDS_INPUT
+    await sup.reply(task.id, "the second one")
+    deadline = time.monotonic() + 30
+    while len(await sup.attempts(task.id)) < 3 or (await sup.get(task.id)).state != S.NEEDS_INPUT:
+        assert time.monotonic() < deadline, (await sup.get(task.id)).state
+        await asyncio.sleep(0.05)
+    attempts = await sup.attempts(task.id)
+    assert [a.reason for a in attempts] == ["first", "reply", "resume"]
+    assert attempts[2].session_id != attempts[0].session_id  # a new session
+    done = await sup.get(task.id)
+    assert done.options.get("session_lost") is True
+    logs = [
+        str(e.data.get("message")) for e in await sup.events(task.id) if e.type == EventType.LOG
+    ]
+    assert any("starting a new session" in m for m in logs)

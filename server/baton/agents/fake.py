@@ -78,12 +78,14 @@ class FakeParser:
                 return [Event(EventType.QUESTION, {"text": str(obj.get("text", ""))})]
             case "error":
                 self.ended = True
+                lost = {"session_lost": True} if obj.get("session_lost") else {}
                 return [
                     events.error(
                         str(obj.get("kind") or "worker_error"),
                         str(obj.get("message", "")),
                         retry_after=obj.get("retry_after"),
                         resets_at=obj.get("resets_at"),
+                        **lost,
                     )
                 ]
             case "done":

@@ -410,7 +410,10 @@ class Runner:
             case {"error": dict(err)}:
                 session.save()
                 kind = str(err.get("kind", "worker_error"))
-                emit({"type": "error", "kind": kind, "message": str(err.get("message", ""))})
+                event = {"type": "error", "kind": kind, "message": str(err.get("message", ""))}
+                if err.get("session_lost"):  # as a CLI asked to resume a session it lost
+                    event["session_lost"] = True
+                emit(event)
                 return int(step.get("exit", 1))
             case {"hang": True}:
                 session.save()

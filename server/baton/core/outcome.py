@@ -19,6 +19,7 @@ class Outcome:
     question: str | None = None
     error: Completion | None = None
     error_message: str = ""
+    session_lost: bool = False  # a resume named a session the CLI no longer has
     retry_after: float | None = None
     resets_at: float | None = None
     input_tokens: int = 0
@@ -52,6 +53,7 @@ class Outcome:
                     except ValueError:
                         self.error = Completion.WORKER_ERROR
                     self.error_message = str(d.get("message", ""))
+                    self.session_lost = bool(d.get("session_lost"))
                     ra, ra_at = d.get("retry_after"), d.get("resets_at")
                     self.retry_after = float(ra) if ra is not None else None
                     self.resets_at = float(ra_at) if ra_at is not None else None

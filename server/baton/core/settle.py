@@ -44,6 +44,7 @@ class Stop:
 @dataclass(frozen=True, slots=True)
 class Continue:
     turn: NextTurn
+    fresh: bool = False  # start a new session (the old one is gone)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,14 +81,26 @@ Decision = Continue | Settle | RateLimited | Ask | Inspect
 _STOPPED = {Completion.CANCELLED: S.CANCELLED, Completion.INTERRUPTED: S.INTERRUPTED}
 
 
-def settle(outcome: Outcome, stop: Stop | None, *, now: float, cooldown: float) -> Decision:
+def settle(
+    outcome: Outcome,
+    stop: Stop | None,
+    *,
+    now: float,
+    cooldown: float,
+    lost_before: bool = False,
+) -> Decision:
     """What an ended attempt means. ``stop`` is set when Baton stopped it; ``cooldown`` is
-    the wait when a rate limit names no reset time."""
+    the wait when a rate limit names no reset time; ``lost_before``: the task already
+    started afresh once after losing its session (a second loss fails it)."""
     if stop is not None:
         if stop.steer is not None:
             return Continue(NextTurn(stop.steer, "steer"))
         target = _STOPPED.get(stop.completion, S.FAILED)
         return Settle(target, stop.completion, stop.message)
+    if outcome.session_lost and not lost_before:
+        # The CLI no longer has the session it was asked to resume: once, a fresh session
+        # carries the brief and what was said since (the runtime writes that prompt).
+        return Continue(NextTurn("", "resume"), fresh=True)
     if outcome.error == Completion.RATE_LIMIT:
         wait = outcome.retry_after if outcome.retry_after is not None else cooldown
         return RateLimited(outcome.resets_at or now + wait, outcome.error_message)

@@ -189,6 +189,17 @@ def turn_of(task: Task) -> NextTurn | None:
     return None
 
 
+def fresh_prompt(task: Task, last: NextTurn | None) -> str:
+    """The prompt of a new session that replaces one the agent lost: the brief, what the
+    agent had answered, and what the user said in the turn that found the session gone."""
+    parts = [task.brief]
+    if task.summary:
+        parts.append("Your earlier session is gone. What you had answered so far:\n" + task.summary)
+    if last is not None and last.reason in ("reply", "steer") and last.prompt:
+        parts.append("Since then the user said:\n" + last.prompt)
+    return "\n\n".join(p for p in parts if p)
+
+
 def project_options(settings: Settings, kind: str) -> dict[str, Any]:
     """The project's checks, repair rounds, attempt budget and reviewer as task options."""
     out: dict[str, Any] = {

@@ -44,7 +44,14 @@ from baton.runtime.book import Book
 from baton.runtime.broker import TaskError
 from baton.runtime.drafts import Drafts
 from baton.runtime.prepare import Preparer
-from baton.runtime.recorded import checks_of, profile_of, reviewer_of, store_profile
+from baton.runtime.recorded import (
+    checks_of,
+    fresh_prompt,
+    profile_of,
+    reviewer_of,
+    store_profile,
+    turn_of,
+)
 from baton.runtime.verify import Verifier, record_evidence
 
 log = logging.getLogger(__name__)
@@ -199,8 +206,16 @@ class TurnLoop:
             await self.book.move(task, S.RUNNING, "the turn ended")
         settings = self.settings.last_good(task.root)
         cooldown = settings.cooldown_for(task.provider) if settings else 60.0
-        decision = settle(outcome, stop, now=time.time(), cooldown=cooldown)
+        lost_before = bool(task.options.get("session_lost"))
+        decision = settle(
+            outcome, stop, now=time.time(), cooldown=cooldown, lost_before=lost_before
+        )
         match decision:
+            case Continue(turn=turn, fresh=True):
+                await self.book.log(task, f"{outcome.error_message}; starting a new session")
+                task.options["session_lost"] = True
+                task.session_id = None
+                return NextTurn(fresh_prompt(task, turn_of(task)), "resume")
             case Continue(turn=turn):
                 return turn
             case Settle():
