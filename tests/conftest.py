@@ -33,18 +33,27 @@ def _no_claude_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
 
 
+def user_config(tmp_path: Path, text: str = "") -> Path:
+    """Write the test's user config (the file ``BATON_CONFIG`` names): ``text`` (top-level
+    keys first, then tables) with the fake agent as the default worker unless it says else."""
+    user = tmp_path / "test-user-config.toml"
+    head = (
+        ""
+        if "default_worker" in text
+        else ('default_worker = "fake"  # the tests use the fake agent on purpose\n')
+    )
+    tail = "" if "[profiles.fake]" in text else '\n[profiles.fake]\nprovider = "fake"\n'
+    user.write_text(head + text + tail)
+    return user
+
+
 @pytest.fixture
 def baton_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home = tmp_path / "state"
     monkeypatch.setenv("BATON_HOME", str(home))
     # Never read the developer's own config (~/.config/baton) in tests. Brokers these tests
     # start delegate to the fake agent on purpose: said here, since Baton never picks it alone.
-    user = tmp_path / "test-user-config.toml"
-    user.write_text(
-        'default_worker = "fake"  # the tests use the fake agent on purpose\n'
-        '[profiles.fake]\nprovider = "fake"\n'
-    )
-    monkeypatch.setenv("BATON_CONFIG", str(user))
+    monkeypatch.setenv("BATON_CONFIG", str(user_config(tmp_path)))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
     yield home
 
@@ -53,7 +62,7 @@ def baton_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
 def unsandboxed(baton_home: Path, tmp_path: Path) -> None:
     """This test's agents run outside the OS sandbox (``sandbox = "off"`` in the user config):
     for tests of what the wrapper alone does, with host pids the agent writes down."""
-    (tmp_path / "no-user-config.toml").write_text('sandbox = "off"\n')
+    user_config(tmp_path, 'sandbox = "off"\n')
 
 
 @pytest.fixture

@@ -134,7 +134,7 @@ def test_bad_input_exits_2_with_a_clear_message(baton_home: Path, repo: Path) ->
 
 
 def test_detached_task_is_adopted_and_cancelled_by_a_later_command(
-    baton_home: Path, repo: Path, tmp_path: Path
+    baton_home: Path, repo: Path, tmp_path: Path, unsandboxed: None
 ) -> None:
     pidfile = tmp_path / "sleeper.pid"
     script = fake_script({"spawn_sleeper": str(pidfile)}, {"hang": True})

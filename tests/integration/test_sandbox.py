@@ -40,6 +40,7 @@ from baton.runtime.supervisor import Limits, Supervisor
 from baton.store.paths import task_dir
 from baton.surfaces.ws.endpoint import start_endpoint
 from tests.conftest import fake_script, git, settle
+from tests.conftest import user_config as write_user_config
 
 needs_sandbox = pytest.mark.skipif(
     not status().works, reason=f"no sandbox can run here: {status().why}"
@@ -141,7 +142,7 @@ ABSORBED = frozenset({"git_hooks", "git_config", "write_outside", "symlink_out"}
 
 
 def user_config(tmp_path: Path, text: str) -> None:
-    (tmp_path / "no-user-config.toml").write_text(text)
+    write_user_config(tmp_path, text)
 
 
 def marked(marker: str) -> list[psutil.Process]:

@@ -64,7 +64,9 @@ def keyring_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     """The user config opts in to the file backend, kept outside the state folder."""
     user = tmp_path / "config" / "baton" / "config.toml"
     user.parent.mkdir(parents=True)
-    user.write_text('[secrets]\nbackend = "file"\n')
+    # Unsandboxed: the agent signals the test through files under the temporary folder,
+    # which the sandbox makes private (the sandbox has tests of its own).
+    user.write_text('sandbox = "off"\n[secrets]\nbackend = "file"\n')
     store = tmp_path / "keyring" / "secrets.json"
     monkeypatch.setenv("BATON_CONFIG", str(user))
     monkeypatch.setenv("BATON_SECRETS_FILE", str(store))

@@ -174,7 +174,7 @@ async def test_accept_with_the_override_writes_the_real_text_from_git(
 
 
 async def test_a_broker_that_adopts_the_attempt_masks_a_secret_begun_before_it(
-    baton_home: Path, repo: Path, tmp_path: Path, canary: str
+    baton_home: Path, repo: Path, tmp_path: Path, canary: str, unsandboxed: None
 ) -> None:
     """Case 5: the values to mask come from the task's profile on the adopting broker too,
     and a secret whose first characters the first broker held back is masked whole."""
