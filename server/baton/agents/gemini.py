@@ -384,7 +384,8 @@ class GeminiAdapter:
             account = account_home(profile, inherited)
             home = overlay_home(account, _task_folder(turn), forced_settings(attempts))
             env["GEMINI_CLI_HOME"] = str(home)
-            writable = (str(home),)
+            # In the sandbox: the private home, and the account's folder its links lead to.
+            writable = (str(home), str(account / ".gemini"))
         argv = [
             profile.binary or "gemini",
             "--output-format",
