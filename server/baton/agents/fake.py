@@ -129,8 +129,9 @@ class FakeAdapter:
         # What the sandbox must let it see: its prompt and script; and its own state, the
         # sessions (and the run log the crash tests count processes with).
         readable = [str(prompt_file)]
-        if env.get("BATON_FAKE_SCRIPT"):
-            readable.append(env["BATON_FAKE_SCRIPT"])
+        inherited = env.get("BATON_FAKE_SCRIPT") or os.environ.get("BATON_FAKE_SCRIPT")
+        if inherited:  # a script may also come from the broker's own environment
+            readable.append(inherited)
         writable = [str(task_dir / "fake-sessions")]
         runlog = env.get(RUNLOG) or os.environ.get(RUNLOG, "")
         if runlog:
