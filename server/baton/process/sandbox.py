@@ -344,7 +344,9 @@ def policy_for(
         env=env,
         provider=provider,
         argv0=launch.argv[0] if launch.argv else "",
-        readable=launch.readable,
+        # Baton's own Python (the fake agent, the ACP runner's helpers run on it) wherever
+        # it is installed, under the temporary folder included.
+        readable=(*launch.readable, *dict.fromkeys((sys.prefix, sys.base_prefix))),
         writable=launch.writable,
         hide=hide,
     )
