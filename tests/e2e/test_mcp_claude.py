@@ -10,6 +10,7 @@ bridge); Claude itself talks only to the model server on 127.0.0.1.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -101,6 +102,7 @@ def test_claude_delegates_through_baton_mcp(baton_home: Path, repo: Path, tmp_pa
             "args": ["-m", "baton.cli", "mcp", "--cwd", str(repo)],
             "env": {
                 "BATON_HOME": str(baton_home),
+                "BATON_CONFIG": os.environ["BATON_CONFIG"],  # the fake agent as the default
                 "XDG_RUNTIME_DIR": str(tmp_path / "run"),
                 "GIT_CONFIG_NOSYSTEM": "1",
                 # The Baton under test, whichever checkout the interpreter would import.
