@@ -11,7 +11,7 @@ integration (print mode never connects to an IDE, so these tests need a terminal
 Each `ClaudeTui` runs its own tmux server (`tmux -L <unique name>`), with `remain-on-exit` so a
 crash stays readable, and `close()` kills that server and every process left in the pane's
 session, even when the test failed. Facts used here are in
-/work/shared/notes/claude-ide-protocol.md.
+the shared notes, claude-ide-protocol.md.
 """
 
 from __future__ import annotations

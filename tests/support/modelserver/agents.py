@@ -3,7 +3,7 @@
 Each `env_for_<cli>(srv, home)` writes the config files the CLI needs under `home` and returns a
 `Launch`: the environment (built from scratch: PATH, HOME, a private TMPDIR, no inherited keys)
 and the argv prefix of a headless run that may edit files; the prompt is appended last. The
-settings follow /work/shared/notes/agents-claude-codex.md and agents-opencode-gemini-pi.md.
+settings follow the shared notes agents-claude-codex.md and agents-opencode-gemini-pi.md.
 """
 
 from __future__ import annotations
