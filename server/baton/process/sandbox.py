@@ -346,7 +346,7 @@ def policy_for(
         argv0=launch.argv[0] if launch.argv else "",
         # Baton's own Python (the fake agent, the ACP runner's helpers run on it) wherever
         # it is installed, under the temporary folder included.
-        readable=(*launch.readable, *dict.fromkeys((sys.prefix, sys.base_prefix))),
+        readable=(*launch.readable, *_baton_itself()),
         writable=launch.writable,
         hide=hide,
     )
@@ -355,6 +355,12 @@ def policy_for(
     mounts += [Mount(p, HIDE, os.path.isdir(p)) for p in found.hidden]
     mounts += [Mount(p, PROTECT, os.path.isdir(p)) for p in found.protected]
     return Policy.of(found.cwd, mounts, network)
+
+
+def _baton_itself() -> tuple[str, ...]:
+    """Baton's Python and Baton's own code (an editable install's source folder too)."""
+    package = str(Path(__file__).resolve().parents[2])  # the folder holding ``baton``
+    return tuple(dict.fromkeys((sys.prefix, sys.base_prefix, package)))
 
 
 def report(mode: str) -> dict[str, Any]:
