@@ -200,7 +200,7 @@ def plan(
             found.readable.append(real(env[name]))
     binary = argv0 if os.sep in argv0 else shutil.which(argv0, path=env.get("PATH")) or ""
     if binary:
-        found.readable.append(real(os.path.join(cwd, binary)))
+        found.readable += _program(os.path.abspath(os.path.join(cwd, binary)))
 
     hidden = [*PRIVATE_TMP, *HOST_SOCKETS, real(task_dir), *homes]
     for environ in (env, os.environ):  # the agent's, and the broker's
@@ -230,3 +230,17 @@ def plan(
 def private_tmp(task_dir: Path) -> str:
     """A fresh temporary folder for one attempt where no private ``/tmp`` can be mounted."""
     return tempfile.mkdtemp(prefix="agent-tmp-", dir=task_dir)
+
+
+def _program(binary: str) -> list[str]:
+    """What running ``binary`` reads: the program (as named and as resolved) and the folder
+    it lives in — for an npm CLI, its whole ``node_modules`` (a ``.bin`` link leads there)."""
+    out: list[str] = []
+    for path in (binary, os.path.realpath(binary)):
+        parts = path.split(os.sep)
+        if "node_modules" in parts:
+            at = len(parts) - 1 - parts[::-1].index("node_modules")
+            out.append(os.sep.join(parts[: at + 1]))
+        else:
+            out.append(os.path.dirname(path))
+    return list(dict.fromkeys(out))
