@@ -247,6 +247,33 @@ def test_unsaved_edits_are_never_reloaded_silently(
         ed.close()
 
 
+def test_a_file_written_before_the_watch_starts_is_reloaded_and_told(
+    repo: Path, baton_home: Path, tmp_path: Path
+) -> None:
+    """Claude Code may write before the watch starts: the watch's first look reloads the
+    buffer, and the user is told of that reload too (it was silent, which failed the
+    end-to-end test above on a loaded machine)."""
+    ed = Editor(repo, tmp_path / "nvim", {}, "{ auto_attach = false }")
+    try:
+        ed.command("edit app.py")
+        (repo / "app.py").write_text(WRITTEN)
+        later = time.time() + 2  # a stamp Neovim cannot take for the one it read
+        os.utime(repo / "app.py", (later, later))
+        ed.lua(
+            "local r = require('baton.reload') r.period = 60000"  # no later look
+            " r.watch_file(vim.fn.fnamemodify('app.py', ':p'), 'Claude Code')"
+        )
+        wait_for(lambda: ed.lines() == WRITTEN.splitlines(), what="app.py reloaded")
+        notes = [n["msg"] for n in ed.notes()]
+        assert notes.count("Baton: Claude Code wrote app.py (reloaded; u undoes it)") == 1, notes
+        ed.command("checktime")  # nothing changed since: no second note
+        assert len(ed.notes()) == len(notes)
+        ed.feed("u")
+        wait_for(lambda: ed.lines() == OLD.splitlines(), what="undo of the reload")
+    finally:
+        ed.close()
+
+
 def test_checkhealth_tells_where_the_lock_file_is_and_how_to_connect(
     repo: Path, baton_home: Path, tmp_path: Path
 ) -> None:

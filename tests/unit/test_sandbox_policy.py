@@ -154,3 +154,39 @@ def test_doctor_says_how_agents_run(
     assert answer["agents"] == agents and answer["setting"] == mode
     assert answer["ok"] is (agents != "refused")
     assert words in report_text(answer)
+
+
+def test_a_named_user_config_is_hidden_but_not_the_folder_it_sits_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``BATON_CONFIG`` names a file: that file is hidden, the agent's own program beside it
+    stays readable (hiding the whole folder hid a launcher kept next to the config)."""
+    config = tmp_path / "baton.toml"
+    config.write_text('default_worker = "fake"\n')
+    program = tmp_path / "agent"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    checkout, task = tmp_path / "checkout", tmp_path / "state" / "tasks" / "t1"
+    checkout.mkdir()
+    task.mkdir(parents=True)
+    monkeypatch.setenv("BATON_CONFIG", str(config))
+    policy = sandbox.policy_for(Launch(argv=[str(program)], cwd=str(checkout)), task, {})
+    rules = {m.path: m.access for m in policy.mounts}
+    folder = str(tmp_path.resolve())
+    assert rules.get(folder) == READ
+    assert rules.get(str(config.resolve())) == HIDE
+    assert rules.get(str(task.resolve())) == HIDE
+
+
+def test_the_default_user_config_folder_is_hidden_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("BATON_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    (tmp_path / "config" / "baton").mkdir(parents=True)
+    checkout, task = tmp_path / "checkout", tmp_path / "task"
+    checkout.mkdir()
+    task.mkdir()
+    policy = sandbox.policy_for(Launch(argv=["true"], cwd=str(checkout)), task, {})
+    rules = {m.path: m.access for m in policy.mounts}
+    assert rules.get(str((tmp_path / "config" / "baton").resolve())) == HIDE

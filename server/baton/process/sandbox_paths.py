@@ -211,7 +211,7 @@ def plan(
         claude = environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
         hidden.append(os.path.join(real(claude), "ide"))
         hidden += [os.path.join(home, name) for name in HOME_SECRETS]
-    hidden += [real(str(user_config_path().parent)), real(str(secrets_file()))]
+    hidden += [_user_config(), real(str(secrets_file()))]
     others = [*hide]
     for environ in (env, os.environ):
         for paths in all_state_paths(environ).values():
@@ -225,6 +225,13 @@ def plan(
     found.readable = [p for p in found.readable if os.path.exists(p)]
     found.protected = [p for p in found.protected if os.path.exists(p)]
     return found
+
+
+def _user_config() -> str:
+    """What of the user's config the agent must not read: the file ``BATON_CONFIG`` names
+    (not the folder it sits in, which may hold anything), else Baton's whole config folder."""
+    path = user_config_path()
+    return real(str(path if os.environ.get("BATON_CONFIG") else path.parent))
 
 
 def private_tmp(task_dir: Path) -> str:

@@ -4,7 +4,9 @@
 --- and its buffer reloaded (`:checktime`, with 'autoread' on for that buffer while it runs)
 --- when the file on disk has changed and stayed the same for one tick. The reload keeps undo
 --- ('undoreload'): `u` brings the text from before back. A buffer with unsaved changes is
---- never reloaded: the user is told instead.
+--- never reloaded: the user is told instead. The user is told of every reload of a watched
+--- buffer (`FileChangedShellPost`), whoever made it: the watch's first look, a later one,
+--- or Neovim itself.
 
 local config = require('baton.config')
 
@@ -23,6 +25,7 @@ M.duration = 15000
 ---@field deadline integer
 ---@field timer uv.uv_timer_t|nil
 ---@field warned boolean
+---@field tick integer|nil the buffer's changedtick at the last look
 
 ---What is watched: file path → watch.
 ---@type table<string, baton.Watch>
@@ -89,15 +92,46 @@ local function refresh(w)
     end
     return true
   end
-  local tick = vim.api.nvim_buf_get_changedtick(buf)
-  if not checktime(buf) then
-    return false
-  end
-  if vim.api.nvim_buf_get_changedtick(buf) ~= tick then
-    tell(w, vim.log.levels.INFO, 'Baton: %s wrote %s (reloaded; u undoes it)')
-  end
-  return true
+  return checktime(buf) -- a reload is told by the FileChangedShellPost handler below
 end
+
+---The watch of a buffer's file, if it is watched.
+---@param buf integer
+---@return baton.Watch|nil
+local function watch_of(buf)
+  local diff = require('baton.diff')
+  for path, w in pairs(M.watches) do
+    if diff.buffer_of(path) == buf then
+      return w
+    end
+  end
+  return nil
+end
+
+---Remember where a watched buffer stands, to tell a reload from an event that changed nothing.
+---@param w baton.Watch
+local function look(w)
+  local buf = require('baton.diff').buffer_of(w.path)
+  if buf and not vim.bo[buf].modified then
+    w.tick = vim.api.nvim_buf_get_changedtick(buf)
+  end
+end
+
+vim.api.nvim_create_autocmd('FileChangedShellPost', {
+  group = vim.api.nvim_create_augroup('BatonReload', { clear = true }),
+  desc = 'Baton: tell that a buffer a proposer wrote was reloaded',
+  callback = function(args)
+    local w = watch_of(args.buf)
+    if not w or vim.bo[args.buf].modified then
+      return
+    end
+    local now = vim.api.nvim_buf_get_changedtick(args.buf)
+    if now ~= w.tick then
+      w.tick = now
+      tell(w, vim.log.levels.INFO, 'Baton: %s wrote %s (reloaded; u undoes it)')
+    end
+  end,
+})
 
 ---@param w baton.Watch
 local function stop(w)
@@ -116,6 +150,7 @@ local function tick(w)
   if not w.timer then
     return
   end
+  look(w)
   local now = stamp(w.path)
   if now ~= w.seen then
     w.seen = now -- changed since the last look: wait until it is the same for one tick
@@ -142,6 +177,7 @@ function M.watch_file(path, by)
   local now = stamp(path)
   w = { path = path, by = by, seen = now, acted = now, deadline = deadline, warned = false }
   M.watches[path] = w
+  look(w)
   -- it may have written already (the buffer knows what it last read: checktime compares)
   local buf = require('baton.diff').buffer_of(path)
   if buf and not vim.bo[buf].modified then
