@@ -147,8 +147,9 @@ class Adoption:
         if task.state == S.PREPARING:
             await self.book.move(task, S.RUNNING, "adopted")
         past = await self.book.store.call(lambda s: s.events(task.id))
-        profile = profile_of(task, self.loop.profiles(task.root))
-        await self.attempts.learn_secrets(task, profile)  # mask what it prints from now on
+        profiles = self.loop.profiles(task.root)
+        await self.attempts.secrets_of(task, profiles)  # mask what it prints from now on
+        profile = profile_of(task, profiles)
         transport = acp.transport_for(last.transport, profile.provider)
         if last.transport == acp.ACP:
             waiting = acp.pending_permissions(past)

@@ -40,8 +40,8 @@ from baton.process import spawn as procs
 from baton.process.tail import Tailer, lines_before
 from baton.process.transport import Transport
 from baton.runtime.book import Book
-from baton.runtime.broker import Limits
-from baton.runtime.recorded import agent_cwd, store_turn
+from baton.runtime.broker import Limits, TaskError
+from baton.runtime.recorded import agent_cwd, profile_of, store_turn
 from baton.store.paths import task_dir
 
 log = logging.getLogger(__name__)
@@ -223,6 +223,20 @@ class Attempts:
         known = self.book.secrets.setdefault(task.id, [])
         known.extend(s for s in secrets if s not in known)
         return dataclasses.replace(profile, env=with_mask_names(env, secrets))
+
+    async def secrets_of(self, task: Task, profiles: Mapping[str, Profile]) -> list[str]:
+        """The values to mask in what ``task``'s agents print and write: those its agents were
+        given here, else derived from its recorded profile (``profiles``: the workers its
+        root names, for a task that recorded none) — any broker may ask, an adopting one too."""
+        if task.id not in self.book.secrets:
+            with contextlib.suppress(Exception):  # its settings choose the keyring backend
+                self.settings.get(task.root)
+            try:
+                profile = profile_of(task, profiles)
+            except TaskError:
+                return []
+            await self.learn_secrets(task, profile)
+        return self.book.secrets.get(task.id, [])
 
     async def learn_secrets(self, task: Task, profile: Profile) -> None:
         """Know the values to mask in ``task``'s events without launching anything: for an

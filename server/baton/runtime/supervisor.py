@@ -57,7 +57,6 @@ from baton.runtime.proposals import ProposalDesk
 from baton.runtime.recorded import (
     configured_profile,
     not_a_proposal,
-    profile_of,
     store_request,
     task_for,
 )
@@ -528,17 +527,7 @@ class Supervisor:
     # ------------------------------------------------------------------ helpers
 
     async def _secrets_of(self, task: Task) -> list[str]:
-        """The values to mask in what the task's agents print and write: those its agents
-        were given here, else derived from its recorded profile (any broker may ask)."""
-        if task.id not in self.book.secrets:
-            with contextlib.suppress(Exception):  # its settings choose the keyring backend
-                self.settings.get(task.root)
-            try:
-                profile = profile_of(task, self.profiles_for(task.root))
-            except TaskError:
-                return []
-            await self._attempts.learn_secrets(task, profile)
-        return self.book.secrets.get(task.id, [])
+        return await self._attempts.secrets_of(task, self.profiles_for(task.root))
 
     def _draft_soon(self, task: Task) -> None:
         self._drafts.schedule(task)
