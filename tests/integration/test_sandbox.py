@@ -353,6 +353,26 @@ async def test_a_missing_interpreter_inside_the_sandbox_is_exit_127(tmp_path: Pa
     assert str(agent) in record.err_path.read_text()
 
 
+@needs_sandbox
+async def test_a_program_the_command_line_names_is_readable_under_the_private_tmp(
+    tmp_path: Path,
+) -> None:
+    """``[python, /tmp/…/agent.py]`` (an ACP agent's or a command's argv): the script and the
+    folder it imports from are readable, though they sit under the hidden ``/tmp``."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "helper.py").write_text("WORD = 'hello from the script'\n")
+    script = tools / "agent.py"
+    script.write_text("import helper\nprint(helper.WORD)\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    launch = Launch(argv=[sys.executable, str(script)], cwd=str(work))
+    record = spawn(launch, tmp_path / "task", 1)
+    ended = await asyncio.wait_for(wait_exit(record), 20)
+    assert ended is not None and ended.code == 0, record.err_path.read_text()
+    assert "hello from the script" in record.out_path.read_text()
+
+
 async def test_require_without_a_sandbox_refuses_to_start_the_agent(
     sup: Supervisor, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

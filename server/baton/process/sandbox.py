@@ -344,6 +344,7 @@ def policy_for(
         env=env,
         provider=provider,
         argv0=launch.argv[0] if launch.argv else "",
+        named=launch.argv[1:],
         # Baton's own Python (the fake agent, the ACP runner's helpers run on it) wherever
         # it is installed, under the temporary folder included.
         readable=(*launch.readable, *_baton_itself()),

@@ -8,13 +8,17 @@ folder reached through a link is hidden too):
   says it writes (``Launch.writable``); the checkout's git metadata that git must update
   (:func:`git_paths`).
 - **readable** (shown even where a parent is hidden): what the launch reads
-  (``Launch.readable``: a prompt file in the task's folder); the agent's binary; ``$HOME``
+  (``Launch.readable``: a prompt file in the task's folder); the agent's program and the
+  folder it lives in (an npm CLI's whole ``node_modules``), and so for a script its command
+  line names (``python3 /path/agent.py``) — under the private ``/tmp`` too, never inside
+  anything else hidden (a command line may name the discovery file); ``$HOME``
   and ``$GIT_CONFIG_GLOBAL`` (read-only, even when they lie in the private ``/tmp``); the
   checkout's common git folder and the object stores it borrows from.
 - **hidden**: ``/tmp`` and ``/var/tmp`` (private, empty); the task's folder; Baton's state
   folder (``$BATON_HOME``: the database, every task's folder and checkout) and runtime folder
   (``$XDG_RUNTIME_DIR`` as a whole: discovery files with tokens, sockets, the ssh and gpg
-  agents); Baton's user config and secrets file; Claude Code's IDE lock folders; the state
+  agents); Baton's user config (its folder, or the file ``$BATON_CONFIG`` names) and
+  secrets file; Claude Code's IDE lock folders; the state
   folders of every other provider and account; container-engine sockets; the credential
   stores in :data:`HOME_SECRETS`.
 - **protected** (read-only inside writable folders), for a checkout that is a linked
@@ -179,6 +183,7 @@ def plan(
     env: Mapping[str, str],
     provider: str,
     argv0: str,
+    named: Sequence[str] = (),
     readable: Sequence[str],
     writable: Sequence[str],
     hide: Sequence[str],
@@ -198,9 +203,13 @@ def plan(
     for name in ("HOME", "GIT_CONFIG_GLOBAL"):
         if env.get(name):
             found.readable.append(real(env[name]))
+    programs: list[str] = []
     binary = argv0 if os.sep in argv0 else shutil.which(argv0, path=env.get("PATH")) or ""
     if binary:
-        found.readable += _program(os.path.abspath(os.path.join(cwd, binary)))
+        programs += _program(os.path.abspath(os.path.join(cwd, binary)))
+    for arg in named:  # a script the interpreter runs: `python3 /path/agent.py`
+        if os.path.isabs(arg) and os.path.isfile(arg):
+            programs += _program(arg)
 
     hidden = [*PRIVATE_TMP, *HOST_SOCKETS, real(task_dir), *homes]
     for environ in (env, os.environ):  # the agent's, and the broker's
@@ -220,6 +229,12 @@ def plan(
         path = real(other)
         if not any(inside(path, mine) or inside(mine, path) for mine in own):
             hidden.append(path)
+    # A program is shown under the private /tmp, never inside what else is hidden (a
+    # command line may name the discovery file it must not read).
+    secret = [real(h) for h in hidden if h not in PRIVATE_TMP]
+    found.readable += [
+        p for p in map(real, programs) if not any(inside(p, h) or p == h for h in secret)
+    ]
     found.writable = [p for p in found.writable if os.path.exists(p)]
     found.hidden = [p for p in (real(h) for h in hidden) if os.path.exists(p)]
     found.readable = [p for p in found.readable if os.path.exists(p)]
