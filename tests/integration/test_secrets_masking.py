@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -43,9 +44,13 @@ def holding(data: bytes | str, value: str = CANARY, size: int = 10) -> list[str]
 
 
 def launcher(tmp_path: Path) -> Path:
-    """An executable that runs the leaking agent (a profile's ``binary``)."""
+    """An executable that runs the leaking agent (a profile's ``binary``), kept beside it:
+    the sandbox shows the launcher's folder, not a script a shell script names (the tests'
+    own folder is hidden when the repository is checked out under the temporary folder)."""
+    agent = tmp_path / AGENT.name
+    shutil.copyfile(AGENT, agent)
     path = tmp_path / "secret-agent"
-    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{AGENT}" "$@"\n')
+    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{agent}" "$@"\n')
     path.chmod(0o755)
     return path
 
