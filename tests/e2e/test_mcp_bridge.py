@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 
 from baton.surfaces.mcp.schemas import OUTPUT
-from baton.surfaces.mcp.tools import TOOLS, size
+from baton.surfaces.mcp.tools import INSTRUCTIONS, TOOLS, chosen, size, wire_size
 from tests.conftest import fake_script
 from tests.e2e.test_cli import as_json, baton, stop_brokers
 
@@ -27,6 +27,38 @@ EDIT = fake_script(
     {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"},
     summary="Changed a() to return 10.",
 )
+FIVE = "delegate,watch,inspect,diff,accept"
+DOC = Path(__file__).parents[2] / "docs" / "reference" / "mcp.md"
+#: What Claude Code adds to each definition it hands the model: ``mcp__baton__`` before the
+#: name, and ``input_schema`` for ``inputSchema`` (``test_mcp_claude`` checks it).
+CLAUDE_RENAMING = len("mcp__baton__") + len("input_schema") - len("inputSchema")
+#: The rows of the doc's Sizes table, by what each one measures.
+ROWS = {
+    "list": "the tool list (15 tools, each parameter described), with every request",
+    "five": f"the tool list with `--tools {FIVE}`",
+    "instructions": "the instructions, with every request",
+    "delegate": "`delegate` answer",
+    "watch": "`watch` answer once the task settles",
+    "inspect": "`inspect` answer",
+    "diff": "`diff` answer",
+    "three": "delegate + watch + inspect",
+    "claude": "Baton's tool definitions in each request of a real Claude Code session",
+}
+
+
+def doc_section(heading: str) -> str:
+    """The text of one ``## heading`` section of docs/reference/mcp.md."""
+    return DOC.read_text().split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def doc_sizes() -> dict[str, int]:
+    """The "now" column of the doc's Sizes table, by the row's first cell."""
+    rows = {}
+    for line in doc_section("Sizes").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[2].replace(",", "").isdigit():
+            rows[cells[0]] = int(cells[2].replace(",", ""))
+    return rows
 
 
 class McpProcess:
@@ -40,6 +72,7 @@ class McpProcess:
             env=dict(os.environ),
         )
         self.n = 0
+        self.instructions = ""
 
     def send(self, msg: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
@@ -85,6 +118,7 @@ def initialize(proc: McpProcess) -> None:
         },
     )
     assert init["result"]["serverInfo"]["name"] == "baton"
+    proc.instructions = init["result"]["instructions"]
     proc.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
 
@@ -158,11 +192,13 @@ def test_what_a_lead_agent_reads_fits_in_a_few_hundred_characters(
     mcp: McpProcess, repo: Path
 ) -> None:
     """The characters a lead agent pays for one small task (delegate, watch until it
-    settles, the short inspect) and for the tool list sent with each of its requests."""
+    settles, the short inspect) and for the tool list sent with each of its requests — the
+    figures docs/reference/mcp.md states."""
     tools = mcp.request("tools/list")["result"]["tools"]
     listed = size(tools)
     assert listed <= 3000, listed
     assert listed == size(t.definition() for t in TOOLS.values())  # what --print-tools says
+    assert mcp.instructions == INSTRUCTIONS
 
     delegated, _ = mcp.tool("delegate", instruction=EDIT)
     tid = json.loads(delegated)["id"]
@@ -172,9 +208,26 @@ def test_what_a_lead_agent_reads_fits_in_a_few_hundred_characters(
     read = len(delegated) + len(watched) + len(inspected)
     assert read <= 400, (read, delegated, watched, inspected)
 
+    diffed, _ = mcp.tool("diff", id=tid)
+    assert doc_sizes() == {
+        ROWS["list"]: listed,
+        ROWS["five"]: size(t.definition() for t in chosen(FIVE)),
+        ROWS["instructions"]: len(mcp.instructions),
+        ROWS["delegate"]: len(delegated),
+        ROWS["watch"]: len(watched),
+        ROWS["inspect"]: len(inspected),
+        ROWS["diff"]: len(diffed),
+        ROWS["three"]: read,
+        ROWS["claude"]: listed + len(TOOLS) * CLAUDE_RENAMING,
+    }
+    wire = wire_size(tools)
+    assert f"`tools/list` answer, output schemas and hints included, is {wire:,} char" in (
+        " ".join(doc_section("Sizes").split())
+    )
+
 
 def test_a_trimmed_tool_list(baton_home: Path, repo: Path, tmp_path: Path) -> None:
-    five = "delegate,watch,inspect,diff,accept"
+    five = FIVE
     proc = McpProcess(repo, "--tools", five)
     try:
         initialize(proc)
@@ -189,8 +242,14 @@ def test_a_trimmed_tool_list(baton_home: Path, repo: Path, tmp_path: Path) -> No
     shown = baton("mcp", "--print-tools", "--tools", five)
     assert shown.returncode == 0, shown.stderr
     assert f"5 tools, {size(tools):,} characters" in shown.stdout
+    assert f"({size(tools):,} characters)" in doc_section("Trimming the list")
     doc = as_json(baton("mcp", "--print-tools", "--json"))
     assert [t["name"] for t in doc["tools"]] == list(TOOLS) and doc["characters"] <= 3000
+    # The doc's excerpt of --print-tools is what it prints.
+    full = baton("mcp", "--print-tools").stdout.splitlines()
+    excerpt = doc_section("Sizes").split("`baton mcp --print-tools` shows", 1)[1]
+    lines = [x for x in excerpt.split("```")[1].strip().splitlines() if x != "…"]
+    assert lines and [x for x in lines if x not in full] == []
     bad = baton("mcp", "--tools", "delegate,nope")
     assert bad.returncode == 2 and "unknown tool 'nope'" in bad.stderr and "watch" in bad.stderr
 
