@@ -1,9 +1,10 @@
 """What a lead agent reads through ``baton mcp``, in characters, for one small fake-agent task.
 
-Prints the tool list's size (sent with every request of the agent; compact JSON, and with
-``json.dumps``' default spacing), the server's instructions, then each answer of delegate →
-watch (until it settles) → inspect → diff, and the sum of the first three. The same script
-runs against any checkout (it drives ``baton mcp`` as a subprocess over stdio).
+Prints the tool list's size (what the model reads of it with every request of the agent:
+names, descriptions, input schemas as compact JSON; and the whole ``tools/list`` answer, output
+schemas and hints too, which only the client reads), the server's instructions, then each
+answer of delegate → watch (until it settles) → inspect → diff, and the sum of the first
+three. The same script runs against any checkout (it drives ``baton mcp`` over stdio).
 
 Run: .venv/bin/python benchmarks/mcp_answers.py [--tools delegate,watch,inspect,diff,accept]
 """
@@ -98,10 +99,12 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
+        config = base / "config.toml"  # the fake agent is never the default on its own
+        config.write_text('default_worker = "fake"\n')
         env = {
             **os.environ,
             "BATON_HOME": str(base / "state"),
-            "BATON_CONFIG": str(base / "none.toml"),
+            "BATON_CONFIG": str(config),
             "XDG_RUNTIME_DIR": str(base / "run"),
             "GIT_CONFIG_NOSYSTEM": "1",
         }

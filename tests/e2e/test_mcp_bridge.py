@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 
 from baton.surfaces.mcp.schemas import OUTPUT
-from baton.surfaces.mcp.tools import TOOLS, size
+from baton.surfaces.mcp.tools import INSTRUCTIONS, TOOLS, chosen, size, wire_size
 from tests.conftest import fake_script
 from tests.e2e.test_cli import as_json, baton, stop_brokers
 
@@ -27,6 +27,38 @@ EDIT = fake_script(
     {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"},
     summary="Changed a() to return 10.",
 )
+FIVE = "delegate,watch,inspect,diff,accept"
+DOC = Path(__file__).parents[2] / "docs" / "reference" / "mcp.md"
+#: What Claude Code adds to each definition it hands the model: ``mcp__baton__`` before the
+#: name, and ``input_schema`` for ``inputSchema`` (``test_mcp_claude`` checks it).
+CLAUDE_RENAMING = len("mcp__baton__") + len("input_schema") - len("inputSchema")
+#: The rows of the doc's Sizes table, by what each one measures.
+ROWS = {
+    "list": "the tool list (15 tools, each parameter described), with every request",
+    "five": f"the tool list with `--tools {FIVE}`",
+    "instructions": "the instructions, with every request",
+    "delegate": "`delegate` answer",
+    "watch": "`watch` answer once the task settles",
+    "inspect": "`inspect` answer",
+    "diff": "`diff` answer",
+    "three": "delegate + watch + inspect",
+    "claude": "Baton's tool definitions in each request of a real Claude Code session",
+}
+
+
+def doc_section(heading: str) -> str:
+    """The text of one ``## heading`` section of docs/reference/mcp.md."""
+    return DOC.read_text().split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def doc_sizes() -> dict[str, int]:
+    """The "now" column of the doc's Sizes table, by the row's first cell."""
+    rows = {}
+    for line in doc_section("Sizes").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[2].replace(",", "").isdigit():
+            rows[cells[0]] = int(cells[2].replace(",", ""))
+    return rows
 
 
 class McpProcess:
@@ -40,6 +72,7 @@ class McpProcess:
             env=dict(os.environ),
         )
         self.n = 0
+        self.instructions = ""
 
     def send(self, msg: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
@@ -85,6 +118,7 @@ def initialize(proc: McpProcess) -> None:
         },
     )
     assert init["result"]["serverInfo"]["name"] == "baton"
+    proc.instructions = init["result"]["instructions"]
     proc.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
 
@@ -158,11 +192,13 @@ def test_what_a_lead_agent_reads_fits_in_a_few_hundred_characters(
     mcp: McpProcess, repo: Path
 ) -> None:
     """The characters a lead agent pays for one small task (delegate, watch until it
-    settles, the short inspect) and for the tool list sent with each of its requests."""
+    settles, the short inspect) and for the tool list sent with each of its requests — the
+    figures docs/reference/mcp.md states."""
     tools = mcp.request("tools/list")["result"]["tools"]
     listed = size(tools)
-    assert listed <= 3400, listed
+    assert listed <= 3000, listed
     assert listed == size(t.definition() for t in TOOLS.values())  # what --print-tools says
+    assert mcp.instructions == INSTRUCTIONS
 
     delegated, _ = mcp.tool("delegate", instruction=EDIT)
     tid = json.loads(delegated)["id"]
@@ -172,15 +208,32 @@ def test_what_a_lead_agent_reads_fits_in_a_few_hundred_characters(
     read = len(delegated) + len(watched) + len(inspected)
     assert read <= 400, (read, delegated, watched, inspected)
 
+    diffed, _ = mcp.tool("diff", id=tid)
+    assert doc_sizes() == {
+        ROWS["list"]: listed,
+        ROWS["five"]: size(t.definition() for t in chosen(FIVE)),
+        ROWS["instructions"]: len(mcp.instructions),
+        ROWS["delegate"]: len(delegated),
+        ROWS["watch"]: len(watched),
+        ROWS["inspect"]: len(inspected),
+        ROWS["diff"]: len(diffed),
+        ROWS["three"]: read,
+        ROWS["claude"]: listed + len(TOOLS) * CLAUDE_RENAMING,
+    }
+    wire = wire_size(tools)
+    assert f"`tools/list` answer, output schemas and hints included, is {wire:,} char" in (
+        " ".join(doc_section("Sizes").split())
+    )
+
 
 def test_a_trimmed_tool_list(baton_home: Path, repo: Path, tmp_path: Path) -> None:
-    five = "delegate,watch,inspect,diff,accept"
+    five = FIVE
     proc = McpProcess(repo, "--tools", five)
     try:
         initialize(proc)
         tools = proc.request("tools/list")["result"]["tools"]
         assert [t["name"] for t in tools] == five.split(",")
-        assert size(tools) <= 1400, size(tools)
+        assert size(tools) <= 1200, size(tools)
         res = proc.request("tools/call", {"name": "health", "arguments": {}})
         assert "error" in res or res["result"].get("isError"), res
     finally:
@@ -189,8 +242,14 @@ def test_a_trimmed_tool_list(baton_home: Path, repo: Path, tmp_path: Path) -> No
     shown = baton("mcp", "--print-tools", "--tools", five)
     assert shown.returncode == 0, shown.stderr
     assert f"5 tools, {size(tools):,} characters" in shown.stdout
+    assert f"({size(tools):,} characters)" in doc_section("Trimming the list")
     doc = as_json(baton("mcp", "--print-tools", "--json"))
-    assert [t["name"] for t in doc["tools"]] == list(TOOLS) and doc["characters"] <= 3400
+    assert [t["name"] for t in doc["tools"]] == list(TOOLS) and doc["characters"] <= 3000
+    # The doc's excerpt of --print-tools is what it prints.
+    full = baton("mcp", "--print-tools").stdout.splitlines()
+    excerpt = doc_section("Sizes").split("`baton mcp --print-tools` shows", 1)[1]
+    lines = [x for x in excerpt.split("```")[1].strip().splitlines() if x != "…"]
+    assert lines and [x for x in lines if x not in full] == []
     bad = baton("mcp", "--tools", "delegate,nope")
     assert bad.returncode == 2 and "unknown tool 'nope'" in bad.stderr and "watch" in bad.stderr
 
@@ -206,12 +265,14 @@ def test_watch_answers_with_the_first_task_to_settle(mcp: McpProcess) -> None:
         "next": ["inspect", "retry"],
     }
     t0 = time.monotonic()
-    text, _ = mcp.tool("watch", ids=[slow], timeout=0.5)
+    text, _ = mcp.tool("watch", ids=[slow], timeout="0.5")  # a number's type goes unsaid
     late = json.loads(text)
     (line,) = late.pop("tasks")
     assert late == {"timeout": 0.5} and line["id"] == slow and set(line) == {"id", "state", "next"}
     assert line["state"] in ("queued", "preparing", "running") and "watch" in line["next"]
     assert time.monotonic() - t0 < 10
+    refused, err = mcp.tool("watch", ids=[slow], timeout="soon")
+    assert err and "timeout" in refused, refused
     cancelled = json.loads(mcp.tool("cancel", id=slow)[0])
     assert cancelled["id"] == slow
 
@@ -240,7 +301,7 @@ def test_a_long_diff_is_cut_and_goes_on_at_its_offset(mcp: McpProcess, repo: Pat
     assert json.loads(mcp.tool("watch", ids=[tid], timeout=60)[0])["state"] == "review"
     pages, offset = [], 0
     while True:
-        page, err = mcp.tool("diff", id=tid, offset=offset)
+        page, err = mcp.tool("diff", id=tid, offset=str(offset) if pages else offset)
         assert not err and len(page) < 21_000
         marker = re.search(r"\n… \(cut at (\d+) of (\d+) chars: diff id=\w+ offset=(\d+)\)$", page)
         if marker is None:
@@ -266,8 +327,11 @@ def test_memory_and_workers_tools(mcp: McpProcess, repo: Path) -> None:
 def test_tool_definitions_describe_every_parameter_and_hint_their_effects() -> None:
     for spec in TOOLS.values():
         d = spec.definition()
-        for name, schema in d["inputSchema"]["properties"].items():
+        assert d["inputSchema"]["type"] == "object"
+        for name, schema in d["inputSchema"].get("properties", {}).items():
             assert schema.get("description"), f"{spec.name}.{name} has no description"
+            # A few words, not prose: every request of the agent carries them.
+            assert len(schema["description"]) <= 24, f"{spec.name}.{name}: prose"
         assert d["outputSchema"]["type"] == "object"
         jsonschema.Draft202012Validator.check_schema(d["outputSchema"])
     hints = {t.name: t.definition()["annotations"] for t in TOOLS.values()}
@@ -276,7 +340,7 @@ def test_tool_definitions_describe_every_parameter_and_hint_their_effects() -> N
     for name in ("accept", "reject", "cancel"):
         assert hints[name] == {"readOnlyHint": False, "destructiveHint": True}
     assert hints["delegate"]["destructiveHint"] is False
-    props = {t.name: t.definition()["inputSchema"]["properties"] for t in TOOLS.values()}
+    props = {t.name: t.properties for t in TOOLS.values()}
     assert "review" in props["tasks"]["state"]["items"]["enum"]
     assert props["memory"]["op"]["enum"] == ["list", "add", "remove"]
     assert "mechanical" in props["delegate"]["kind"]["enum"]

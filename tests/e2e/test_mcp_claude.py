@@ -19,9 +19,10 @@ from typing import Any
 import pytest
 
 import baton
-from baton.surfaces.mcp.tools import INSTRUCTIONS, TOOLS, size
+from baton.surfaces.mcp.tools import INSTRUCTIONS, TOOLS, model_view, size
 from tests.conftest import fake_script
 from tests.e2e.test_cli import stop_brokers
+from tests.e2e.test_mcp_bridge import CLAUDE_RENAMING, ROWS, doc_sizes
 from tests.e2e.test_worker_claude import require
 from tests.support.modelserver import (
     Answer,
@@ -141,11 +142,32 @@ def test_claude_delegates_through_baton_mcp(baton_home: Path, repo: Path, tmp_pa
         shares = [baton_share(r) for r in requests]
         for n, share in enumerate(shares, 1):
             print(f"request {n}: " + ", ".join(f"{k} {v:,}" for k, v in share.items()))
+        # Claude Code hands the model each definition's name (as mcp__baton__*), description
+        # and input schema, as they are, and nothing else of the tools/list answer (no output
+        # schema, no hints): what tools.size counts, plus the renaming.
+        sent = {
+            t["name"]: t for t in requests[0].body["tools"] if t["name"].startswith("mcp__baton__")
+        }
+        assert sent == {
+            f"mcp__baton__{t.name}": {
+                "name": f"mcp__baton__{t.name}",
+                "description": t.description,
+                "input_schema": model_view(t.definition())["inputSchema"],
+            }
+            for t in TOOLS.values()
+        }
         listed = size(t.definition() for t in TOOLS.values())
+        renamed = listed + len(TOOLS) * CLAUDE_RENAMING
+        print(f"tool definitions: {listed:,} listed, {renamed:,} in each request")
+        # The bound on the tool list (3,000), as Claude Code spells it.
+        bound = 3_000 + len(TOOLS) * CLAUDE_RENAMING
         for share in shares:
             assert share["tools"] == len(TOOLS) and share["instructions"] == len(INSTRUCTIONS)
-            # Claude Code passes the definitions on as they are, renamed mcp__baton__*.
-            assert share["definitions"] <= listed + len(TOOLS) * len("mcp__baton__ "), share
+            assert share["definitions"] == renamed <= bound, (share, bound)
         assert shares[-1]["answers"] <= 400, shares[-1]  # delegate + watch + inspect
+        # docs/reference/mcp.md states what this session measured.
+        stated = doc_sizes()
+        assert stated[ROWS["claude"]] == shares[0]["definitions"]
+        assert stated[ROWS["three"]] == shares[-1]["answers"]
     # The work happened in Baton, and waits for review there.
     assert "return 1\n" in (repo / "app.py").read_text()

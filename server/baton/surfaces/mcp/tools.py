@@ -2,7 +2,9 @@
 
 A lead agent's client hands the model every tool's name, description and input schema with
 every request, so those are kept lean by hand (generated schemas spell a title and a null
-alternative for each parameter) and the user may offer fewer tools (``baton mcp --tools
+alternative for each parameter): a few words a parameter, enums for closed sets, no type
+where the description says it (strings, numbers: the server checks them), nothing the
+instructions already say; and the user may offer fewer tools (``baton mcp --tools
 delegate,watch,inspect,diff,accept``). Each definition also carries its output schema and
 hints (:mod:`baton.surfaces.mcp.schemas`), which the client reads and the model does not.
 ``baton mcp --print-tools`` shows the list and its size as :func:`size` counts it.
@@ -20,10 +22,10 @@ from baton.surfaces.mcp.schemas import ANNOTATIONS, OUTPUT, STATES
 from baton.surfaces.ws.answers import DETAILS
 
 INSTRUCTIONS = (
-    "Baton runs coding tasks in the background, each in its own git worktree. delegate "
-    "returns an id (a unique prefix of 4+ characters does); watch waits for the first task "
-    "to settle; inspect and diff show the result; accept or reject its hunks. Every task "
-    "carries next: the moves that fit now."
+    "Baton runs coding tasks in the background, each in its own git worktree, done by an agent "
+    "that sees only your instruction. Flow: delegate (returns an id; a unique prefix of 4+ "
+    "characters does), watch, inspect or diff, accept or reject. Every task carries next: the "
+    "moves that fit now."
 )
 
 #: The fields of a tool definition that clients pass on to the model (and what :func:`size`
@@ -40,7 +42,9 @@ class ToolSpec:
 
     def definition(self) -> dict[str, Any]:
         """The tool as ``tools/list`` shows it."""
-        schema: dict[str, Any] = {"type": "object", "properties": self.properties}
+        schema: dict[str, Any] = {"type": "object"}
+        if self.properties:  # a tool without parameters needs no empty "properties"
+            schema["properties"] = self.properties
         if self.required:
             schema["required"] = list(self.required)
         return {
@@ -58,6 +62,12 @@ def _s(description: str) -> dict[str, Any]:
     return {"description": description}
 
 
+def _num(description: str) -> dict[str, Any]:
+    """A number parameter. Its type goes unsaid too: the description names a quantity, and
+    the server reads ``"60"`` as 60 and refuses ``"soon"``."""
+    return {"description": description}
+
+
 def _list(description: str) -> dict[str, Any]:
     """A list-of-strings parameter (the strings' type, as for :func:`_s`, goes unsaid)."""
     return {"type": "array", "description": description}
@@ -68,51 +78,45 @@ def _enum(description: str, values: Sequence[str]) -> dict[str, Any]:
     return {"enum": list(values), "description": description}
 
 
-def _int(description: str) -> dict[str, Any]:
-    return {"type": "integer", "description": description}
-
-
-_TASK = _s("task id")
+_TASK = _s("task")
 _ID = {"id": _TASK}
-_TEXT = {"id": _TASK, "text": _s("to the agent")}
-_HUNKS = {"id": _TASK, "hunks": _list("hunk ids; default all")}
+_TEXT = {"id": _TASK, "text": _s("message")}
+_HUNKS = {"id": _TASK, "hunks": _list("default all")}
 
 TOOLS: dict[str, ToolSpec] = {
     t.name: t
     for t in (
         ToolSpec(
             "delegate",
-            "Start a task in its own git worktree; returns its id.",
+            "Start a task.",
             {
-                "instruction": _s("the work, as for a colleague"),
-                "worker": _s("profile; default: routed"),
-                "kind": _enum("for routing", KINDS),
-                "scope": _list("globs it may write"),
+                "instruction": _s("the work"),
+                "worker": _s("profile"),
+                "kind": _enum("routing", KINDS),
+                "scope": _list("writable globs"),
             },
             ("instruction",),
         ),
         ToolSpec(
             "watch",
-            "Wait until a task settles or is rate limited.",
-            {"ids": _list("task ids"), "timeout": {"type": "number", "description": "seconds"}},
+            "Wait for the first to settle.",
+            {"ids": _list("task ids"), "timeout": _num("seconds")},
             ("ids",),
         ),
         ToolSpec(
             "inspect",
-            "State, summary, counts, next moves.",
-            {"id": _TASK, "detail": _enum("add this section", ["all", *DETAILS])},
+            "State and result.",
+            {"id": _TASK, "detail": _enum("add section", ["all", *DETAILS])},
         ),
         ToolSpec(
-            "diff",
-            "The change as a diff with hunk ids.",
-            {"id": _TASK, "offset": _int("go on from the cut")},
+            "diff", "The change, with hunk ids.", {"id": _TASK, "offset": _num("after a cut")}
         ),
-        ToolSpec("accept", "Apply pending hunks to your files.", _HUNKS),
-        ToolSpec("reject", "Drop pending hunks.", _HUNKS),
+        ToolSpec("accept", "Apply hunks to your files.", _HUNKS),
+        ToolSpec("reject", "Drop hunks.", _HUNKS),
         ToolSpec("reply", "Answer a question, or ask for changes.", _TEXT),
-        ToolSpec("steer", "Give a running task new guidance.", _TEXT),
+        ToolSpec("steer", "Guide a running task.", _TEXT),
         ToolSpec("cancel", "Stop a task.", _ID),
-        ToolSpec("retry", "Run a failed or cancelled task again.", _ID),
+        ToolSpec("retry", "Run a task again.", _ID),
         ToolSpec(
             "answer",
             "Answer a permission request.",
@@ -121,11 +125,11 @@ TOOLS: dict[str, ToolSpec] = {
         ),
         ToolSpec(
             "tasks",
-            "Recent tasks, newest first.",
+            "Recent tasks.",
             {
-                "state": {"type": "array", "items": {"enum": STATES}, "description": "states"},
-                "text": _s("full-text search"),
-                "limit": _int("at most (20)"),
+                "state": {"type": "array", "items": {"enum": STATES}, "description": "filter"},
+                "text": _s("search"),
+                "limit": _num("default 20"),
             },
         ),
         ToolSpec(
@@ -134,10 +138,10 @@ TOOLS: dict[str, ToolSpec] = {
             {
                 "op": _enum("default list", ["list", "add", "remove"]),
                 "text": _s("fact to add"),
-                "id": _int("fact to remove"),
+                "id": _num("fact to remove"),
             },
         ),
-        ToolSpec("workers", "Workers and their models.", {}),
+        ToolSpec("workers", "Agent profiles.", {}),
         ToolSpec("health", "Broker state.", {}),
     )
 }
