@@ -259,7 +259,8 @@ def test_malformed_requests_get_errors_and_the_server_keeps_serving(
         code_actions()
         assert sum(sent.values()) >= 200
         # Still serving, and nothing was delegated by any of it.
-        assert run(loop, lsp.status()) == {"running": 0, "needsInput": 0, "review": 0, "failed": 0}
+        counts = {k: v for k, v in run(loop, lsp.status()).items() if k != "sandbox"}
+        assert counts == {"running": 0, "needsInput": 0, "review": 0, "failed": 0}
         assert run(loop, lsp.command("baton.tasks")) == {"tasks": []}
         valid = {
             "textDocument": {"uri": doc.uri},
