@@ -77,3 +77,27 @@ async def test_no_working_sandbox_unsandboxed_under_auto_refused_under_require(
     await stop(lsp)
     assert found["agents"] == "refused" and found["setting"] == "require", found
     assert "REFUSED" in found["summary"] and 'set sandbox = "auto"' in found["advice"]
+
+
+async def test_the_status_follows_an_edit_of_the_user_config(
+    repo: Path, baton_home: Path, tmp_path: Path
+) -> None:
+    """Set ``sandbox = "off"`` while the editor runs: ``baton/status`` says it with no task
+    event (the broker re-reads the changed file), and again once it is removed."""
+    before, lsp = await sandbox_of(repo, baton_home)
+    try:
+        user_config(tmp_path, 'sandbox = "off"\n')
+        await wait_for(
+            lambda: lsp.rec.status[-1]["sandbox"]["setting"] == "off",
+            timeout=30,
+            what="baton/status after the user config changed",
+        )
+        assert lsp.rec.status[-1]["sandbox"]["agents"] == "unsandboxed"
+        user_config(tmp_path, "")
+        await wait_for(
+            lambda: lsp.rec.status[-1]["sandbox"] == before,
+            timeout=30,
+            what="baton/status after the setting was removed",
+        )
+    finally:
+        await stop(lsp)

@@ -2,7 +2,8 @@
 
 ``baton/status`` carries the task counts and how agents run here (``sandbox``: the user's
 ``sandbox`` setting against what this machine has), so a status bar can say plainly when
-agents would run unsandboxed or are refused.
+agents would run unsandboxed or are refused; it is sent again when a config file changes
+(:meth:`Notifier.follow_settings`).
 
 The broker's event bus calls :meth:`Notifier.on_event` for each committed event, on the
 event loop. That call only marks what changed; the work (reading tasks and diffs, which
@@ -110,6 +111,7 @@ class Notifier:
         self._flush: asyncio.TimerHandle | None = None
         self._answered: set[str] = set()
         self.status: dict[str, Any] = {}
+        self._settings: asyncio.Task[None] | None = None
 
     # -- called per committed event, on the loop: must stay cheap ---------------------------
 
@@ -188,6 +190,25 @@ class Notifier:
             watchers.start(task.id, Path(task.worktree))
         elif task.state not in (S.RUNNING, S.PREPARING, S.QUEUED):
             watchers.stop(task.id)
+
+    def follow_settings(self) -> None:
+        """Send the status again whenever the broker re-reads a changed config file (the
+        user's ``sandbox`` setting may have changed); until :meth:`close`."""
+        sup = self.server.supervisor
+        if sup is None or self._settings is not None:
+            return
+        cache = sup.settings
+
+        async def follow() -> None:
+            seen = cache.generation
+            while True:
+                try:
+                    seen = await cache.wait_for_change(seen, timeout=3600.0)
+                except TimeoutError:
+                    continue
+                await self.send_status()
+
+        self._settings = self.server.spawn(follow(), "status on a settings change")
 
     async def send_status(self) -> dict[str, Any]:
         """Send ``baton/status`` when it changed; the counts and ``sandbox``, as sent."""
@@ -272,6 +293,9 @@ class Notifier:
         )
 
     def close(self) -> None:
+        if self._settings is not None:
+            self._settings.cancel()
+            self._settings = None
         if self._flush is not None:
             self._flush.cancel()
             self._flush = None
