@@ -364,7 +364,8 @@ async def _doctor(args: argparse.Namespace, out: render.Output) -> int:
     # does not refuse it.
     answer = {**report.to_json(), "workers_ok": report.ok, "sandbox": sandboxing}
     answer["ok"] = report.ok and sandboxing["ok"]
-    out.result(answer, format_report(report) + "\n" + sandbox.report_text(sandboxing))
+    said = sandboxing["summary"] + (f"\n  {sandboxing['advice']}." if sandboxing["advice"] else "")
+    out.result(answer, format_report(report) + "\n" + said)
     return EXIT_OK if answer["ok"] else EXIT_FAILED
 
 
