@@ -182,3 +182,25 @@ def test_a_missing_check_program_says_so_inside_the_sandbox(tmp_path: Path) -> N
     check = Check("tests", ("no-such-check-program",))
     result = run_sandboxed(check, str(tmp_path), tmp_path / "task")
     assert result.exit_code is None and "No such file or directory" in result.error, result
+
+
+@needs_sandbox
+def test_a_check_that_times_out_is_killed_with_all_it_started(tmp_path: Path) -> None:
+    marker = f"baton-slow-check-{os.getpid()}-{time.time_ns()}"
+    code = (
+        "import subprocess, sys, time\n"
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', {marker!r}],"
+        " start_new_session=True)\n"
+        "print('up', flush=True)\ntime.sleep(600)\n"
+    )
+    check = Check("slow", (sys.executable, "-c", code), timeout=3)
+    try:
+        result = run_sandboxed(check, str(tmp_path), tmp_path / "task")
+        assert result.timed_out and result.exit_code is None and "up" in result.output, result
+        deadline = time.monotonic() + 10
+        while marked(marker):
+            assert time.monotonic() < deadline, "the check's child survived its timeout"
+            time.sleep(0.05)
+    finally:
+        for proc in marked(marker):
+            proc.kill()
