@@ -125,7 +125,7 @@ async def test_delegate_review_accept_one_reject_other(lsp: Session) -> None:
     worktree = inspect["task"]["worktree"]
     assert worktree and not Path(worktree).exists()
     await wait_for(
-        lambda: lsp.rec.status[-1] == {"running": 0, "needsInput": 0, "review": 0, "failed": 0},
+        lambda: lsp.rec.counts() == {"running": 0, "needsInput": 0, "review": 0, "failed": 0},
         what="counts back to zero",
     )
     assert lsp.rec.lens_refreshes >= 1 or lsp.editor.startswith("neovim")

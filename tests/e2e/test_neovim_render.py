@@ -189,6 +189,15 @@ def test_status_component_sums_the_servers(ed: Editor) -> None:
     assert ed.lua("return require('baton').status()") == "Baton ▶2 ?1 ✓2 ✗1"
     ed.lua("require('baton.status').forget_client(2)")
     assert ed.lua("return require('baton').status()") == "Baton ▶1 ✓2"
+    # A server that says agents run unsandboxed (or are refused) puts it first; the worst wins.
+    ed.lua(on_status, 3, {"running": 0, "sandbox": {"agents": "unsandboxed"}})
+    assert ed.lua("return require('baton').status()") == "Baton ⚠unsandboxed ▶1 ✓2"
+    ed.lua(on_status, 4, {"running": 0, "sandbox": {"agents": "refused"}})
+    assert ed.lua("return require('baton').status()") == "Baton ⚠refused ▶1 ✓2"
+    ed.lua("require('baton.status').forget_client(3)")
+    ed.lua("require('baton.status').forget_client(4)")
+    ed.lua(on_status, 1, {"running": 1, "review": 2, "sandbox": {"agents": "sandboxed"}})
+    assert ed.lua("return require('baton').status()") == "Baton ▶1 ✓2"
 
 
 def test_setup_rejects_a_wrong_option(ed: Editor) -> None:

@@ -32,6 +32,8 @@ from typing import Any
 
 import pytest
 
+from baton.process.sandbox import status
+from tests.conftest import user_config
 from tests.e2e.vscode_support.keybindings import builtin_keys, encode, shadowing
 
 pytestmark = pytest.mark.slow
@@ -474,3 +476,45 @@ def test_bad_server_path_fails_once_without_restarts(
         f"{baton} (setting baton.server.path)",
         f"{baton} lsp (setting baton.server.path)",
     ], starts
+
+
+SANDBOX_ARTIFACTS = ROOT / "artifacts" / "vscode-unsandboxed"
+
+
+@pytest.mark.skipif(not status().works, reason=f"no sandbox can run here: {status().why}")
+def test_status_bar_says_agents_run_unsandboxed(
+    tools: Tools, vsix: Path, repo: Path, baton_home: Path, tmp_path: Path
+) -> None:
+    """``sandbox = "off"`` in the user's config: the status bar item reads "Baton:
+    unsandboxed" with a warning icon and background, its tooltip says why and how to fix
+    it; rewriting the config (here, as the user would) turns it back to idle."""
+    shutil.rmtree(SANDBOX_ARTIFACTS, ignore_errors=True)
+    SANDBOX_ARTIFACTS.mkdir(parents=True)
+    config = user_config(tmp_path, 'sandbox = "off"\n')
+    (tmp_path / "fixed").mkdir()
+    fixed = user_config(tmp_path / "fixed")  # the same, without the setting
+    settings = {
+        **BASE_SETTINGS,
+        "baton.server.path": [str(ROOT / ".venv" / "bin" / "baton"), "lsp"],
+    }
+    env = {"BATON_HOME": str(baton_home)}
+    with code_server(tools, vsix, repo, tmp_path, settings, env, SANDBOX_ARTIFACTS) as wb:
+        steps = drive(
+            "sandbox.mjs",
+            wb,
+            tools,
+            SANDBOX_ARTIFACTS,
+            180,
+            BATON_E2E_USER_CONFIG=str(config),
+            BATON_E2E_FIXED_CONFIG=fixed.read_text(),
+        )
+    by = {s["step"]: s for s in steps}
+    assert "done" in by
+    warned = by["unsandboxed"]
+    assert warned["text"].strip() == "Baton: unsandboxed", warned
+    assert warned["icon"] and warned["warned"], warned
+    assert 'agents run UNSANDBOXED, with all you can reach (sandbox = "off"' in warned["status"]
+    assert 'Remove sandbox = "off" from your user config' in warned["status"]
+    fixed_step = by["fixed"]
+    assert "idle" in fixed_step["status"] and not fixed_step["icon"], fixed_step
+    assert "unsandboxed" not in fixed_step["text"]

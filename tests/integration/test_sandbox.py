@@ -412,5 +412,10 @@ def test_doctor_json_reports_the_sandbox(baton_home: Path, tmp_path: Path) -> No
         )
         if setting == "off":
             assert found["agents"] == "unsandboxed"
+            assert found["advice"].startswith('Remove sandbox = "off"'), found
+            text = subprocess.run(
+                [sys.executable, "-c", CLI, "doctor"], capture_output=True, text=True, timeout=120
+            ).stdout
+            assert f"{found['summary']}\n  {found['advice']}." in text, text
         else:
             assert found["agents"] == ("sandboxed" if status().works else "unsandboxed")

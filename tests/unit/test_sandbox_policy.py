@@ -156,6 +156,38 @@ def test_doctor_says_how_agents_run(
     assert words in report_text(answer)
 
 
+MISSING = Status("bubblewrap", False, False, why="bubblewrap is not installed")
+
+
+@pytest.mark.parametrize(
+    ("found", "mode", "advice"),
+    [
+        (MISSING, "auto", ("Install bubblewrap", 'set sandbox = "require"')),
+        (MISSING, "require", ("Install bubblewrap", 'set sandbox = "auto"')),
+        (BROKEN, "auto", ("user namespaces", 'set sandbox = "require"')),
+        (BROKEN, "off", ('Remove sandbox = "off"',)),
+        (Status("sandbox-exec", True, False, "/s"), "auto", ("sandbox-exec profile",)),
+        (Status("none", False, False, why="no sandbox"), "auto", ("No sandbox is known",)),
+    ],
+)
+def test_the_report_says_what_to_do_when_agents_are_not_sandboxed(
+    monkeypatch: pytest.MonkeyPatch, found: Status, mode: str, advice: tuple[str, ...]
+) -> None:
+    monkeypatch.setattr(sandbox, "status", lambda: found)
+    answer: dict[str, Any] = report(mode)
+    assert answer["agents"] != "sandboxed"
+    assert all(words in answer["advice"] for words in advice), answer["advice"]
+    assert answer["summary"] == report_text(answer)
+
+
+def test_the_report_has_no_advice_when_agents_run_sandboxed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sandbox, "status", lambda: Status("bubblewrap", True, True, "/b", "0.8"))
+    answer: dict[str, Any] = report("auto")
+    assert answer["advice"] == "" and answer["summary"].startswith("Sandbox: bubblewrap 0.8 (/b)")
+
+
 def test_a_named_user_config_is_hidden_but_not_the_folder_it_sits_in(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -360,9 +360,12 @@ async def _doctor(args: argparse.Namespace, out: render.Output) -> int:
         default_reason=settings.default_reason,
     )
     sandboxing = await asyncio.to_thread(sandbox.report, settings.sandbox)
-    answer = {**report.to_json(), "sandbox": sandboxing}
+    # ``workers_ok``: a real agent CLI can run as the default; ``ok``: that, and the sandbox
+    # does not refuse it.
+    answer = {**report.to_json(), "workers_ok": report.ok, "sandbox": sandboxing}
     answer["ok"] = report.ok and sandboxing["ok"]
-    out.result(answer, format_report(report) + "\n" + sandbox.report_text(sandboxing))
+    said = sandboxing["summary"] + (f"\n  {sandboxing['advice']}." if sandboxing["advice"] else "")
+    out.result(answer, format_report(report) + "\n" + said)
     return EXIT_OK if answer["ok"] else EXIT_FAILED
 
 

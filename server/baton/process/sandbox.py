@@ -365,8 +365,10 @@ def _baton_itself() -> tuple[str, ...]:
 
 
 def report(mode: str) -> dict[str, Any]:
-    """The sandbox as ``baton doctor`` reports it under the ``sandbox`` setting ``mode``:
-    :func:`status` plus ``setting`` and ``agents`` (sandboxed | unsandboxed | refused)."""
+    """The sandbox as ``baton doctor`` and the editors report it under the ``sandbox``
+    setting ``mode``: :func:`status` plus ``setting``, ``agents`` (sandboxed | unsandboxed |
+    refused), ``ok`` (not refused), ``summary`` (:func:`report_text`) and ``advice`` (what to
+    do about it, "" when agents run sandboxed)."""
     found = status()
     if mode == "off":
         agents = "unsandboxed"
@@ -374,7 +376,30 @@ def report(mode: str) -> dict[str, Any]:
         agents = "sandboxed"
     else:
         agents = "refused" if mode == "require" else "unsandboxed"
-    return {**found.to_json(), "setting": mode, "agents": agents, "ok": agents != "refused"}
+    out = {**found.to_json(), "setting": mode, "agents": agents, "ok": agents != "refused"}
+    return {**out, "summary": report_text(out), "advice": _advice(found, mode, agents)}
+
+
+def _advice(found: Status, mode: str, agents: str) -> str:
+    """What the user can do when agents do not run sandboxed."""
+    if agents == "sandboxed":
+        return ""
+    if mode == "off":
+        return 'Remove sandbox = "off" from your user config (or set "auto") to sandbox agents'
+    if found.kind == "sandbox-exec" and found.works:
+        fix = 'Set sandbox = "require" in your user config to use the macOS sandbox-exec profile'
+    elif found.kind == "bubblewrap" and found.binary is None:
+        fix = "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
+    elif found.kind == "bubblewrap":
+        fix = (
+            "Let bubblewrap create its sandbox here (unprivileged user namespaces: "
+            "sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap)"
+        )
+    else:
+        fix = "No sandbox is known for this system"
+    if agents == "refused":
+        return f'{fix}; or set sandbox = "auto" in your user config to run agents unsandboxed'
+    return f'{fix}; or set sandbox = "require" in your user config to refuse unsandboxed agents'
 
 
 def report_text(found: Mapping[str, Any]) -> str:

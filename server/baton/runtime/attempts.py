@@ -167,7 +167,7 @@ class Attempts:
             files=() if side else tuple(t.path for t in task.targets),
             scope=() if side else tuple(task.scope),
             task_dir=str(folder),
-            **self._sandbox(task, profile),
+            **self.sandbox_of(task, profile),
         )
         # From the record to the pid nothing may interrupt us: a broker closing in between
         # would leave an agent whose attempt says it never started.
@@ -196,16 +196,19 @@ class Attempts:
             await self.book.log(task, f"{transport.name} turn {n}: {started.how}")
         return attempt, transport, started.record
 
-    def _sandbox(self, task: Task, profile: Profile) -> dict[str, Any]:
-        """The turn's sandbox: the user's ``sandbox`` setting, and the state folders of the
-        other configured accounts (hidden from this one)."""
+    def sandbox_of(self, task: Task, profile: Profile | None) -> dict[str, Any]:
+        """The sandbox of ``profile``'s turns: the user's ``sandbox`` setting, and the state
+        folders of the other configured accounts (hidden from this one) — of every account
+        for ``None`` (the task's checks, which are no agent); empty when the task's settings
+        never loaded (the defaults apply)."""
         settings = self.settings.last_good(task.root)
         if settings is None:
             return {}
         hide: list[str] = []
         for other in settings.profiles.values():
             variable = CONFIG_VARIABLES.get(other.provider)
-            if other.name != profile.name and other.config_dir and variable:
+            mine = profile is not None and other.name == profile.name
+            if not mine and other.config_dir and variable:
                 moved = {**os.environ, variable: os.path.expanduser(other.config_dir)}
                 hide += state_paths(other.provider, moved)
         return {"sandbox": settings.sandbox, "hide": tuple(hide)}

@@ -2,18 +2,30 @@
 
 A check is an argv list (never a shell string) with a timeout; its exit code decides. It runs
 in its own process group, killed whole on timeout, with its output kept to a tail.
+
+A check runs code the agent wrote (a test suite it may have edited), so :func:`confine_check`
+puts it in the agent's sandbox (:func:`baton.process.sandbox.confine`, under the same
+``sandbox`` setting): the checkout writable, ``/tmp`` private, Baton's state and runtime
+folders, the user's config and the credential stores hidden, every process it starts gone
+when it ends.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
+
+from baton.agents.base import Launch
+from baton.process.sandbox import UNCONFINED, Confinement, SandboxUnavailable, confine
+from baton.process.spawn import agent_env
 
 _TAIL = 4000
 
@@ -51,6 +63,7 @@ class CheckResult:
     output: str  # the tail of stdout and stderr together
     timed_out: bool = False
     error: str = ""  # why it could not start
+    sandbox: str = ""  # how it ran: "sandboxed (bubblewrap 0.8.0, network allowed)", …
 
     @property
     def passed(self) -> bool:
@@ -75,12 +88,72 @@ class CheckResult:
         return d
 
 
-def run_check(check: Check, cwd: str, env: Mapping[str, str] | None = None) -> CheckResult:
-    """Run one check to the end or its timeout (synchronous: call it from a thread)."""
+def confine_check(
+    check: Check,
+    cwd: str,
+    task_dir: Path,
+    *,
+    mode: str = "auto",
+    network: bool = True,
+    hide: Sequence[str] = (),
+) -> tuple[Confinement, dict[str, str]]:
+    """How ``check`` runs in ``cwd`` (the agent's checkout) under the ``sandbox`` setting
+    ``mode``, and its environment: the agent's policy for a launch of no agent CLI (so every
+    CLI's state folder is hidden too). Raises ``SandboxUnavailable`` as
+    :func:`~baton.process.sandbox.confine` does (``require`` and no sandbox)."""
+    launch = Launch(argv=list(check.argv), cwd=cwd)
+    env = agent_env(launch)
+    how = confine(launch, task_dir, env, mode=mode, network=network, hide=hide)
+    return how, {**env, **how.env}
+
+
+def run_sandboxed(
+    check: Check,
+    cwd: str,
+    task_dir: Path,
+    *,
+    mode: str = "auto",
+    network: bool = True,
+    hide: Sequence[str] = (),
+) -> CheckResult:
+    """:func:`run_check` inside the agent's sandbox (:func:`confine_check`); a check that
+    ``sandbox = "require"`` does not let start fails, saying why."""
+    try:
+        how, env = confine_check(check, cwd, task_dir, mode=mode, network=network, hide=hide)
+    except SandboxUnavailable as exc:
+        why = str(exc).replace("the agent was not started", "the check was not started")
+        return CheckResult(check.name, check.argv, None, 0.0, "", error=why, sandbox="refused")
+    missing = _missing(check.argv[0], cwd, env)
+    if how.sandboxed and missing:  # else bubblewrap says it, as exit 1
+        return CheckResult(check.name, check.argv, None, 0.0, "", error=missing, sandbox=how.note)
+    return run_check(check, cwd, env, how)
+
+
+def _missing(argv0: str, cwd: str, env: Mapping[str, str]) -> str:
+    """Why ``argv0`` cannot be started ("" when it can), as ``Popen`` would say it."""
+    path = (
+        os.path.join(cwd, argv0) if os.sep in argv0 else shutil.which(argv0, path=env.get("PATH"))
+    )
+    if path is None or not os.path.isfile(path):
+        return f"[Errno 2] No such file or directory: {argv0!r}"
+    if not os.access(path, os.X_OK):
+        return f"[Errno 13] Permission denied: {argv0!r}"
+    return ""
+
+
+def run_check(
+    check: Check,
+    cwd: str,
+    env: Mapping[str, str] | None = None,
+    confinement: Confinement = UNCONFINED,
+) -> CheckResult:
+    """Run one check to the end or its timeout (synchronous: call it from a thread), as
+    ``confinement`` says (as it is, by default)."""
     start = time.monotonic()
+    note = confinement.note
     try:
         proc = subprocess.Popen(
-            list(check.argv),
+            confinement.wrap(check.argv),
             cwd=cwd,
             env=dict(env) if env is not None else None,
             stdin=subprocess.DEVNULL,
@@ -90,7 +163,7 @@ def run_check(check: Check, cwd: str, env: Mapping[str, str] | None = None) -> C
         )
     except OSError as exc:
         return CheckResult(
-            check.name, check.argv, None, time.monotonic() - start, "", error=str(exc)
+            check.name, check.argv, None, time.monotonic() - start, "", error=str(exc), sandbox=note
         )
     try:
         out, _ = proc.communicate(timeout=check.timeout)
@@ -102,7 +175,8 @@ def run_check(check: Check, cwd: str, env: Mapping[str, str] | None = None) -> C
         timed_out = True
     text = out.decode("utf-8", errors="replace")[-_TAIL:]
     code = None if timed_out else proc.returncode
-    return CheckResult(check.name, check.argv, code, time.monotonic() - start, text, timed_out)
+    seconds = time.monotonic() - start
+    return CheckResult(check.name, check.argv, code, seconds, text, timed_out, sandbox=note)
 
 
 def summary(results: Sequence[CheckResult]) -> str:

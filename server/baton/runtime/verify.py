@@ -4,6 +4,10 @@ A failing check, or a reviewer asking for changes, gives the worker a repair tur
 same session (``repair_rounds`` of them, within the task's attempt budget); otherwise the
 task reaches review with what was checked recorded as evidence. A check's output is masked
 (the task's secret values) before it goes anywhere: its event, the evidence, a repair turn.
+
+A check runs the agent's code, so it runs in the agent's sandbox
+(:func:`baton.runtime.checks.run_sandboxed`): the same ``sandbox`` setting, the worker's
+``network``, the other accounts' state folders hidden; its event says how it ran.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import contextlib
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from baton.config.profiles import Profile
 from baton.core.diff import FileDiff
@@ -25,11 +30,11 @@ from baton.core.settle import DEFAULT_MAX_ATTEMPTS, NextTurn, Settle, out_of_att
 from baton.core.task import Task
 from baton.runtime.attempts import Attempts, StartFailed
 from baton.runtime.book import Book
-from baton.runtime.checks import CheckResult, repair_prompt, run_check
+from baton.runtime.checks import CheckResult, repair_prompt, run_sandboxed
 from baton.runtime.checks import summary as checks_summary
 from baton.runtime.drafts import Drafts
 from baton.runtime.recorded import agent_cwd, checks_of, reviewer_of, snapshot_of
-from baton.store.paths import worktrees_dir
+from baton.store.paths import task_dir, worktrees_dir
 from baton.workspace import Snapshot, create_worktree, remove_worktree, run_git
 from baton.workspace.git import in_background
 
@@ -59,10 +64,13 @@ class Verifier:
         if task.state != S.VERIFYING:
             await self.book.move(task, S.VERIFYING, "verifying the change")
         results = []
+        sandbox = self._sandbox(task) if checks else {}
         for check in checks:
             if self._cancelled(task):
                 return _cancelled()
-            result = await asyncio.to_thread(run_check, check, agent_cwd(task))
+            result = await asyncio.to_thread(
+                run_sandboxed, check, agent_cwd(task), task_dir(self.home, task.id), **sandbox
+            )
             if self.secrets is not None and (values := await self.secrets(task)):
                 result = dataclasses.replace(result, output=mask_text(result.output, values))
             results.append(result)
@@ -71,7 +79,7 @@ class Verifier:
                 EventType.VERIFY,
                 {"name": result.name, "command": list(result.argv), "exit": result.exit_code,
                  "seconds": round(result.seconds, 3), "passed": result.passed,
-                 "output": result.output[-1000:]},
+                 "output": result.output[-1000:], "sandbox": result.sandbox},
             )  # fmt: skip
         files, _ = await self.drafts.load(task.id)
         notes = [checks_summary(results)] if checks else []
@@ -103,6 +111,20 @@ class Verifier:
             await self.book.move(task, S.RUNNING, f"{message}; repair round {done + 1} of {rounds}")
             return NextTurn(repair, "repair")
         return Settle(S.REVIEW, Completion.COMPLETED, message)
+
+    def _sandbox(self, task: Task) -> dict[str, Any]:
+        """How the task's checks are confined: under the ``sandbox`` setting its worker's
+        turns run under, with the worker's ``network``, every account's state hidden."""
+        try:
+            network = self.profile(task.worker, task.root).network != "none"
+        except Exception:  # a worker since removed from the config: the network is allowed
+            network = True
+        found = self.attempts.sandbox_of(task, None)
+        return {
+            "mode": found.get("sandbox", "auto"),
+            "hide": found.get("hide", ()),
+            "network": network,
+        }
 
     def _cancelled(self, task: Task) -> bool:
         if task.id not in self.book.cancelling:

@@ -63,6 +63,15 @@ class Recorder:
     def diffs_of(self, task_id: str) -> list[dict[str, Any]]:
         return [d for d in self.diffs if d["taskId"] == task_id]
 
+    def counts(self) -> dict[str, Any]:
+        """The task counts of the last ``baton/status`` (its ``sandbox`` left out)."""
+        return counts_of(self.status[-1]) if self.status else {}
+
+
+def counts_of(status: dict[str, Any]) -> dict[str, Any]:
+    """A ``baton/status`` payload's task counts, without how agents run (``sandbox``)."""
+    return {k: v for k, v in status.items() if k != "sandbox"}
+
 
 @dataclass
 class Session:

@@ -19,6 +19,7 @@
 ---@field needs_input string
 ---@field review string
 ---@field failed string
+---@field unsandboxed string before "unsandboxed" or "refused" when agents run without a sandbox
 
 ---@class baton.Config
 ---The command that runs the language server; nil: `baton lsp` with `baton` found on PATH,
@@ -78,7 +79,13 @@ M.defaults = {
   word_diff = true,
   signs = { change = '┃', delete = '▁', add = '┃' },
   notify = true,
-  status_icons = { running = '▶', needs_input = '?', review = '✓', failed = '✗' },
+  status_icons = {
+    running = '▶',
+    needs_input = '?',
+    review = '✓',
+    failed = '✗',
+    unsandboxed = '⚠',
+  },
   codelens = false,
   claude_ide = true,
 }

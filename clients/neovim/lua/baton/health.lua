@@ -1,8 +1,10 @@
 --- `:checkhealth baton`: Neovim's version, the server (found, its version), the LSP client
 --- (running, attached to this buffer), the Claude Code IDE integration (on or off, its lock
---- file, how to connect) and the workers (from `baton doctor --json --cwd <root>`: the same
+--- file, how to connect), the workers (from `baton doctor --json --cwd <root>`: the same
 --- resolved profiles, user and project config included, that routing reads; the default
---- worker and why; an error when no real agent CLI can run as the default).
+--- worker and why; an error when no real agent CLI can run as the default) and the sandbox
+--- (from the same report: OK when agents run sandboxed, a warning when they run unsandboxed,
+--- an error when the `sandbox = "require"` setting refuses them).
 
 local M = {}
 
@@ -115,6 +117,57 @@ local function check_claude_ide(health, clients)
   end
 end
 
+---@param value any
+---@return string|nil
+local function text(value)
+  if type(value) == 'string' and value ~= '' then
+    return value
+  end
+  return nil
+end
+
+---The "Sandbox" section from `baton doctor --json`'s `sandbox` (see docs/reference/security.md).
+---@param health table vim.health
+---@param found any
+function M.check_sandbox(health, found)
+  health.start('Sandbox')
+  if type(found) ~= 'table' then
+    health.warn('`baton doctor --json` does not say how agents run (is the server older?)')
+    return
+  end
+  local setting = string.format('sandbox = "%s"', text(found.setting) or 'auto')
+  local advice = text(found.advice)
+  local why = text(found.why) or 'no sandbox works here'
+  if found.agents == 'sandboxed' then
+    local version = text(found.version)
+    local where = text(found.binary)
+    health.ok(
+      string.format(
+        'agents run sandboxed: %s%s%s (%s)',
+        text(found.kind) or '?',
+        version and (' ' .. version) or '',
+        where and (' at ' .. where) or '',
+        setting
+      )
+    )
+  elseif found.agents == 'refused' then
+    health.error(
+      string.format('agents are REFUSED: %s (%s)', why, setting),
+      advice and { advice } or nil
+    )
+  elseif found.setting == 'off' then
+    health.warn(
+      string.format('agents run UNSANDBOXED, with all you can reach (%s)', setting),
+      advice and { advice } or nil
+    )
+  else
+    health.warn(
+      string.format('agents run UNSANDBOXED, with all you can reach: %s (%s)', why, setting),
+      advice and { advice } or nil
+    )
+  end
+end
+
 function M.check()
   local health = vim.health
   local client = require('baton.client')
@@ -209,12 +262,19 @@ function M.check()
   else
     health.info('no default worker: ' .. reason)
   end
-  if not report.ok then
+  -- `workers_ok`: the workers alone (`ok` is false too when the sandbox refuses agents).
+  local workers_ok = report.workers_ok
+  if workers_ok == nil or workers_ok == vim.NIL then
+    workers_ok = report.ok
+  end
+  if not workers_ok then
     health.error('no real agent CLI can run as the default worker', {
       'Run `baton doctor` for what to install or log in to',
       'then `baton init` writes your config with the agent found',
     })
   end
+
+  M.check_sandbox(health, report.sandbox)
 end
 
 return M

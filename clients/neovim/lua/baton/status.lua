@@ -1,4 +1,5 @@
---- The task watcher: counts from `baton/status` for the statusline, and notifications when a
+--- The task watcher: counts from `baton/status` for the statusline (and a warning there when
+--- agents run unsandboxed or are refused: its `sandbox`), and notifications when a
 --- task from `baton/tasks` starts needing input, becomes ready for review or fails. A task
 --- another tool proposed (`proposedBy`, e.g. Claude Code in a terminal) is named as its
 --- proposal, and once it is applied the proposer writes the file: `baton.reload` shows it.
@@ -7,11 +8,17 @@ local config = require('baton.config')
 
 local M = {}
 
+---@class baton.Sandbox
+---@field agents 'sandboxed'|'unsandboxed'|'refused'
+---@field summary string|nil
+---@field advice string|nil
+
 ---@class baton.Counts
 ---@field running integer
 ---@field needsInput integer
 ---@field review integer
 ---@field failed integer
+---@field sandbox baton.Sandbox|nil how agents run (`baton/status`), nil from an older server
 
 ---Counts per client (one client per workspace root).
 ---@type table<integer, baton.Counts>
@@ -46,12 +53,32 @@ function M.counts()
   return out
 end
 
----The statusline component: e.g. "Baton ▶1 ✓2"; empty when there is nothing to show.
+---How agents run, from the servers' `baton/status`: the worst any server says ('refused',
+---'unsandboxed', 'sandboxed'), nil when none said.
+---@return 'sandboxed'|'unsandboxed'|'refused'|nil
+function M.sandbox()
+  local rank = { sandboxed = 1, unsandboxed = 2, refused = 3 }
+  local worst = nil
+  for _, counts in pairs(M.by_client) do
+    local agents = type(counts.sandbox) == 'table' and counts.sandbox.agents or nil
+    if rank[agents] and (worst == nil or rank[agents] > rank[worst]) then
+      worst = agents
+    end
+  end
+  return worst
+end
+
+---The statusline component: e.g. "Baton ▶1 ✓2", "Baton ⚠unsandboxed ▶1" when agents run
+---outside the sandbox; empty when there is nothing to show.
 ---@return string
 function M.text()
   local counts = M.counts()
   local icons = config.current.status_icons
   local parts = {}
+  local sandbox = M.sandbox()
+  if sandbox == 'unsandboxed' or sandbox == 'refused' then
+    table.insert(parts, (icons.unsandboxed or '⚠') .. sandbox)
+  end
   for _, item in ipairs({
     { counts.running, icons.running },
     { counts.needsInput, icons.needs_input },

@@ -48,12 +48,28 @@ export interface TaskDiff {
   files: FileDiff[];
 }
 
-/** `baton/status`: the counts the status bar shows. */
+/** How agents run here (`baton/status`'s `sandbox`): under the user's `sandbox` setting,
+ * against the sandbox this machine has. */
+export interface SandboxState {
+  agents: "sandboxed" | "unsandboxed" | "refused";
+  /** The `sandbox` setting: "auto", "require" or "off". */
+  setting: string;
+  /** Why no sandbox works here ("" when one does). */
+  why: string;
+  /** One plain line saying it all. */
+  summary: string;
+  /** What to do about it ("" when agents run sandboxed). */
+  advice: string;
+}
+
+/** `baton/status`: the counts the status bar shows, and how agents run (absent from an older
+ * server). */
 export interface StatusCounts {
   running: number;
   needsInput: number;
   review: number;
   failed: number;
+  sandbox?: SandboxState;
 }
 
 /** A task as `baton/tasks` and `baton.tasks` describe it. */
@@ -235,14 +251,34 @@ export function readTaskDiff(value: unknown): TaskDiff {
   };
 }
 
-/** A `baton/status` payload; missing or bad counts read as 0. */
+const AGENTS = ["sandboxed", "unsandboxed", "refused"] as const;
+
+/** A `baton/status` payload; missing or bad counts read as 0, a `sandbox` that says nothing
+ * known is left out. */
 export function readStatus(value: unknown): StatusCounts {
   const o = obj(value, "baton/status");
-  return {
+  const out: StatusCounts = {
     running: count(o, "running"),
     needsInput: count(o, "needsInput"),
     review: count(o, "review"),
     failed: count(o, "failed"),
+  };
+  const sandbox = readSandbox(o.sandbox);
+  if (sandbox) out.sandbox = sandbox;
+  return out;
+}
+
+function readSandbox(value: unknown): SandboxState | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const o = value as Json;
+  const agents = AGENTS.find((a) => a === o.agents);
+  if (agents === undefined) return undefined;
+  return {
+    agents,
+    setting: optStr(o, "setting") ?? "auto",
+    why: optStr(o, "why") ?? "",
+    summary: optStr(o, "summary") ?? "",
+    advice: optStr(o, "advice") ?? "",
   };
 }
 

@@ -1,14 +1,30 @@
-/** The status-bar item's look for the server's counts (pure). */
+/** The status-bar item's look for the server's counts, and for how agents run (pure). */
 
-import { StatusCounts } from "./protocol";
+import { SandboxState, StatusCounts } from "./protocol";
 
 export type ServerState = "starting" | "running" | "stopped" | "failed" | "missing" | "installing";
 
 export interface StatusLook {
   text: string;
   tooltip: string;
-  /** Draw attention (needs input or failed). */
+  /** Draw attention (needs input, failed, or agents outside the sandbox). */
   warning: boolean;
+}
+
+/** Why agents run outside the sandbox and how to fix it, for the tooltip; "" when they run
+ * sandboxed (or the server did not say). */
+export function sandboxWarning(sandbox: SandboxState | undefined): string {
+  if (!sandbox || sandbox.agents === "sandboxed") return "";
+  const advice = sandbox.advice ? ` ${sandbox.advice}.` : "";
+  if (sandbox.agents === "refused") {
+    const why = sandbox.why || "no sandbox works here";
+    return `agents are REFUSED: sandbox = "${sandbox.setting}" in your user config, and ${why}.${advice}`;
+  }
+  if (sandbox.setting === "off") {
+    return `agents run UNSANDBOXED, with all you can reach (sandbox = "off" in your user config).${advice}`;
+  }
+  const why = sandbox.why || "no sandbox works here";
+  return `agents run UNSANDBOXED, with all you can reach: ${why}.${advice}`;
 }
 
 export function statusLook(counts: StatusCounts | undefined, server: ServerState): StatusLook {
@@ -35,6 +51,16 @@ export function statusLook(counts: StatusCounts | undefined, server: ServerState
   if (c.failed > 0) {
     parts.push(`$(error) ${c.failed}`);
     tips.push(`${c.failed} failed (last 24 h)`);
+  }
+  const unsafe = sandboxWarning(c.sandbox);
+  if (unsafe) {
+    const label = c.sandbox?.agents === "refused" ? "agents refused" : "unsandboxed";
+    const tasks = tips.length > 0 ? ` Tasks: ${tips.join(", ")}.` : "";
+    return {
+      text: [`$(warning) Baton: ${label}`, ...parts].join(" "),
+      tooltip: `Baton: ${unsafe}${tasks} Click to show the tasks.`,
+      warning: true,
+    };
   }
   if (parts.length === 0) {
     return { text: "$(check) Baton", tooltip: "Baton: idle, no task at work or waiting", warning: false };

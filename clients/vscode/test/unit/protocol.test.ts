@@ -52,6 +52,27 @@ test("readStatus reads counts; missing or bad counts are zero", () => {
   assert.deepEqual(readStatus({ running: "x", review: -1 }), { running: 0, needsInput: 0, review: 0, failed: 0 });
 });
 
+test("readStatus reads how agents run; a sandbox saying nothing known is left out", () => {
+  const sandbox = { agents: "unsandboxed", setting: "off", why: "", summary: "Sandbox: off", advice: "Remove it", kind: "bubblewrap" };
+  assert.deepEqual(readStatus({ running: 1, sandbox }).sandbox, {
+    agents: "unsandboxed",
+    setting: "off",
+    why: "",
+    summary: "Sandbox: off",
+    advice: "Remove it",
+  });
+  assert.deepEqual(readStatus({ sandbox: { agents: "refused", why: 3 } }).sandbox, {
+    agents: "refused",
+    setting: "auto",
+    why: "",
+    summary: "",
+    advice: "",
+  });
+  for (const bad of [undefined, null, "unsandboxed", [], { agents: "maybe" }, {}]) {
+    assert.equal("sandbox" in readStatus({ running: 1, sandbox: bad }), false, JSON.stringify(bad));
+  }
+});
+
 test("readTasks reads summaries and keeps only string next moves", () => {
   const [t] = readTasks({ tasks: [{ id: "t1", state: "running", title: "x", next: ["cancel", 4], worker: null }] });
   assert.equal(t!.id, "t1");

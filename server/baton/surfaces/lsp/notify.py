@@ -1,5 +1,10 @@
 """Rich-client notifications: ``baton/tasks``, ``baton/status`` and ``baton/diff``.
 
+``baton/status`` carries the task counts and how agents run here (``sandbox``: the user's
+``sandbox`` setting against what this machine has), so a status bar can say plainly when
+agents would run unsandboxed or are refused; it is sent again when a config file changes
+(:meth:`Notifier.follow_settings`).
+
 The broker's event bus calls :meth:`Notifier.on_event` for each committed event, on the
 event loop. That call only marks what changed; the work (reading tasks and diffs, which
 touches SQLite and git on worker threads) happens in coalesced flushes, so a task that
@@ -16,9 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from baton.config.layers import ConfigError
+from baton.config.settings import load_settings
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import TaskState
 from baton.core.task import Task, next_moves
+from baton.process import sandbox
 from baton.store import UnknownTask
 from baton.store.paths import task_dir
 from baton.surfaces.lsp import review
@@ -66,6 +74,22 @@ def summary(task: Task) -> dict[str, Any]:
     }
 
 
+#: What of :func:`baton.process.sandbox.report` the status carries.
+SANDBOX_KEYS = ("agents", "setting", "kind", "version", "why", "summary", "advice")
+
+
+def sandbox_state(mode: str | None) -> dict[str, Any]:
+    """How agents run under the ``sandbox`` setting ``mode`` (None: as the user config says),
+    for ``baton/status`` (synchronous: the first call on a machine tries bubblewrap once)."""
+    if mode is None:
+        try:
+            mode = load_settings(None).sandbox
+        except ConfigError:
+            mode = "auto"  # a broken user file: each delegation reports it
+    found = sandbox.report(mode)
+    return {key: found.get(key) for key in SANDBOX_KEYS}
+
+
 def status_counts(totals: dict[str, int]) -> dict[str, int]:
     """Status-bar counts from tasks per state (``failed``: the recent failures only)."""
     return {
@@ -86,7 +110,8 @@ class Notifier:
         self._diffs: set[str] = set()
         self._flush: asyncio.TimerHandle | None = None
         self._answered: set[str] = set()
-        self.status: dict[str, int] = {}
+        self.status: dict[str, Any] = {}
+        self._settings: asyncio.Task[None] | None = None
 
     # -- called per committed event, on the loop: must stay cheap ---------------------------
 
@@ -166,17 +191,48 @@ class Notifier:
         elif task.state not in (S.RUNNING, S.PREPARING, S.QUEUED):
             watchers.stop(task.id)
 
-    async def send_status(self) -> dict[str, int]:
+    def follow_settings(self) -> None:
+        """Send the status again whenever the broker re-reads a changed config file (the
+        user's ``sandbox`` setting may have changed); until :meth:`close`."""
+        sup = self.server.supervisor
+        if sup is None or self._settings is not None:
+            return
+        cache = sup.settings
+
+        async def follow() -> None:
+            seen = cache.generation
+            while True:
+                try:
+                    seen = await cache.wait_for_change(seen, timeout=3600.0)
+                except TimeoutError:
+                    continue
+                await self.send_status()
+
+        self._settings = self.server.spawn(follow(), "status on a settings change")
+
+    async def send_status(self) -> dict[str, Any]:
+        """Send ``baton/status`` when it changed; the counts and ``sandbox``, as sent."""
         sup = self.server.supervisor
         if sup is None:
             return {}
         roots = sorted(self.server.roots)
         since = time.time() - FAILED_WINDOW
-        counts = status_counts(await sup.count_by_state(roots, failed_since=since))
+        counts: dict[str, Any] = status_counts(await sup.count_by_state(roots, failed_since=since))
+        counts["sandbox"] = await asyncio.to_thread(sandbox_state, self._sandbox_setting(roots))
         if counts != self.status:
             self.status = counts
             self.server.protocol.notify(STATUS, counts)
         return counts
+
+    def _sandbox_setting(self, roots: list[str]) -> str | None:
+        """The user's ``sandbox`` setting as the broker read it (it is in the user config
+        only: any root's settings say it); None when no root's settings are loaded."""
+        sup = self.server.supervisor
+        for root in roots:
+            found = sup.settings.last_good(root) if sup is not None else None
+            if found is not None:
+                return found.sandbox
+        return None
 
     async def send_diff(self, task_id: str) -> bool:
         """Send the task's diff; True when the hunks shown in review changed (lenses)."""
@@ -237,6 +293,9 @@ class Notifier:
         )
 
     def close(self) -> None:
+        if self._settings is not None:
+            self._settings.cancel()
+            self._settings = None
         if self._flush is not None:
             self._flush.cancel()
             self._flush = None

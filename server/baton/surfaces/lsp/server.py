@@ -175,6 +175,7 @@ class BatonServer(LanguageServer):
         await self.sync_ide()
         self.ready.set()
         await self.notifier.send_status()
+        self.notifier.follow_settings()
         for root in sorted(self.roots):
             tasks = await sup.list_tasks(states=["review"], root=root, limit=200)
             for task in tasks:
