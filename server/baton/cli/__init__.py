@@ -16,7 +16,6 @@ modules; the websocket client path no runtime, store, rich or keyring
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 from baton import __version__
@@ -231,6 +230,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def _command(name: str) -> Callable[[argparse.Namespace, render.Output], Awaitable[int]]:
+    import importlib
+
     module, function = _COMMANDS[name]
     handler: Callable[[argparse.Namespace, render.Output], Awaitable[int]] = getattr(
         importlib.import_module(f"baton.cli.{module}"), function
