@@ -62,14 +62,17 @@ from websockets.asyncio.client import connect
 
 async def main(url, params):
     async with connect(url, compression=None, ping_interval=None) as ws:
-        await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "delegate", "params": params}))
+        request = {"jsonrpc": "2.0", "id": 1, "method": "delegate", "params": params}
+        await ws.send(json.dumps(request))
         print(json.loads(await ws.recv())["result"]["task"]["id"])
 
 asyncio.run(main(sys.argv[1], json.loads(sys.argv[2])))
 """
 
 INSTRUCTION = (
-    "benchmark\n```baton-fake\n" + json.dumps({"steps": [{"say": "done"}], "summary": "ok"}) + "\n```\n"
+    "benchmark\n```baton-fake\n"
+    + json.dumps({"steps": [{"say": "done"}], "summary": "ok"})
+    + "\n```\n"
 )
 
 
