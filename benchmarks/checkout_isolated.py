@@ -84,10 +84,10 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--dir", type=Path, default=None, help="where to work (default: temp)")
-    parser.add_argument("--quick", action="store_true", help="200 files, 3 rounds: a smoke run")
+    parser.add_argument("--quick", action="store_true", help="100 files, 3 rounds: a smoke run")
     args = parser.parse_args()
     if args.quick:
-        args.files, args.rounds = 200, 3
+        args.files, args.rounds = 100, 3
     with tempfile.TemporaryDirectory(prefix="baton-bench-", dir=args.dir) as tmp:
         base = Path(tmp)
         root, state, wts = base / "repo", base / "state", base / "wts"
