@@ -30,6 +30,7 @@ BENCHMARKS = (
     "sandbox_start",
     "store_events",
     "lsp_roundtrip",
+    "ws_fanout",
 )
 
 

@@ -74,9 +74,13 @@ def figure(
     unit: str = "ms",
     runs: int | None = None,
     stat: str = "median",
+    of: str = "interleaved runs",
     **extra: Any,
 ) -> dict[str, Any]:
-    """Print one figure beside its floor (and the ratio, and the load average); return it."""
+    """Print one figure beside its floor (and the ratio, and the load average); return it.
+
+    ``runs`` counts the samples each side's ``stat`` is taken over; ``of`` says what they are.
+    """
     ratio = baton / floor if floor > 0 else float("inf")
     row: dict[str, Any] = {
         "name": name,
@@ -90,7 +94,7 @@ def figure(
         "load": load(),
         **extra,
     }
-    of = f"{stat} of {runs} interleaved runs" if runs else stat
+    of = f"{stat} of {runs} {of}" if runs else stat
     print(
         f"{name}  baton {baton:.1f} {unit}  floor {floor:.1f} {unit} ({floor_is})  "
         f"ratio {ratio:.2f}  ({of}; load {' '.join(map(str, row['load']))})",

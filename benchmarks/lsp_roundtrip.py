@@ -242,6 +242,7 @@ async def run(seconds: float, agents: int, rate: float) -> tuple[float, float]:
                 "a bare pygls server answering the same request",
                 runs=len(ours),
                 stat=stat,
+                of="interleaved round trips",
             )
     await client.lsp.shutdown_async(None)
     client.lsp.exit(None)
