@@ -31,6 +31,7 @@ BENCHMARKS = (
     "store_events",
     "lsp_roundtrip",
     "ws_fanout",
+    "broker",
 )
 
 
