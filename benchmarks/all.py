@@ -32,6 +32,7 @@ BENCHMARKS = (
     "lsp_roundtrip",
     "ws_fanout",
     "broker",
+    "tail_latency",
 )
 
 
