@@ -33,6 +33,7 @@ BENCHMARKS = (
     "ws_fanout",
     "broker",
     "tail_latency",
+    "store_search",
 )
 
 
@@ -66,8 +67,8 @@ def table(results: dict[str, tuple[list[dict[str, Any]], str, float]]) -> str:
                     name,
                     r["name"],
                     r["stat"],
-                    f"{r['baton']:.1f} {unit}",
-                    f"{r['floor']:.1f} {unit}",
+                    f"{r['baton']:.3g} {unit}",
+                    f"{r['floor']:.3g} {unit}",
                     f"{r['ratio']:.2f}",
                     r["floor_is"],
                     " ".join(f"{x:g}" for x in r["load"]),

@@ -96,7 +96,7 @@ def figure(
     }
     of = f"{stat} of {runs} {of}" if runs else stat
     print(
-        f"{name}  baton {baton:.1f} {unit}  floor {floor:.1f} {unit} ({floor_is})  "
+        f"{name}  baton {baton:.3g} {unit}  floor {floor:.3g} {unit} ({floor_is})  "
         f"ratio {ratio:.2f}  ({of}; load {' '.join(map(str, row['load']))})",
         flush=True,
     )

@@ -29,7 +29,7 @@ def test_every_benchmark_is_run_by_all() -> None:
 
 
 #: Benchmarks that print their own figures without a floor yet (not run by all.py).
-LEFT_OUT = {"mcp_answers", "store_search"}
+LEFT_OUT = {"mcp_answers"}
 
 
 @pytest.mark.slow
