@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from figures import load, parse
+from figures import load, num, parse
 
 HERE = Path(__file__).resolve().parent
 
@@ -34,6 +34,7 @@ BENCHMARKS = (
     "broker",
     "tail_latency",
     "store_search",
+    "mcp_answers",
 )
 
 
@@ -67,8 +68,8 @@ def table(results: dict[str, tuple[list[dict[str, Any]], str, float]]) -> str:
                     name,
                     r["name"],
                     r["stat"],
-                    f"{r['baton']:.3g} {unit}",
-                    f"{r['floor']:.3g} {unit}",
+                    f"{num(r['baton'])} {unit}",
+                    f"{num(r['floor'])} {unit}",
                     f"{r['ratio']:.2f}",
                     r["floor_is"],
                     " ".join(f"{x:g}" for x in r["load"]),

@@ -34,6 +34,11 @@ def pct(values: Sequence[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
+def num(x: float) -> str:
+    """A figure as people read it: whole above 100, else three significant digits."""
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
 def median(values: Sequence[float]) -> float:
     return statistics.median(values)
 
@@ -96,7 +101,7 @@ def figure(
     }
     of = f"{stat} of {runs} {of}" if runs else stat
     print(
-        f"{name}  baton {baton:.3g} {unit}  floor {floor:.3g} {unit} ({floor_is})  "
+        f"{name}  baton {num(baton)} {unit}  floor {num(floor)} {unit} ({floor_is})  "
         f"ratio {ratio:.2f}  ({of}; load {' '.join(map(str, row['load']))})",
         flush=True,
     )

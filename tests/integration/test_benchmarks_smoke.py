@@ -25,11 +25,7 @@ def test_every_benchmark_is_run_by_all() -> None:
     """A benchmark script that all.py does not run is one nobody notices breaking."""
     scripts = {p.stem for p in BENCH.glob("*.py")} - {"all", "figures"}
     assert set(BENCHMARKS) <= scripts
-    assert scripts - set(BENCHMARKS) <= LEFT_OUT, sorted(scripts - set(BENCHMARKS))
-
-
-#: Benchmarks that print their own figures without a floor yet (not run by all.py).
-LEFT_OUT = {"mcp_answers"}
+    assert scripts == set(BENCHMARKS), sorted(scripts ^ set(BENCHMARKS))
 
 
 @pytest.mark.slow
