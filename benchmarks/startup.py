@@ -127,7 +127,7 @@ def stop(proc: subprocess.Popen[str]) -> None:
         proc.wait(10)
 
 
-def main(pairs: int) -> list[dict[str, Any]]:
+def main(pairs: int, pause: float = 0.3) -> list[dict[str, Any]]:
     base = Path(tempfile.mkdtemp(prefix="baton-bench-startup-"))
     repo = base / "repo"
     repo.mkdir()
@@ -187,7 +187,7 @@ def main(pairs: int) -> list[dict[str, Any]]:
             out = run(delegate_argv, env)
             took = time.perf_counter() - t
             assert len(out.strip()) >= 4, out  # the id
-            time.sleep(0.3)  # unmeasured: the task runs in the broker meanwhile
+            time.sleep(pause)  # unmeasured: the task runs in the broker meanwhile
             return took
 
         def round_trip() -> float:
@@ -195,7 +195,7 @@ def main(pairs: int) -> list[dict[str, Any]]:
             out = run([py, "-c", BARE_CLIENT, url, params], env)
             took = time.perf_counter() - t
             assert out.strip() == "0abc123defg", out
-            time.sleep(0.3)
+            time.sleep(pause)
             return took
 
         got = interleaved({"baton": delegated, "floor": round_trip}, pairs)
@@ -248,4 +248,4 @@ if __name__ == "__main__":
     ap.add_argument("--pairs", type=int, default=7, help="interleaved runs of each case")
     ap.add_argument("--quick", action="store_true", help="3 runs each: a smoke run")
     a = ap.parse_args()
-    main(3 if a.quick else a.pairs)
+    main(3, pause=0.05) if a.quick else main(a.pairs)
