@@ -6,7 +6,12 @@ Prints:
 - events persisted per second while streaming (the store's own ceiling is in store_events.py);
 - broker memory (RSS) idle and with 50 running tasks (targets ≤ 80 MB idle, ≤ 1 MB per task).
 
-Run: .venv/bin/python benchmarks/broker.py [--agents 20] [--seconds 5] [--rate 100]
+Beside delegate → id, its floor, measured in the same loop (alternating with each
+delegation): the simplest durable record of a task answering — one INSERT of a row of the
+same size committed by the standard sqlite3 module in a worker thread (WAL,
+``synchronous=NORMAL``), awaited from the event loop.
+
+Run: .venv/bin/python benchmarks/broker.py [--agents 20] [--seconds 5] [--rate 100] [--quick]
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from baton.core.events import EventType
 from baton.core.lifecycle import TaskState
 from baton.runtime.requests import DelegateRequest
 from baton.runtime.supervisor import Limits, Supervisor
+from figures import figure
 
 
 def pct(values: list[float], p: float) -> float:
@@ -57,6 +63,29 @@ def make_repo(base: Path) -> Path:
     return repo
 
 
+class BareRecord:
+    """The floor of delegate → id: one committed INSERT of a task-sized row, off the loop."""
+
+    def __init__(self, path: Path) -> None:
+        import sqlite3
+
+        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn.execute("PRAGMA synchronous = NORMAL")
+        self.conn.execute("CREATE TABLE tasks (id TEXT PRIMARY KEY, body TEXT)")
+        self.n = 0
+
+    def _insert(self, body: str) -> None:
+        self.n += 1
+        with self.conn:
+            self.conn.execute("INSERT INTO tasks VALUES (?, ?)", (str(self.n), body))
+
+    async def record(self, body: str) -> float:
+        start = time.perf_counter()
+        await asyncio.to_thread(self._insert, body)
+        return (time.perf_counter() - start) * 1000
+
+
 async def wait_state(sup: Supervisor, ids: list[str], states: set[TaskState]) -> None:
     while True:
         tasks = [await sup.get(i) for i in ids]
@@ -66,7 +95,12 @@ async def wait_state(sup: Supervisor, ids: list[str], states: set[TaskState]) ->
 
 
 async def main(
-    agents: int, seconds: float, rate: float, delegations: int = 20, interval: float = 0.2
+    agents: int,
+    seconds: float,
+    rate: float,
+    delegations: int = 20,
+    interval: float = 0.2,
+    held: int = 50,
 ) -> None:
     base = Path(tempfile.mkdtemp(prefix="baton-bench-"))
     home = base / "state"
@@ -113,11 +147,18 @@ async def main(
     await asyncio.sleep(seconds / 2)
     delegating = True
     delegate_ms: list[float] = []
+    floor_ms: list[float] = []
+    bare = BareRecord(base / "bare.db")
     quick = []
-    for _ in range(delegations):
+    body = json.dumps((await sup.get(streamers[0])).to_json())  # a task row's size
+    for i in range(delegations):
+        if i % 2:
+            floor_ms.append(await bare.record(body))
         start = time.perf_counter()
         t = await sup.delegate(DelegateRequest(script({"say": "ok"}), str(repo)))
         delegate_ms.append((time.perf_counter() - start) * 1000)
+        if i % 2 == 0:
+            floor_ms.append(await bare.record(body))
         quick.append(t.id)
         await asyncio.sleep(interval)
 
@@ -129,9 +170,9 @@ async def main(
     sub.close()
     await consumer
 
-    # 3. Memory with 50 running (hanging) tasks.
+    # 3. Memory with `held` (50) running (hanging) tasks.
     hanging = []
-    for _ in range(50):
+    for _ in range(held):
         t = await sup.delegate(DelegateRequest(script({"say": "up"}, {"hang": True}), str(repo)))
         hanging.append(t.id)
     await wait_state(sup, hanging, {TaskState.RUNNING, TaskState.FAILED})
@@ -164,10 +205,19 @@ async def main(
         f"events_persisted_per_second_while_streaming: {committed / elapsed:.0f} "
         f"(offered load ~{agents * rate:.0f}/s; store ceiling: benchmarks/store_events.py)"
     )
+    for stat, p in (("median", None), ("p99", 99)):
+        figure(
+            f"delegate → id in the broker, {agents} tasks streaming",
+            pct(delegate_ms, p) if p else statistics.median(delegate_ms),
+            pct(floor_ms, p) if p else statistics.median(floor_ms),
+            "one committed sqlite3 INSERT of a task row in a thread, awaited",
+            runs=delegations,
+            stat=stat,
+        )
     print(f"broker_rss_idle_mb: {idle_rss:.1f} (target <= 80)")
     print(
-        f"broker_rss_50_running_mb: {busy_rss:.1f}  per_task_mb: "
-        f"{(busy_rss - idle_rss) / 50:.2f} (target <= 1.0)"
+        f"broker_rss_{held}_running_mb: {busy_rss:.1f}  per_task_mb: "
+        f"{(busy_rss - idle_rss) / held:.2f} (target <= 1.0)"
     )
 
 
@@ -178,6 +228,10 @@ if __name__ == "__main__":
     p.add_argument("--rate", type=float, default=100)
     p.add_argument("--delegations", type=int, default=20)
     p.add_argument("--interval", type=float, default=0.2, help="seconds between delegations")
+    p.add_argument("--quick", action="store_true", help="2 agents, 1 s, 6 delegations, 5 held")
     a = p.parse_args()
-    asyncio.run(main(a.agents, a.seconds, a.rate, a.delegations, a.interval))
+    held = 50
+    if a.quick:
+        a.agents, a.seconds, a.delegations, a.interval, held = 2, 1.0, 6, 0.05, 5
+    asyncio.run(main(a.agents, a.seconds, a.rate, a.delegations, a.interval, held))
     sys.exit(0)

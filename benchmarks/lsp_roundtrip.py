@@ -10,7 +10,12 @@ work-done progress. Meanwhile a client measures, over stdio like an editor:
 
 Prints median, p99 and max in ms for each, and the machine's load average (the server, the
 client and the 20 agents share the CPUs with whatever else runs). Target: p99 ≤ 20 ms each.
+Beside each, its floor, measured in the same loop (the order alternating every round): a bare
+pygls server on stdio answering the same codeAction with the same actions, and
+``workspace/executeCommand baton.delegate`` with an answer of the same shape — what an LSP
+round trip costs on this machine at that moment. Goal: p99 ≤ 1.5x the bare server's p99.
 Run: .venv/bin/python benchmarks/lsp_roundtrip.py [--seconds 5] [--agents 20] [--rate 100]
+[--quick]
 """
 
 from __future__ import annotations
@@ -32,8 +37,31 @@ from pygls.lsp.client import LanguageClient
 from pytest_lsp import client_capabilities
 
 from baton.surfaces.lsp.documents import path_to_uri
+from figures import figure, median, pct
 
 APP = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
+
+
+#: A bare pygls server: the same codeAction answer (the actions given as JSON), and a
+#: ``baton.delegate`` command answering like Baton's.
+BARE_SERVER = r"""
+import json, sys
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+ACTIONS = json.loads(sys.argv[1])
+server = LanguageServer("bare", "0")
+
+@server.feature(types.TEXT_DOCUMENT_CODE_ACTION)
+def actions(ls, params):
+    return ACTIONS  # the JSON Baton's server answered, as it is
+
+@server.command("baton.delegate")
+def delegate(ls, *args):
+    return {"taskId": "0abc123defg", "state": "queued"}
+
+server.start_io()
+"""
 
 
 def script(*steps: dict[str, Any]) -> str:
@@ -58,7 +86,7 @@ def server_command() -> list[str]:
 
 def report(name: str, samples: list[float]) -> float:
     samples = sorted(samples)
-    p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
+    p99 = pct(samples, 99)
     print(
         f"{name:>10}: {len(samples):4d} round trips  median {statistics.median(samples):.2f} ms  "
         f"p99 {p99:.2f} ms  max {samples[-1]:.2f} ms"
@@ -93,11 +121,26 @@ class Client:
         )
 
 
-async def run(seconds: float, agents: int, rate: float) -> tuple[float, float]:
+async def bare_client(actions: Any, env: dict[str, str], cwd: Path) -> LanguageClient:
+    """A client of the bare pygls server, initialized."""
+    lsp = LanguageClient("bench-floor", "0")
+    dumped = json.dumps(lsp.protocol._converter.unstructure(actions))
+    await lsp.start_io(sys.executable, "-c", BARE_SERVER, dumped, env=env, cwd=str(cwd))
+    await lsp.initialize_async(
+        types.InitializeParams(capabilities=client_capabilities("visual-studio-code"))
+    )
+    lsp.initialized(types.InitializedParams())
+    return lsp
+
+
+async def run(seconds: float, agents: int, rate: float, warm: float = 1.0) -> tuple[float, float]:
     base = Path(tempfile.mkdtemp(prefix="baton-bench-lsp-"))
     gitconfig = base / "gitconfig"
     gitconfig.write_text("[user]\n\tname = Bench\n\temail = bench@localhost\n")
+    config = base / "user.toml"  # the fake agent, named: Baton never picks it alone
+    config.write_text('default_worker = "fake"\n\n[profiles.fake]\nprovider = "fake"\n')
     env = dict(os.environ, BATON_HOME=str(base / "state"), GIT_CONFIG_GLOBAL=str(gitconfig))
+    env |= {"BATON_CONFIG": str(config), "XDG_RUNTIME_DIR": str(base / "run")}
     env["GIT_CONFIG_NOSYSTEM"] = "1"
     os.environ.update({k: env[k] for k in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")})
     repo = make_repo(base)
@@ -132,30 +175,43 @@ async def run(seconds: float, agents: int, rate: float) -> tuple[float, float]:
         if len(listed["tasks"]) >= agents:
             break
         await asyncio.sleep(0.1)
-    await asyncio.sleep(1.0)
+    await asyncio.sleep(warm)
 
     action_params = types.CodeActionParams(
         text_document=types.TextDocumentIdentifier(uri),
         range=types.Range(types.Position(0, 0), types.Position(2, 0)),
         context=types.CodeActionContext(diagnostics=[]),
     )
+    answer = await client.lsp.text_document_code_action_async(action_params)
+    bare = await bare_client(answer, env, repo)
     actions: list[float] = []
     delegations: list[float] = []
+    floor_actions: list[float] = []
+    floor_delegations: list[float] = []
     small = script({"say": "hello"})
+    delegate_args = {"uri": uri, "range": selection, "instruction": small}
     end = time.monotonic() + seconds
     i = 0
     while time.monotonic() < end:
-        t0 = time.perf_counter()
-        await client.lsp.text_document_code_action_async(action_params)
-        actions.append((time.perf_counter() - t0) * 1000)
-        if i % 10 == 0:
+        for ours in (True, False) if i % 2 == 0 else (False, True):
+            lsp = client.lsp if ours else bare
             t0 = time.perf_counter()
-            await client.command(
-                "baton.delegate", {"uri": uri, "range": selection, "instruction": small}
-            )
-            delegations.append((time.perf_counter() - t0) * 1000)
+            await lsp.text_document_code_action_async(action_params)
+            (actions if ours else floor_actions).append((time.perf_counter() - t0) * 1000)
+        if i % 10 == 0:
+            for ours in (True, False) if i % 20 == 0 else (False, True):
+                lsp = client.lsp if ours else bare
+                t0 = time.perf_counter()
+                await lsp.workspace_execute_command_async(
+                    types.ExecuteCommandParams(command="baton.delegate", arguments=[delegate_args])
+                )
+                took = (time.perf_counter() - t0) * 1000
+                (delegations if ours else floor_delegations).append(took)
         i += 1
         await asyncio.sleep(0.01)
+    await bare.shutdown_async(None)
+    bare.exit(None)
+    await bare.stop()
 
     events = 0
     for task_id in streams:
@@ -172,6 +228,22 @@ async def run(seconds: float, agents: int, rate: float) -> tuple[float, float]:
     )
     p_action = report("codeAction", actions)
     p_delegate = report("delegate", delegations)
+    report("bare codeAction", floor_actions)
+    report("bare delegate", floor_delegations)
+    for name, ours, floor in (
+        ("codeAction", actions, floor_actions),
+        ("executeCommand baton.delegate", delegations, floor_delegations),
+    ):
+        for stat, value in (("median", median), ("p99", lambda v: pct(v, 99))):
+            figure(
+                f"LSP {name}, {agents} tasks streaming",
+                value(ours),
+                value(floor),
+                "a bare pygls server answering the same request",
+                runs=len(ours),
+                stat=stat,
+                of="interleaved round trips",
+            )
     await client.lsp.shutdown_async(None)
     client.lsp.exit(None)
     await client.lsp.stop()
@@ -183,9 +255,14 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--agents", type=int, default=20)
     parser.add_argument("--rate", type=float, default=100.0)
+    parser.add_argument("--quick", action="store_true", help="2 agents for 1 s: a smoke run")
     args = parser.parse_args()
+    if args.quick:
+        args.seconds, args.agents = 1.0, 2
     print(f"cpus: {os.cpu_count()}  load average before: {os.getloadavg()}")
-    p_action, p_delegate = asyncio.run(run(args.seconds, args.agents, args.rate))
+    p_action, p_delegate = asyncio.run(
+        run(args.seconds, args.agents, args.rate, 0.2 if args.quick else 1.0)
+    )
     print(f"load average after: {os.getloadavg()}")
     ok = p_action <= 20 and p_delegate <= 20
     print("target p99 ≤ 20 ms each:", "met" if ok else "NOT met")

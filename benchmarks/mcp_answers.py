@@ -6,7 +6,12 @@ schemas and hints too, which only the client reads), the server's instructions, 
 answer of delegate → watch (until it settles) → inspect → diff, and the sum of the first
 three. The same script runs against any checkout (it drives ``baton mcp`` over stdio).
 
+Beside the sum, what the same task is as a whole record (``baton inspect --detail all --json``
+and ``baton diff --json``): the ratio is the share of it a lead agent reads through MCP (this
+figure's "floor" is the reference it is cut from; lower is better, as for every ratio).
+
 Run: .venv/bin/python benchmarks/mcp_answers.py [--tools delegate,watch,inspect,diff,accept]
+[--quick]
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any
 import psutil
 
 from baton.surfaces.mcp.tools import size
+from figures import figure
 
 SCRIPT = (
     "Do the scripted work\n\n```baton-fake\n"
@@ -96,11 +102,12 @@ def stop_brokers(run: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tools", help="offer only these tools (baton mcp --tools)")
+    parser.add_argument("--quick", action="store_true", help="the same (it is quick already)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
-        config = base / "config.toml"  # the fake agent is never the default on its own
-        config.write_text('default_worker = "fake"\n')
+        config = base / "user.toml"  # the fake agent, named: Baton never picks it alone
+        config.write_text('default_worker = "fake"\n\n[profiles.fake]\nprovider = "fake"\n')
         env = {
             **os.environ,
             "BATON_HOME": str(base / "state"),
@@ -135,6 +142,23 @@ def main() -> None:
                 print(f"{name:<9} {len(text):>5}  {text.splitlines()[0][:100]}")
             three = sum(len(answers[k]) for k in ("delegate", "watch", "inspect"))
             print(f"delegate + watch + inspect: {three} characters")
+            whole = 0
+            for argv in (["inspect", tid, "--detail", "all"], ["diff", tid]):
+                out = subprocess.run(
+                    [sys.executable, "-m", "baton.cli", *argv, "--json"],
+                    env=env, capture_output=True, text=True, check=True, timeout=60,
+                )  # fmt: skip
+                whole += len(out.stdout)
+            figure(
+                "delegate + watch + inspect, read by the lead agent",
+                three,
+                whole,
+                "the whole record: baton inspect --detail all --json + baton diff --json",
+                unit="characters",
+                runs=1,
+                stat="size",
+                of="task",
+            )
         finally:
             mcp.close()
             stop_brokers(base / "run")

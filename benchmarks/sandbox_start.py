@@ -5,8 +5,10 @@ detached through :func:`~baton.process.spawn.spawn` in a git worktree, as the br
 and waits for its exit record: once unsandboxed, once in the sandbox (policy building, the
 namespaces, the mounts). Rounds alternate so machine load hits both alike.
 
-Prints the median and p90 in ms per case and the sandbox's extra cost (median difference).
-Run: .venv/bin/python benchmarks/sandbox_start.py [--rounds 30]
+Prints the median and p90 in ms per case and the sandbox's extra cost (median difference),
+and each beside its floor measured in the same rounds: a raw fork/exec of the same agent
+(``subprocess`` with the same argv, environment and folder, waited for).
+Run: .venv/bin/python benchmarks/sandbox_start.py [--rounds 30] [--quick]
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from baton.agents.fake import FakeAdapter
 from baton.config.profiles import Profile
 from baton.process.sandbox import UNCONFINED, confine, status
 from baton.process.spawn import agent_env, spawn, wait_exit
+from figures import figure
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -45,6 +48,24 @@ async def one(launch: Launch, task_dir: Path, sandboxed: bool) -> float:
     return elapsed * 1000
 
 
+def raw(launch: Launch) -> float:
+    """Milliseconds for a raw fork/exec of the agent, waited for (no wrapper, no records)."""
+    env = agent_env(launch)
+    t0 = time.perf_counter()
+    subprocess.run(
+        launch.argv,
+        cwd=launch.cwd,
+        env=env,
+        input=launch.stdin,
+        text=True,
+        stdin=None if launch.stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=True,
+    )
+    return (time.perf_counter() - t0) * 1000
+
+
 def show(name: str, samples: list[float]) -> float:
     samples.sort()
     median = statistics.median(samples)
@@ -56,7 +77,10 @@ def show(name: str, samples: list[float]) -> float:
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--quick", action="store_true", help="3 rounds: a smoke run")
     args = parser.parse_args()
+    if args.quick:
+        args.rounds = 3
     found = status()
     if not found.works:
         raise SystemExit(f"no sandbox here: {found.why}")
@@ -81,14 +105,28 @@ async def main() -> None:
         n = 0
         for name, launch in cases.items():
             times: dict[bool, list[float]] = {False: [], True: []}
-            for _ in range(args.rounds):
-                for sandboxed in (False, True):
+            floor: list[float] = []
+            for i in range(args.rounds):
+                if i % 2:
+                    floor.append(raw(launch))
+                for sandboxed in (False, True) if i % 2 == 0 else (True, False):
                     n += 1
                     task_dir = home / "tasks" / f"t{n}"
                     times[sandboxed].append(await one(launch, task_dir, sandboxed))
+                if i % 2 == 0:
+                    floor.append(raw(launch))
             plain = show(f"{name}, unsandboxed", times[False])
             boxed = show(f"{name}, sandboxed", times[True])
+            bare = show(f"{name}, raw fork/exec", floor)
             print(f"{'':<28} the sandbox adds {boxed - plain:6.1f} ms per attempt")
+            for how, value in (("unsandboxed", plain), ("sandboxed", boxed)):
+                figure(
+                    f"{name} start → exit record, {how}",
+                    value,
+                    bare,
+                    "raw fork/exec of the same agent, waited for",
+                    runs=args.rounds,
+                )
 
 
 if __name__ == "__main__":

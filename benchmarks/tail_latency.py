@@ -10,9 +10,14 @@ Two measurements, each with 20 processes streaming ~100 lines/s for a few second
 * ``masked`` (with ``--secret``): the same agents given a secret, so their wrapper reads
   their output through pipes and writes it to the files masked.
 
-Prints median, p99 and max latency in ms per measurement. Target: p99 ≤ 5 ms.
+* ``pipe`` (the floor): the same plain writers writing to a pipe, each read line by line
+  with asyncio's ``readline`` — the least a line can take to reach a reader on this machine.
+
+Prints median, p99 and max latency in ms per measurement, and the p99 of the median round of
+``tail`` and ``agents`` beside the ``pipe`` floor (measured in the same rounds; it runs first
+every other round). Target: p99 ≤ 5 ms.
 Run: .venv/bin/python benchmarks/tail_latency.py [--seconds 5] [--agents 20] [--rate 100]
-[--secret]
+[--secret] [--quick]
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from baton.core.events import EventType
 from baton.core.masking import MASK_ENV
 from baton.process.spawn import kill_tree, spawn, wait_exit
 from baton.process.tail import Tailer
+from figures import figure
 
 WRITER = """
 import os, sys, time
@@ -90,18 +96,43 @@ async def bench_tail(folder: Path, n: int, rate: float, seconds: float) -> list[
     return latencies
 
 
+async def bench_pipe(n: int, rate: float, seconds: float) -> list[float]:
+    """The floor: the same writers, each writing to a pipe read with ``readline``."""
+    count = int(rate * seconds)
+    start = time.time() + 1.5
+    latencies: list[float] = []
+
+    async def one(i: int) -> None:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", WRITER, "/dev/stdout", str(count), str(rate),
+            str(start + i / rate / n), stdout=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        assert proc.stdout is not None
+        async for line in proc.stdout:
+            latencies.append((time.time_ns() - int(line.split(b" ", 1)[0])) / 1e6)
+        await proc.wait()
+
+    await asyncio.gather(*(one(i) for i in range(n)))
+    return latencies
+
+
 #: A secret for the ``masked`` measurement (it begins like no line the agents print).
 SECRET = {"API_TOKEN": "sk-bench-7f3a9c1e-d00d-4b1d-9e55-000", MASK_ENV: "API_TOKEN"}
 
 
 async def bench_agents(
-    folder: Path, n: int, rate: float, seconds: float, env: dict[str, str] | None = None
+    folder: Path,
+    n: int,
+    rate: float,
+    seconds: float,
+    env: dict[str, str] | None = None,
+    pause: float = 3.0,
 ) -> list[float]:
     adapter = FakeAdapter()
     profile = Profile("fake", "fake", env=dict(env or {}))
     count = int(rate * seconds)
     # Streaming starts after a pause, once all agents (two Python startups each) are up.
-    steps = [{"sleep": 3.0}, {"stream": count, "rate": rate, "size": 80}]
+    steps = [{"sleep": pause}, {"stream": count, "rate": rate, "size": 80}]
     prompt = "```baton-fake\n" + json.dumps({"steps": steps})
     latencies: list[float] = []
 
@@ -138,7 +169,10 @@ async def main() -> None:
     ap.add_argument("--rate", type=float, default=100.0, help="lines per second per process")
     ap.add_argument("--rounds", type=int, default=3, help="the median round's p99 is the result")
     ap.add_argument("--secret", action="store_true", help="also measure agents given a secret")
+    ap.add_argument("--quick", action="store_true", help="2 processes for 1 s, 1 round")
     args = ap.parse_args()
+    if args.quick:
+        args.seconds, args.agents, args.rounds = 1.0, 2, 1
     print(
         f"{args.agents} processes x {args.rate:g} lines/s for {args.seconds:g} s,"
         f" {args.rounds} rounds"
@@ -146,10 +180,15 @@ async def main() -> None:
     p99s: dict[str, list[float]] = {"tail": [], "agents": []}
     if args.secret:
         p99s["masked"] = []
-    for _ in range(args.rounds):
+    floor: list[float] = []
+    for i in range(args.rounds):
+        if i % 2:
+            floor.append(report("pipe", await bench_pipe(args.agents, args.rate, args.seconds)))
         with tempfile.TemporaryDirectory(prefix="baton-tail-") as tmp:
             tail = await bench_tail(Path(tmp), args.agents, args.rate, args.seconds)
-            agents = await bench_agents(Path(tmp), args.agents, args.rate, args.seconds)
+            agents = await bench_agents(
+                Path(tmp), args.agents, args.rate, args.seconds, pause=1.0 if args.quick else 3.0
+            )
             masked = None
             if args.secret:
                 work = Path(tmp) / "masked"
@@ -159,8 +198,20 @@ async def main() -> None:
         p99s["agents"].append(report("agents", agents))
         if masked is not None:
             p99s["masked"].append(report("masked", masked))
+        if i % 2 == 0:
+            floor.append(report("pipe", await bench_pipe(args.agents, args.rate, args.seconds)))
     for name, values in p99s.items():
         print(f"{name:>7}: p99 of the median round {statistics.median(values):.2f} ms")
+    for name, values in p99s.items():
+        figure(
+            f"output line → reader ({name}), {args.agents} processes",
+            statistics.median(values),
+            statistics.median(floor),
+            "the same writers to a pipe, read with readline",
+            runs=args.rounds,
+            stat="p99",
+            of="rounds (the median round's p99)",
+        )
     worst = max(statistics.median(v) for v in p99s.values())
     print(f"target p99 <= 5 ms: {'met' if worst <= 5 else 'NOT met'} (load: {os.getloadavg()})")
 

@@ -9,7 +9,13 @@ RFC 6455 client by default, or the websockets library with `--client websockets`
 - broker CPU seconds per 1,000 events (agent events persisted and fanned out to every
   subscriber; includes everything the broker did meanwhile: worktrees, tailing, diffs).
 
+- the floor, measured right after with the same subscriber processes: a bare websockets
+  server pushing frames of the same shape, the same number per task at the same rate, to the
+  same subscribers (``websockets.broadcast``), and its delivery latency beside Baton's
+  (goal: p99 ≤ 1.5x the bare server's).
+
 Run: .venv/bin/python benchmarks/ws_fanout.py [--subscribers 50] [--tasks 20] [--events 500]
+[--quick]
 """
 
 from __future__ import annotations
@@ -31,6 +37,48 @@ from typing import Any
 
 import psutil
 from websockets.asyncio.client import connect
+
+from figures import figure
+
+#: A bare websockets server: answers ``watch``, and on ``start`` pushes ``events`` frames per
+#: task for ``tasks`` tasks at ``rate`` a second each to every watcher, then answers.
+BARE_SERVER = r"""
+import asyncio, json, sys
+from websockets.asyncio.server import broadcast, serve
+
+TASKS, EVENTS, RATE = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+watchers = set()
+
+async def stream(n):
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    for seq in range(1, EVENTS + 1):
+        await asyncio.sleep(max(0.0, start + seq / RATE - loop.time()))
+        event = {"taskId": f"t{n}", "seq": seq, "ts": __import__("time").time(), "type": "text",
+                 "attempt": 1, "data": {"text": "x" * 48, "delta": True}}
+        msg = {"jsonrpc": "2.0", "method": "event", "params": {"subscription": "s", "event": event}}
+        broadcast(watchers, json.dumps(msg))
+
+async def answer(ws):
+    async for frame in ws:
+        msg = json.loads(frame)
+        if msg["method"] == "watch":
+            watchers.add(ws)
+            result = {"subscription": "s", "tasks": [], "replayed": {}}
+        else:
+            await asyncio.gather(*(stream(n) for n in range(TASKS)))
+            result = {"done": True}
+        await ws.send(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}))
+    watchers.discard(ws)
+
+async def main():
+    async with serve(answer, "127.0.0.1", 0, compression=None, max_size=None) as server:
+        print(json.dumps({"url": f"ws://127.0.0.1:{server.sockets[0].getsockname()[1]}"}))
+        sys.stdout.flush()
+        await asyncio.Future()
+
+asyncio.run(main())
+"""
 
 
 def pct(values: list[float], p: float) -> float:
@@ -216,6 +264,55 @@ async def rpc(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> 
         return out
 
 
+def subscribe(
+    args: argparse.Namespace, url: str, token: str, dump: bool = False
+) -> tuple[list[Any], Any, Any]:
+    """The subscriber processes, each watching; returns them, their stop event and queue."""
+    ctx = mp.get_context("spawn")
+    ready, done, out = ctx.Semaphore(0), ctx.Event(), ctx.Queue()
+    per = [
+        args.subscribers // args.procs + (i < args.subscribers % args.procs)
+        for i in range(args.procs)
+    ]
+    procs = [
+        ctx.Process(
+            target=subscriber_proc,
+            args=(url, token, n, ready, done, out, dump, args.client == "lean"),
+        )
+        for n in per
+        if n
+    ]
+    for p in procs:
+        p.start()
+    for _ in range(args.subscribers):
+        ready.acquire(timeout=60)
+    return procs, done, out
+
+
+def bare_fan_out(args: argparse.Namespace, env: dict[str, str]) -> list[float]:
+    """Delivery latencies (ms) of the same frames pushed by a bare websockets server."""
+    server = subprocess.Popen(
+        [sys.executable, "-c", BARE_SERVER, str(args.tasks), str(args.events), str(args.rate)],
+        stdout=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        url = json.loads(server.stdout.readline())["url"]
+        procs, done, out = subscribe(args, url, "")
+        asyncio.run(rpc(url, "", [("start", {})]))
+        time.sleep(1.0)
+        done.set()
+        results = [r for _ in procs for r in out.get(timeout=60)]
+        for p in procs:
+            p.join(10)
+        return [x for r in results for _, x in r["latencies"]]
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--subscribers", type=int, default=50)
@@ -234,9 +331,14 @@ def main() -> None:
         help="subscriber implementation: a minimal RFC 6455 client (default) or the "
         "websockets library, whose per-frame cost in Python needs over a core for 50",
     )
+    ap.add_argument("--quick", action="store_true", help="5 subscribers x 2 tasks: a smoke run")
     args = ap.parse_args()
+    if args.quick:
+        args.subscribers, args.procs, args.tasks, args.events, args.settle = 5, 1, 2, 50, 1.0
 
     base = Path(tempfile.mkdtemp(prefix="baton-wsbench-"))
+    config = base / "user.toml"  # the fake agent, named: Baton never picks it alone
+    config.write_text('default_worker = "fake"\n\n[profiles.fake]\nprovider = "fake"\n')
     repo, home, run = base / "repo", base / "state", base / "run"
     repo.mkdir()
     (repo / "f.txt").write_text("x\n")
@@ -244,6 +346,7 @@ def main() -> None:
         **os.environ,
         "BATON_HOME": str(home),
         "XDG_RUNTIME_DIR": str(run),
+        "BATON_CONFIG": str(config),
         "GIT_AUTHOR_NAME": "b",
         "GIT_AUTHOR_EMAIL": "b@x",
         "GIT_COMMITTER_NAME": "b",
@@ -264,24 +367,8 @@ def main() -> None:
         url, token = info["url"], disc["token"]
         broker = psutil.Process(server.pid)
 
-        ctx = mp.get_context("spawn")
-        ready, done, out = ctx.Semaphore(0), ctx.Event(), ctx.Queue()
-        per = [
-            args.subscribers // args.procs + (i < args.subscribers % args.procs)
-            for i in range(args.procs)
-        ]
-        procs = [
-            ctx.Process(
-                target=subscriber_proc,
-                args=(url, token, n, ready, done, out, bool(args.dump), args.client == "lean"),
-            )
-            for n in per
-            if n
-        ]
-        for p in procs:
-            p.start()
-        for _ in range(args.subscribers):
-            ready.acquire(timeout=60)
+        floor = bare_fan_out(args, env)
+        procs, done, out = subscribe(args, url, token, bool(args.dump))
 
         cpu0 = sum(broker.cpu_times()[:2])
         t0 = time.monotonic()
@@ -359,6 +446,21 @@ def main() -> None:
             f"broker CPU {cpu:.2f} s over {took:.1f} s: {cpu / total * 1000:.3f} s per 1,000 "
             f"events ({cpu / delivered * 1000 * 1000:.1f} ms per 1,000 deliveries)"
         )
+        print(
+            f"bare websockets server, same frames: {len(floor)} deliveries; median "
+            f"{statistics.median(floor):.2f}  p99 {pct(floor, 99):.2f}  max {max(floor):.2f}"
+        )
+        shape = f"{args.subscribers} subscribers x {args.tasks} tasks"
+        for stat, p in (("median", None), ("p99", 99)):
+            figure(
+                f"websocket fan-out delivery, {shape}",
+                pct(lat, p) if p else statistics.median(lat),
+                pct(floor, p) if p else statistics.median(floor),
+                "a bare websockets server pushing the same frames to the same subscribers",
+                runs=len(lat),
+                stat=stat,
+                of="deliveries (the floor's measured just before, by the same subscribers)",
+            )
     finally:
         server.terminate()
         server.wait(10)

@@ -2,28 +2,28 @@
 
 These work without a broker: ``config`` reads the files, ``secret`` talks to the keyring,
 ``stats`` reads the store. Nothing here prints a secret's value unless asked with
-``secret get --reveal``; env values of secret-like variables are shown masked.
+``secret get --reveal``; env values of secret-like variables are shown masked. The settings
+and the keyring are imported when a command runs (the CLI's parser is built from this module).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import getpass
 import sys
 import time
-from collections.abc import Awaitable, Callable
-from pathlib import Path
-from typing import Any
 
-from baton.cli import render
-from baton.config import secrets
-from baton.config.layers import ConfigError
-from baton.config.settings import Settings, load_settings
+from baton.cli.render import Output
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (it costs start-up)
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+    from typing import Any
+
+    from baton.config.settings import Settings
+
+    Command = Callable[[argparse.Namespace, Output], Awaitable[int]]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-Command = Callable[[argparse.Namespace, render.Output], Awaitable[int]]
 
 
 def add_commands(cmd: Callable[[str, str], argparse.ArgumentParser]) -> None:
@@ -49,6 +49,8 @@ def add_commands(cmd: Callable[[str, str], argparse.ArgumentParser]) -> None:
 
 def _shown(key: str, value: Any) -> Any:
     """A setting's value as it may be printed (secret-like env values and options masked)."""
+    from baton.config import secrets
+
     parts = key.split(".")
     if len(parts) >= 4 and parts[0] == "profiles" and parts[2] == "env":
         return secrets.mask(parts[3].strip('"'), value)
@@ -61,6 +63,8 @@ def _shown(key: str, value: Any) -> Any:
 
 
 def _opt(name: str, value: Any) -> Any:
+    from baton.config import secrets
+
     return secrets.mask(name, value) if isinstance(value, str) else value
 
 
@@ -106,7 +110,13 @@ def format_settings(settings: Settings) -> str:
     return "\n".join(lines)
 
 
-async def config(args: argparse.Namespace, out: render.Output) -> int:
+async def config(args: argparse.Namespace, out: Output) -> int:
+    import asyncio
+    from pathlib import Path
+
+    from baton.config.layers import ConfigError
+    from baton.config.settings import load_settings
+
     root = Path(args.dir).resolve()
     if not root.is_dir():
         out.error(f"{args.dir}: not a folder")
@@ -125,7 +135,11 @@ async def config(args: argparse.Namespace, out: render.Output) -> int:
 
 def _read_value(name: str) -> str:
     """The secret from a hidden prompt on a terminal, else from stdin (never from argv)."""
+    from baton.config import secrets
+
     if sys.stdin.isatty():
+        import getpass
+
         value = getpass.getpass(f"value for {name}: ")
     else:
         value = sys.stdin.read().rstrip("\r\n")
@@ -134,7 +148,11 @@ def _read_value(name: str) -> str:
     return value
 
 
-async def secret(args: argparse.Namespace, out: render.Output) -> int:
+async def secret(args: argparse.Namespace, out: Output) -> int:
+    import asyncio
+
+    from baton.config import secrets
+
     try:
         ref = secrets.parse_name(args.name)
         user = await asyncio.to_thread(_user_backend_choice)
@@ -171,6 +189,9 @@ async def secret(args: argparse.Namespace, out: render.Output) -> int:
 
 def _user_backend_choice() -> str | None:
     """The user's ``[secrets] backend`` (project files may not choose it)."""
+    from baton.config.layers import ConfigError
+    from baton.config.settings import load_settings
+
     try:
         return load_settings(None).secrets_backend
     except ConfigError:
@@ -180,7 +201,10 @@ def _user_backend_choice() -> str | None:
 # -- baton stats ---------------------------------------------------------------------------------
 
 
-async def stats(args: argparse.Namespace, out: render.Output) -> int:
+async def stats(args: argparse.Namespace, out: Output) -> int:
+    import asyncio
+    from pathlib import Path
+
     from baton.runtime import accounts
     from baton.store import Store
     from baton.store.paths import db_path, state_home

@@ -9,7 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from baton.cli import render
+from baton.cli.render import Output, follow, task_json
 from baton.config.profiles import Profile, default_profiles
 from baton.core.lifecycle import TaskState
 from baton.core.task import Target
@@ -95,7 +95,7 @@ def _git(cwd: Path, *args: str) -> str:
     ).stdout
 
 
-async def run_demo(out: render.Output, *, worker: str | None, keep: bool) -> int:
+async def run_demo(out: Output, *, worker: str | None, keep: bool) -> int:
     started = time.monotonic()
     base = Path(tempfile.mkdtemp(prefix="baton-demo-"))
     repo, home = base / "project", base / "state"
@@ -131,7 +131,7 @@ async def run_demo(out: render.Output, *, worker: str | None, keep: bool) -> int
             f"delegated: task [bold]{task.id}[/bold] (id returned at once; the agent runs "
             "in its own worktree)\n"
         )
-        task = await render.follow(sup, task.id, out, outcome=not out.json_mode)
+        task = await follow(sup, task.id, out, outcome=not out.json_mode)
         if task.state != TaskState.REVIEW:
             out.error(f"the task ended {task.state}: {task.message}")
             return 1
@@ -158,7 +158,7 @@ async def run_demo(out: render.Output, *, worker: str | None, keep: bool) -> int
         else:
             out.result(
                 {
-                    "task": render.task_json(task),
+                    "task": task_json(task),
                     "applied": result.applied,
                     "rejected": rejected,
                     "repo": str(repo),

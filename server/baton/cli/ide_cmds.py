@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING
 
-from baton.cli import render
+from baton.cli.render import Output
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (it costs start-up)
 if TYPE_CHECKING:  # imported when used: `baton --help` stays quick
+    from collections.abc import Callable
+    from pathlib import Path
+
     from baton.surfaces.ide.lockfile import LockFile
 
 IDE_PREFIX = "Baton"
@@ -36,6 +36,8 @@ def add_commands(cmd: Callable[[str, str], argparse.ArgumentParser]) -> None:
 
 def find_ide(folder: Path) -> tuple[int, LockFile]:
     """The port and lock of the live Baton IDE server whose workspace holds ``folder``."""
+    from pathlib import Path
+
     from baton.surfaces.ide.lockfile import SUFFIX, alive, lock_dir, read
 
     folder = folder.resolve()
@@ -57,7 +59,10 @@ def find_ide(folder: Path) -> tuple[int, LockFile]:
     return best[1], best[2]
 
 
-def run(args: argparse.Namespace, out: render.Output) -> int:
+def run(args: argparse.Namespace, out: Output) -> int:
+    import shutil
+    from pathlib import Path
+
     folder = Path(args.cwd)
     try:
         port, lock = find_ide(folder)

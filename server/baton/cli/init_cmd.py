@@ -1,20 +1,21 @@
-"""``baton init``: write a commented user config for the agent CLIs found on this machine."""
+"""``baton init``: write a commented user config for the agent CLIs found on this machine.
+
+The settings are imported when the command runs (the CLI's parser is built from this module).
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-from collections.abc import Awaitable, Callable
 
-from baton.cli import render
-from baton.config.layers import ConfigError, user_config_path
-from baton.config.profiles import discover
-from baton.config.settings import load_settings
-from baton.config.starter import starter_config
+from baton.cli.render import Output
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (it costs start-up)
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    Command = Callable[[argparse.Namespace, Output], Awaitable[int]]
 
 EXIT_OK, EXIT_FAILED = 0, 1
-
-Command = Callable[[argparse.Namespace, render.Output], Awaitable[int]]
 
 
 def add_commands(cmd: Callable[[str, str], argparse.ArgumentParser]) -> None:
@@ -23,7 +24,14 @@ def add_commands(cmd: Callable[[str, str], argparse.ArgumentParser]) -> None:
     c.add_argument("--print", action="store_true", help="print it instead of writing it")
 
 
-async def init(args: argparse.Namespace, out: render.Output) -> int:
+async def init(args: argparse.Namespace, out: Output) -> int:
+    import asyncio
+
+    from baton.config.layers import ConfigError, user_config_path
+    from baton.config.profiles import discover
+    from baton.config.settings import load_settings
+    from baton.config.starter import starter_config
+
     path = user_config_path()
     profiles = await asyncio.to_thread(discover)
     text = await asyncio.to_thread(starter_config, profiles)

@@ -4,17 +4,17 @@ Without either, each command keeps its own quiet default (warnings on stderr for
 ``mcp``, nothing for the rest). With one, logs of that level and above go to stderr — never
 stdout, which is the protocol channel of ``lsp`` and ``mcp`` and the JSON of ``--json``.
 ``BATON_LOG`` is inherited by the broker a command starts on demand, so its log (in its
-state folder) gets the same level. The more verbose of the two wins.
+state folder) gets the same level. The more verbose of the two wins. (:mod:`logging` is
+imported only when a level is asked for: every command starts here.)
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 
-LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
-LEVELS |= {"error": logging.ERROR}
+#: The levels by name: :mod:`logging`'s values (DEBUG, INFO, WARNING, ERROR), which are fixed.
+LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
 ENV = "BATON_LOG"
 
 
@@ -26,7 +26,7 @@ def level(verbose: int, env: str | None) -> int | None:
     """The level asked for, or None for the command's default."""
     asked: list[int] = []
     if verbose:
-        asked.append(logging.INFO if verbose == 1 else logging.DEBUG)
+        asked.append(LEVELS["info"] if verbose == 1 else LEVELS["debug"])
     if env and env.strip():
         name = env.strip().lower()
         if name not in LEVELS:
@@ -44,6 +44,8 @@ def configure(verbose: int) -> None:
         return
     if lvl is None:
         return
+    import logging
+
     logging.basicConfig(
         stream=sys.stderr,
         level=lvl,

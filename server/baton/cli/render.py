@@ -1,27 +1,27 @@
-"""What the CLI prints: rich on a terminal, plain lines when piped, one JSON document (--json)."""
+"""What the CLI prints: rich on a terminal, plain lines when piped, one JSON document (--json).
+
+rich is imported when something is printed through it: a command that prints one JSON
+document, or a plain line rich would print unchanged (a task id), starts without it.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-from rich.text import Text
-
-from baton.core.diff import FileDiff, HunkState, split_lines
-from baton.core.events import Event, EventType, describe
 from baton.core.lifecycle import SETTLED, TaskState
-from baton.core.task import Attempt, Task, next_moves
-from baton.surfaces.ws.views import task_json as task_json
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (it costs start-up)
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
+    from rich.console import Console
+
+    from baton.core.diff import FileDiff
+    from baton.core.events import Event
+    from baton.core.task import Attempt, Task
     from baton.runtime.supervisor import Supervisor
     from baton.workspace import AcceptResult
 
@@ -41,14 +41,57 @@ _STATE_STYLE = {
 }
 
 
-describe_event = describe
+#: Characters rich prints as they are (no markup, emoji code, tab or control character), so a
+#: line of only these is written without it.
+_PLAIN = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \n-_.,/()'\"+=@#%&*?!<>"
+)
+
+
+def escape(text: str) -> str:
+    """``text`` with rich markup escaped (rich's own :func:`rich.markup.escape`)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
+def describe_event(event: Event) -> str:
+    """One line saying what the event is (:func:`baton.core.events.describe`)."""
+    from baton.core.events import describe
+
+    return describe(event)
+
+
+def task_json(task: Task) -> dict[str, Any]:
+    """The whole task as the websocket's ``get`` answers it."""
+    from baton.surfaces.ws.views import task_json as whole
+
+    return whole(task)
 
 
 class Output:
     def __init__(self, json_mode: bool) -> None:
         self.json_mode = json_mode
-        self.console = Console(highlight=False, soft_wrap=True)
-        self.err = Console(stderr=True, highlight=False)
+        self._console: Console | None = None
+        self._err: Console | None = None
+
+    @property
+    def console(self) -> Console:
+        """stdout through rich (created on first use)."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(highlight=False, soft_wrap=True)
+        return self._console
+
+    @property
+    def err(self) -> Console:
+        """stderr through rich (created on first use)."""
+        if self._err is None:
+            from rich.console import Console
+
+            self._err = Console(stderr=True, highlight=False)
+        return self._err
 
     def json_doc(self, obj: Any) -> None:
         """Print ``obj`` as the command's one JSON document."""
@@ -68,6 +111,9 @@ class Output:
     def result(self, obj: Any, human: str) -> None:
         if self.json_mode:
             self.json_doc(obj)
+        elif _PLAIN.issuperset(human):
+            sys.stdout.write(human + "\n")  # what rich prints for it, without importing rich
+            sys.stdout.flush()
         else:
             self.console.print(escape(human))
 
@@ -78,6 +124,11 @@ class Output:
         if not tasks:
             self.console.print("no tasks")
             return
+        from datetime import datetime
+
+        from rich.table import Table
+        from rich.text import Text
+
         table = Table(box=None, pad_edge=False)
         for col in ("id", "state", "worker", "created", "title"):
             table.add_column(col)
@@ -109,6 +160,9 @@ class Output:
                 }
             )
             return
+        from baton.core.events import describe
+        from baton.core.task import next_moves
+
         c = self.console
         style = _STATE_STYLE.get(str(task.state), "")
         c.print(f"[bold]{task.id}[/bold]  [{style}]{task.state}[/{style}]  {escape(task.title)}")
@@ -147,6 +201,10 @@ class Output:
 
     def diff(self, task_id: str, state: str, files: Sequence[FileDiff], final: bool) -> None:
         """The diff for people, hunk by hunk with ids (``--json`` prints the broker's answer)."""
+        from rich.text import Text
+
+        from baton.core.diff import HunkState, split_lines
+
         c = self.console
         if not files:
             c.print(f"task {task_id} ({state}) has no changes")
@@ -214,6 +272,8 @@ async def wait_for(
     sup: Supervisor, task_id: str, done: Callable[[TaskState], bool], timeout: float
 ) -> Task:
     """Poll the task until ``done(state)`` or the timeout; return it as it then is."""
+    import asyncio
+
     deadline = time.monotonic() + timeout
     while True:
         task = await sup.get(task_id)
@@ -240,6 +300,8 @@ async def follow(sup: Supervisor, task_id: str, out: Output, *, outcome: bool = 
     With ``outcome`` it then prints how the task ended (with ``--json``: the task and its diff
     as the command's one document); without, the caller prints its own result.
     """
+    import asyncio
+
     sub = sup.subscribe({task_id})
     try:
         for e in await sup.events(task_id):
@@ -260,7 +322,7 @@ async def follow(sup: Supervisor, task_id: str, out: Output, *, outcome: bool = 
                     break
                 print_event(out, event)
                 if status is not None:
-                    status.update(f"{task.id} {escape(describe(event))}")
+                    status.update(f"{task.id} {escape(describe_event(event))}")
                 task = await sup.get(task_id)
         finally:
             if status is not None:
@@ -283,6 +345,8 @@ async def follow(sup: Supervisor, task_id: str, out: Output, *, outcome: bool = 
 
 
 def print_event(out: Output, e: Event) -> None:
+    from baton.core.events import EventType
+
     if out.json_mode:
         return
     if e.type == EventType.TEXT and e.data.get("delta"):
@@ -292,7 +356,7 @@ def print_event(out: Output, e: Event) -> None:
     style = {"state": "bold", "error": "red", "question": "yellow", "diff": "green"}.get(
         str(e.type), "dim"
     )
-    out.console.print(f"[{style}]{e.type:>9}[/{style}] {escape(describe(e))}")
+    out.console.print(f"[{style}]{e.type:>9}[/{style}] {escape(describe_event(e))}")
 
 
 def print_outcome(out: Output, task: Task) -> None:

@@ -2,29 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import time
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from baton.core.ids import MIN_PREFIX as MIN_PREFIX
+from baton.core.ids import new_task_id as new_task_id
 from baton.core.lifecycle import NEXT_MOVES, Completion, TaskState
-
-_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford base32, lower case
-
-
-def new_task_id(now: float | None = None) -> str:
-    """A short id that sorts by creation time: 7 characters of milliseconds, 4 random."""
-    ms = int((time.time() if now is None else now) * 1000)
-    head = ""
-    for _ in range(9):
-        head = _ALPHABET[ms & 31] + head
-        ms >>= 5
-    rnd = int.from_bytes(os.urandom(3), "big")
-    tail = ""
-    for _ in range(4):
-        tail += _ALPHABET[rnd & 31]
-        rnd >>= 5
-    return head[-7:] + tail
 
 
 @dataclass(slots=True)

@@ -25,12 +25,10 @@ from sqlite_utils import Database
 
 from baton.core.diff import FileDiff, HunkState
 from baton.core.events import Event, EventType
+from baton.core.ids import MIN_PREFIX
 from baton.core.lifecycle import SETTLED, Completion, TaskState
 from baton.core.task import Attempt, Target, Task
 from baton.store import migrations
-
-#: The shortest prefix :meth:`Store.resolve_id` accepts.
-MIN_PREFIX = 4
 
 _TASK_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Task))
 _TASK_JSON = frozenset({"targets", "scope", "options"})

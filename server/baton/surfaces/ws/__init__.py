@@ -3,18 +3,28 @@ client the ``baton`` CLI and the MCP bridge use to reach it.
 
 A broker calls ``await start_endpoint(supervisor, roots)`` after starting its Supervisor and
 ``await endpoint.close()`` before closing it. See docs/reference/websocket.md for the
-methods, notifications and error codes. (The endpoint is imported lazily: clients need only
-the discovery and client modules, and start faster without the runtime.)
+methods, notifications and error codes. (The names below are imported on first use: a
+client needs only the discovery and client modules, and starts faster without the runtime;
+the pure modules — protocol, answers, views — import nothing with I/O.)
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from baton.surfaces.ws.discovery import Discovery, broker_for, live_brokers
-
 if TYPE_CHECKING:
+    from baton.surfaces.ws.discovery import Discovery, broker_for, live_brokers
     from baton.surfaces.ws.endpoint import Endpoint, EndpointLimits, start_endpoint
+
+_HOME = {
+    "Discovery": "discovery",
+    "broker_for": "discovery",
+    "live_brokers": "discovery",
+    "Endpoint": "endpoint",
+    "EndpointLimits": "endpoint",
+    "start_endpoint": "endpoint",
+}
 
 __all__ = [
     "Discovery",
@@ -27,8 +37,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("Endpoint", "EndpointLimits", "start_endpoint"):
-        from baton.surfaces.ws import endpoint
-
-        return getattr(endpoint, name)
-    raise AttributeError(name)
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'baton.surfaces.ws' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"baton.surfaces.ws.{module}"), name)

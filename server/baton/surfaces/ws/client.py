@@ -18,17 +18,19 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 from websockets.protocol import State
 
-from baton.core.events import Event, EventType
 from baton.store.paths import runtime_dir, state_home
 from baton.surfaces.ws import discovery
 from baton.surfaces.ws.discovery import Discovery
+
+if TYPE_CHECKING:  # imported by the watching functions: a one-request command needs no events
+    from baton.core.events import Event
 
 #: Seconds an on-demand broker stays up with no clients and no running task.
 DEFAULT_IDLE_EXIT = 60.0
@@ -157,6 +159,8 @@ async def events_until(
     ``on_event(event, history)`` sees every event. Returns the latest state of each task and
     the id of the one that is done (None on timeout).
     """
+    from baton.core.events import EventType
+
     woken = wakes or done
     res = await c.call("watch", ids=task_ids)
     sid = res["subscription"]
@@ -196,6 +200,8 @@ async def events_until(
 
 def events_of(msg: dict[str, Any]) -> list[Event]:
     """The events an ``event`` or ``events`` notification carries (else none)."""
+    from baton.core.events import Event
+
     params = msg.get("params") or {}
     if msg.get("method") == "event":
         return [Event.from_json(params["event"])]

@@ -1,0 +1,114 @@
+"""What every benchmark shares: interleaved runs, medians and percentiles, and the one way a
+figure is printed beside its floor.
+
+A floor is the same operation done by the simplest thing that could do it on this machine at
+that moment (a bare pygls or websockets server, a raw ``git worktree add``, ``python -c
+'import json'``, a raw fork/exec of the same agent). Measured in the same run, interleaved
+with Baton's figure (the order alternates every round), it makes the figure a ratio that
+says what Baton adds, whatever else loads the machine. A p99 measured alone on a shared
+machine says little.
+
+Each figure is printed twice: a line for people, and a ``FIGURE {json}`` line that
+``benchmarks/all.py`` (and the smoke test) read::
+
+    delegate → id  baton 61.2 ms  floor 40.3 ms (bare websocket round trip)  ratio 1.52
+    FIGURE {"name": "delegate → id", "baton": 61.2, "floor": 40.3, "ratio": 1.52, ...}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+#: The prefix of the machine-readable line of a figure.
+MARK = "FIGURE "
+
+
+def pct(values: Sequence[float], p: float) -> float:
+    """The ``p``-th percentile (nearest rank) of ``values``."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def num(x: float) -> str:
+    """A figure as people read it: whole above 100, else three significant digits."""
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def load() -> list[float]:
+    """The machine's load average (1, 5 and 15 minutes), rounded."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def interleaved(cases: dict[str, Callable[[], float]], rounds: int) -> dict[str, list[float]]:
+    """Run each case once per round, the order alternating every round (A B, B A, …), so a
+    busy machine weighs on each alike. A case returns its own measure (seconds)."""
+    names = list(cases)
+    got: dict[str, list[float]] = {n: [] for n in names}
+    for i in range(rounds):
+        for name in names if i % 2 == 0 else reversed(names):
+            got[name].append(cases[name]())
+    return got
+
+
+def timed(fn: Callable[[], object]) -> Callable[[], float]:
+    """A case measuring the wall time of ``fn()``."""
+
+    def case() -> float:
+        start = time.perf_counter()
+        fn()
+        return time.perf_counter() - start
+
+    return case
+
+
+def figure(
+    name: str,
+    baton: float,
+    floor: float,
+    floor_is: str,
+    *,
+    unit: str = "ms",
+    runs: int | None = None,
+    stat: str = "median",
+    of: str = "interleaved runs",
+    **extra: Any,
+) -> dict[str, Any]:
+    """Print one figure beside its floor (and the ratio, and the load average); return it.
+
+    ``runs`` counts the samples each side's ``stat`` is taken over; ``of`` says what they are.
+    """
+    ratio = baton / floor if floor > 0 else float("inf")
+    row: dict[str, Any] = {
+        "name": name,
+        "baton": round(baton, 3),
+        "floor": round(floor, 3),
+        "ratio": round(ratio, 2),
+        "unit": unit,
+        "stat": stat,
+        "floor_is": floor_is,
+        "runs": runs,
+        "load": load(),
+        **extra,
+    }
+    of = f"{stat} of {runs} {of}" if runs else stat
+    print(
+        f"{name}  baton {num(baton)} {unit}  floor {num(floor)} {unit} ({floor_is})  "
+        f"ratio {ratio:.2f}  ({of}; load {' '.join(map(str, row['load']))})",
+        flush=True,
+    )
+    print(MARK + json.dumps(row, ensure_ascii=False), flush=True)
+    return row
+
+
+def parse(output: str) -> list[dict[str, Any]]:
+    """The figures a benchmark printed."""
+    return [json.loads(line[len(MARK) :]) for line in output.splitlines() if line.startswith(MARK)]
