@@ -159,3 +159,18 @@ async def test_a_reopen_whose_snapshot_git_lost_is_refused(sup: Supervisor, repo
     with pytest.raises(TaskError, match="its snapshot is no longer in git"):
         await sup.reopen(tid, [first], current={"app.py": NEW.replace("return 10", "return 1")})
     assert (await sup.get(tid)).state == S.APPLIED
+
+
+async def test_a_proposals_hunks_are_never_reopened(sup: Supervisor, repo: Path) -> None:
+    """Baton writes nothing for an edit Claude Code proposes, so no undo takes one back: its
+    accepted hunk's old text in the file is what is expected, not an undo."""
+    task, _ = await sup.propose(
+        repo / "app.py", OLD, NEW, root=repo, title="Claude Code: edit app.py", source="claude-code"
+    )
+    files, _ = await sup.diff(task.id)
+    first = files[0].hunks[0].id
+    await sup.accept(task.id, [first])
+    done = await sup.reopen(task.id, [first], current={"app.py": OLD})
+    assert done.decided == [] and "proposed: Baton wrote nothing for it" in done.kept[0][1]
+    assert await states(sup, task.id) == [HunkState.ACCEPTED, HunkState.PENDING]
+    assert (await sup.reaccept(task.id, [first])).decided == []

@@ -39,7 +39,7 @@ from baton.runtime.broker import TaskError, broker_alive
 from baton.runtime.drafts import Drafts
 from baton.runtime.prepare import Preparer
 from baton.runtime.proposals import ProposalDesk
-from baton.runtime.recorded import not_a_proposal, snapshot_of
+from baton.runtime.recorded import snapshot_of
 from baton.runtime.reopen import KEPT_REASONS, Redecided, keep_snapshot, sides
 from baton.store.paths import task_dir
 from baton.workspace import AcceptResult, Snapshot, accept, result_diff
@@ -200,7 +200,8 @@ class Decisions:
         task = await self.book.get(task_id)
         async with self.book.lock(task.id):
             task = await self.book.fresh(task.id)
-            not_a_proposal(task, "reopen")
+            if task.options.get("proposal"):
+                return _proposed(task, hunk_ids)
             if task.state not in (S.REVIEW, S.APPLIED):
                 raise TaskError(
                     f"task {task.id} is {task.state}; reopen is for tasks in review or applied"
@@ -234,7 +235,8 @@ class Decisions:
         task = await self.book.get(task_id)
         async with self.book.lock(task.id):
             task = await self.book.fresh(task.id)
-            not_a_proposal(task, "reaccept")
+            if task.options.get("proposal"):
+                return _proposed(task, hunk_ids)
             if task.state != S.REVIEW:
                 raise TaskError(f"task {task.id} is {task.state}; reaccept is for tasks in review")
             files, _ = await self.drafts.load(task.id)
@@ -329,6 +331,13 @@ class Decisions:
         if fresh.state == S.REVIEW:
             await self.decide(fresh, dict.fromkeys(recovered.applied, HunkState.ACCEPTED))
         await asyncio.to_thread(clear_journal, journal)
+
+
+def _proposed(task: Task, hunk_ids: Sequence[str]) -> Redecided:
+    """A proposal's hunks stay as they are: Baton wrote none of them (its proposer writes
+    the file once every hunk is decided), so no undo took one back."""
+    why = f"it is an edit {task.worker} proposed: Baton wrote nothing for it"
+    return Redecided(kept=[(h, why) for h in hunk_ids])
 
 
 def resolve_hunks(files: Sequence[FileDiff], ids: Sequence[str]) -> set[str]:

@@ -15,6 +15,9 @@
 
 local M = {}
 
+---States whose accepted hunks an undo can take back.
+local DECIDED = { review = true, applied = true }
+
 ---@class baton.Watched
 ---@field client_id integer
 ---@field files table<string, table[]> file name → its hunks as the last diff sent them
@@ -94,7 +97,11 @@ end
 ---@param payload table
 function M.on_diff(client_id, payload)
   local task_id = payload.taskId
-  if type(task_id) ~= 'string' or payload.final ~= true then
+  if type(task_id) ~= 'string' then
+    return
+  end
+  if payload.final ~= true or not DECIDED[payload.state] then
+    M.watched[task_id] = nil -- working again, or settled otherwise: nothing to take back
     return
   end
   local known = M.watched[task_id]
@@ -119,7 +126,7 @@ function M.on_diff(client_id, payload)
       any = any or accepted[h.id] == true
     end
   end
-  if not any or payload.state == 'rejected' then
+  if not any then
     M.watched[task_id] = nil
     return
   end

@@ -18,6 +18,9 @@
 import { Hunk, ServerCommand, TaskDiff } from "./protocol";
 import { uriKey } from "./reviews";
 
+/** States whose accepted hunks an undo can take back. */
+const DECIDED: ReadonlySet<string> = new Set(["review", "applied"]);
+
 interface Watched {
   /** URI key → that file's line hunks, as the last diff sent them. */
   files: Map<string, Hunk[]>;
@@ -48,7 +51,10 @@ export class UndoWatch {
 
   /** Take a `baton/diff`; the URI keys of its documents to look at, if it is watched. */
   update(diff: TaskDiff): string[] {
-    if (!diff.final) return [];
+    if (!diff.final || !DECIDED.has(diff.state)) {
+      this.tasks.delete(diff.taskId); // working again, or settled otherwise
+      return [];
+    }
     const accepted = this.tasks.get(diff.taskId)?.accepted ?? new Set<string>();
     const files = new Map<string, Hunk[]>();
     for (const f of diff.files) {
@@ -58,7 +64,7 @@ export class UndoWatch {
       files.set(uriKey(f.uri), hunks);
     }
     const any = [...files.values()].some((hs) => hs.some((h) => accepted.has(h.id)));
-    if (!any || diff.state === "rejected") {
+    if (!any) {
       this.tasks.delete(diff.taskId);
       return [];
     }

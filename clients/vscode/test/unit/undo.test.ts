@@ -54,3 +54,13 @@ test("a rejected task is forgotten; hunks never accepted are never reaccepted", 
   u.update(twoHunks("rejected"));
   assert.equal(u.watching(URI), false);
 });
+
+test("a task working again (a draft) or settled otherwise is forgotten", () => {
+  for (const [state, final] of [["running", false], ["cancelled", true]] as const) {
+    const u = new UndoWatch();
+    u.update(applied());
+    assert.deepEqual(u.update(twoHunks(state, final)), []);
+    assert.equal(u.watching(URI), false);
+    assert.deepEqual(u.check(URI, 9, OLD), []);
+  }
+});
