@@ -157,6 +157,13 @@ def _parser() -> argparse.ArgumentParser:
                 help="also apply hunks that write a secret value (shown masked; the real "
                 "text is taken from git)",
             )
+    c = cmd(
+        "reopen",
+        "put accepted hunks you reverted back up for review (the file holds their old "
+        "lines again); an applied task goes back to review",
+    )
+    c.add_argument("id", help=ID_HELP)
+    c.add_argument("hunks", nargs="+", metavar="HUNK")
 
     c = cmd("cancel", "cancel a task (kills its agent process tree)")
     c.add_argument("id", help=ID_HELP)
@@ -376,6 +383,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, render.Output], Awaitable[int
     "diff": remote.diff,
     "accept": remote.accept,
     "reject": remote.reject,
+    "reopen": remote.reopen,
     "cancel": remote.cancel,
     "reply": remote.turn,
     "answer": remote.answer,
