@@ -239,6 +239,7 @@ function M.forget_client(client_id)
   for task_id, w in pairs(M.watched) do
     if w.client_id == client_id then
       M.watched[task_id] = nil
+      busy[task_id] = nil -- its answer will never come
     end
   end
 end
