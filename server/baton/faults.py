@@ -28,6 +28,7 @@ POINTS: dict[str, str] = {
     "accept_recover_file": "recovering an accept wrote one more user file (counted per file)",
     "accept_marked": "an accept's hunk decisions are stored; its journal is not cleared",
     "reject_marked": "a reject's decisions and the task's end are stored; its worktree remains",
+    "reopen_ref": "a reopen restored an applied task's snapshot ref; its decisions are not stored",
 }
 
 

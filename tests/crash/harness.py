@@ -78,6 +78,9 @@ async def main():
         say({"accepted": sorted(result.applied)})
     if job.get("reject"):
         say({"rejected": await sup.reject(job["reject"])})
+    if job.get("reopen"):
+        tid, hunks = job["reopen"]
+        say({"reopened": (await sup.reopen(tid, hunks)).decided})
     if job.get("stay"):
         await asyncio.sleep(3600)
     while True:
@@ -175,6 +178,7 @@ class Lab:
         tasks: Sequence[str] = (),
         accept: str | None = None,
         reject: str | None = None,
+        reopen: tuple[str, list[str]] | None = None,
         stay: bool = False,
     ) -> Broker:
         """A broker subprocess on this lab's home, armed with ``crash_at`` when given."""
@@ -187,6 +191,7 @@ class Lab:
                     "tasks": list(tasks),
                     "accept": accept,
                     "reject": reject,
+                    "reopen": list(reopen) if reopen else None,
                     "stay": stay,
                 }
             )

@@ -3,8 +3,8 @@ the real ``baton lsp`` (found on PATH) with the fake agent, in isolated XDG fold
 
 The user selects lines, types ``:Baton delegate`` and an instruction into the prompt; the
 statusline component counts the task; the draft and then the final diff are drawn with
-extmarks; a keymap accepts one hunk (``u`` undoes it), another rejects the other; everything
-is cleared and the counts go back to zero. One test reads the screen itself.
+extmarks; a keymap accepts one hunk (``u`` undoes it: pending again), keys reject both;
+everything is cleared and the counts go back to zero. One test reads the screen itself.
 """
 
 from __future__ import annotations
@@ -126,14 +126,18 @@ def test_delegate_draft_final_accept_undo_reject(editor: Editor) -> None:
     wait_for(lambda: [h["row"] for h in hunks(ed)] == [5], what="one hunk left")
     # nothing was written to disk: the edit is in the buffer, which the user owns
     assert "return 10" not in Path(ed.nvim.eval("expand('%:p')")).read_text()
-    # ...and `u` undoes it (the edit came through workspace/applyEdit into the buffer).
+    # ...and `u` undoes it (the edit came through workspace/applyEdit into the buffer): the
+    # hunk is pending again and drawn again (see test_neovim_undo.py).
     ed.feed("u")
     wait_for(lambda: ed.lines()[1] == "    return 1", what="undo of the accept")
+    wait_for(lambda: [h["row"] for h in hunks(ed)] == [1, 5], what="the undone hunk drawn again")
 
-    # Jump to the other hunk and reject it: nothing drawn any more, the keys are gone.
-    ed.feed("gg]x")
+    # Jump to the other hunk and reject it, then the first: nothing drawn, the keys are gone.
+    ed.feed("2G]x")
     wait_for(lambda: ed.nvim.api.win_get_cursor(0)[0] == 6, what="]x to the next hunk")
     ed.feed("\\br")
+    wait_for(lambda: [h["row"] for h in hunks(ed)] == [1], what="one hunk left")
+    ed.feed("2G\\br")
     wait_for(lambda: hunks(ed) == [], what="no hunk left")
     wait_for(lambda: status(ed) == "", what="counts back to zero")
     assert (

@@ -4,8 +4,9 @@ Debian Chromium, driven by playwright-core, with the built .vsix installed and t
 
 The user opens app.py, selects its lines, runs "Baton: Delegate Selection…" and types an
 instruction; the status bar counts the running task; the draft and then the final diff are
-drawn inline with CodeLenses; one hunk is accepted (the text changes, Ctrl+Z undoes it), the
-other rejected; the status bar goes back to idle. Screenshots of every step are saved under
+drawn inline with CodeLenses; one hunk is accepted (the text changes, Ctrl+Z undoes it and
+the hunk is pending again, Ctrl+Shift+Z accepts it again), then both with Accept all, undone
+and redone the same way; the status bar goes back to idle. Screenshots of every step are saved under
 artifacts/vscode/. The clicking and checking is clients/vscode/test/e2e/drive.mjs.
 
 Set-up: scripts/install-vscode-test installs and caches Chromium, Node 24, code-server and
@@ -291,7 +292,7 @@ def drive(
     return steps
 
 
-def test_delegate_review_accept_undo_reject(workbench: Workbench, tools: Tools) -> None:
+def test_delegate_review_accept_undo_redo(workbench: Workbench, tools: Tools) -> None:
     shutil.rmtree(ARTIFACTS, ignore_errors=True)
     ARTIFACTS.mkdir(parents=True)
     steps = drive(
@@ -323,15 +324,28 @@ def test_delegate_review_accept_undo_reject(workbench: Workbench, tools: Tools) 
     assert "    return 10" in by["hunk-accepted"]["text"]
     assert by["hunk-accepted"]["ghosts"] == ["→ return 20"]
     assert by["hunk-accepted"]["lenses"].count("Accept") == 1
-    assert by["accept-undone"]["focusInEditor"] and by["accept-undone"]["ghosts"] == ["→ return 20"]
-    assert "return 10" not in by["accept-undone"]["text"]
+    # Ctrl+Z after an accept is a decision (issue 17): the hunk is pending and drawn again.
+    undone = by["accept-undone"]
+    assert undone["focusInEditor"] and undone["ghosts"] == ["→ return 10", "→ return 20"]
+    assert "return 10" not in undone["text"] and undone["lenses"].count("Accept") == 2
+    assert "1 ready for review" in undone["status"]
+    redone = by["accept-redone"]  # Ctrl+Shift+Z: accepted again
+    assert "    return 10" in redone["text"] and redone["ghosts"] == ["→ return 20"]
+    assert redone["lenses"].count("Accept") == 1
+    # Accept all, then undo it: the applied task is in review again; redo applies it again.
+    assert "idle" in by["all-accepted"]["status"] and by["all-accepted"]["lenses"] == []
+    all_undone = by["all-undone"]
+    assert "1 ready for review" in all_undone["status"]
+    assert all_undone["ghosts"] == ["→ return 10", "→ return 20"]
+    assert "return 10" not in all_undone["text"] and "return 20" not in all_undone["text"]
+    assert by["all-redone"]["ghosts"] == [] and by["all-redone"]["lenses"] == []
     idle = by["status-idle"]
-    assert "return 20" not in idle["text"] and idle["lenses"] == [] and idle["ghosts"] == []
+    assert "    return 20" in idle["text"] and idle["lenses"] == [] and idle["ghosts"] == []
     # Screenshots of every step.
     shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
-    assert len(shots) == 13 and not any("FAILED" in s for s in shots), shots
-    # The broker's record: one task, one hunk accepted and one rejected, so it is applied; the
-    # accept went through the editor (unsaved buffer), never to disk.
+    assert len(shots) == 17 and not any("FAILED" in s for s in shots), shots
+    # The broker's record: one task, both hunks accepted (after the undos and redos), so it
+    # is applied; every accept went through the editor (unsaved buffer), never to disk.
     listed = subprocess.run(
         [str(ROOT / ".venv" / "bin" / "baton"), "tasks", "--json"],
         capture_output=True,

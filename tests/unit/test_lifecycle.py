@@ -39,7 +39,8 @@ def test_main_path_is_legal() -> None:
 
 
 def test_final_states_have_no_way_out() -> None:
-    assert not TRANSITIONS[TaskState.APPLIED]
+    # an applied task only goes back to review (an accepted hunk undone in the editor)
+    assert TRANSITIONS[TaskState.APPLIED] == {TaskState.REVIEW}
     assert not TRANSITIONS[TaskState.REJECTED]
     assert TaskState.APPLIED in SETTLED
     assert TaskState.RUNNING not in SETTLED

@@ -24,6 +24,7 @@ import { RESTART_KEYS, readSettings } from "./common/settings";
 import { StatusBar } from "./common/statusBar";
 import { TaskList, proposerOf } from "./common/tasks";
 import { TaskView } from "./common/taskView";
+import { UndoWatch } from "./common/undo";
 import { createLogOutputChannel, getConfiguration, onDidChangeConfiguration, setContext } from "./common/vscodeapi";
 
 let server: BatonServer | undefined;
@@ -34,6 +35,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const settings = (): ReturnType<typeof readSettings> => readSettings((key) => getConfiguration(CONFIG_SECTION).get(key));
 
   const reviews = new Reviews();
+  const undo = new UndoWatch();
   const tasks = new TaskList();
   const status = new StatusBar();
   const proposals = new ProposalView(reviews);
@@ -86,7 +88,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (list.some((t) => t.proposedBy && t.state === "review")) app.diffsChanged();
     },
     status: (counts) => status.setCounts(counts),
-    diff: (diff) => app.diffsChanged(reviews.update(diff)),
+    diff: (diff) => {
+      app.diffsChanged(reviews.update(diff));
+      for (const key of undo.update(diff)) lookForUndo(key);
+    },
     permission: (request) => permissions.update(request),
     state: (s) => {
       status.setServer(s);
@@ -94,6 +99,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     },
     started: () => {
       reviews.clear();
+      undo.clear();
       permissions.clear();
       app.diffsChanged();
       void refreshTasks(app).catch((err) => traceError("could not list the tasks:", err));
@@ -133,6 +139,34 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }, 400),
     );
   };
+
+  // An undo (or redo) of an accepted hunk is a decision: when a document of a watched task
+  // changes, ask the server to reopen (reaccept) what its text may hold again (common/undo).
+  const undoTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  function lookForUndo(key: string): void {
+    clearTimeout(undoTimers.get(key));
+    undoTimers.set(
+      key,
+      setTimeout(() => {
+        undoTimers.delete(key);
+        const doc = vscode.workspace.textDocuments.find((d) => uriKey(d.uri.toString()) === key);
+        if (doc === undefined || server === undefined) return;
+        for (const r of undo.check(doc.uri.toString(), doc.version, doc.getText())) {
+          server
+            .request<{ state?: string; reopened?: string[]; reaccepted?: string[] }>(r.command, r.args)
+            .then((res) => {
+              const done = res?.reopened ?? res?.reaccepted ?? [];
+              if (done.length > 0) traceInfo(`task ${r.args.taskId}: ${r.command} ${done.join(", ")} → ${res?.state}`);
+            })
+            .catch((err) => traceInfo(`${r.command} ${r.args.taskId}:`, err))
+            .finally(() => {
+              undo.done(r.args.taskId);
+              lookForUndo(key); // the document may have moved on meanwhile
+            });
+        }
+      }, 150),
+    );
+  }
 
   let restartTimer: ReturnType<typeof setTimeout> | undefined;
   const scheduleRestart = (why: string): void => {
@@ -183,6 +217,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.onDidChangeTextDocument((e) => {
       if (e.contentChanges.length === 0) return;
       const uri = e.document.uri.toString();
+      if (undo.watching(uri)) lookForUndo(uriKey(uri));
       const changes = e.contentChanges.map((c) => ({
         range: { start: c.range.start, end: c.range.end },
         text: c.text,
@@ -197,6 +232,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (e.affectsConfiguration("baton.inlineDiff")) app.diffsChanged();
     }),
     { dispose: () => pendingFetch.forEach((t) => clearTimeout(t)) },
+    { dispose: () => undoTimers.forEach((t) => clearTimeout(t)) },
   );
   const interpreterWatch = await onInterpreterChange(() => {
     const s = settings();

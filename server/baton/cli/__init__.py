@@ -221,7 +221,9 @@ async def _doctor(args: argparse.Namespace, out: render.Output) -> int:
 
 #: The commands run through :func:`_dispatch`: the module (of this package) and function that
 #: run each, imported when the command runs.
-_REMOTE = ("delegate", "graph", "answer", "accept", "reject", "memory", "workers", "health")
+_REMOTE = (
+    "delegate", "graph", "answer", "accept", "reject", "reopen", "memory", "workers", "health",
+)  # fmt: skip
 _WATCHING = ("run", "watch", "tasks", "inspect", "diff", "cancel")
 _COMMANDS: dict[str, tuple[str, str]] = {
     **{name: ("remote", name) for name in _REMOTE},

@@ -144,6 +144,14 @@ def build() -> argparse.ArgumentParser:
                 "text is taken from git)",
             )
 
+    c = cmd(
+        "reopen",
+        "put accepted hunks you reverted back up for review (the file holds their old "
+        "lines again); an applied task goes back to review",
+    )
+    c.add_argument("id", help=ID_HELP)
+    c.add_argument("hunks", nargs="+", metavar="HUNK")
+
     c = cmd("cancel", "cancel a task (kills its agent process tree)")
     c.add_argument("id", help=ID_HELP)
 

@@ -197,6 +197,18 @@ async def reject(args: argparse.Namespace, out: Output) -> int:
     return EXIT_OK
 
 
+async def reopen(args: argparse.Namespace, out: Output) -> int:
+    """Accepted hunks whose old lines the file holds again (reverted by hand) are pending."""
+    async with broker(args) as c:
+        res = await call(c, "reopen", id=args.id, hunks=args.hunks)
+    task = res["task"]
+    text = f"reopened {len(res['reopened'])} hunk(s); task {task['id']} is {task['state']}"
+    for kept in res["kept"]:
+        text += f"\n  {kept['hunk']} kept: {kept['reason']}"
+    out.result(res, text)
+    return EXIT_OK if res["reopened"] else EXIT_FAILED
+
+
 async def memory(args: argparse.Namespace, out: Output) -> int:
     root = str(folder_of(args))
     params: dict[str, Any] = {"op": args.op, "root": root}

@@ -69,7 +69,9 @@ TRANSITIONS: dict[TaskState, frozenset[TaskState]] = {
     S.CANCELLED: frozenset({S.QUEUED}),
     S.INTERRUPTED: frozenset({S.QUEUED, S.CANCELLED}),
     S.ANSWERED: frozenset({S.QUEUED}),
-    S.APPLIED: frozenset(),
+    # An applied task is reviewed again when the user undoes an accepted hunk in the
+    # editor (see baton.runtime.reopen).
+    S.APPLIED: frozenset({S.REVIEW}),
     S.REJECTED: frozenset(),
 }
 

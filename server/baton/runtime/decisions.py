@@ -9,6 +9,11 @@ clears the journal. A broker that finds a journal whose broker is gone finishes 
 have it count as accepted, files the user changed since keep their hunks pending. A state
 disk too full for the journal refuses the accept before any user file is written.
 
+An editor's undo of an accepted hunk is a decision too (:meth:`Decisions.reopen`): the
+hunk is pending again, and an applied task back in review; a redo accepts it again
+(:meth:`Decisions.reaccept`). Both read what the user's text holds at the hunk's place
+(:mod:`baton.runtime.reopen`) and write no user file.
+
 The stored diff is masked (the task's secret values). A hunk whose new text held one is
 refused unless the caller says ``allow_secret``; a masked hunk that is accepted takes its
 real text from the worker's result commit in git, never from the stored diff.
@@ -24,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.core.diff import FileDiff, HunkState, find_hunk, mask_diff, reveal
+from baton.core.held import Side
 from baton.core.lifecycle import TaskState
 from baton.core.masking import MASK
 from baton.core.task import Task
@@ -34,6 +40,7 @@ from baton.runtime.drafts import Drafts
 from baton.runtime.prepare import Preparer
 from baton.runtime.proposals import ProposalDesk
 from baton.runtime.recorded import snapshot_of
+from baton.runtime.reopen import KEPT_REASONS, Redecided, keep_snapshot, sides
 from baton.store.paths import task_dir
 from baton.workspace import AcceptResult, Snapshot, accept, result_diff
 from baton.workspace.git import in_background
@@ -180,6 +187,98 @@ class Decisions:
             await self.decide(task, dict.fromkeys(chosen, HunkState.REJECTED))
             return sorted(chosen)
 
+    async def reopen(
+        self, task_id: str, hunk_ids: Sequence[str], *, current: Mapping[str, str] | None = None
+    ) -> Redecided:
+        """Accepted hunks whose place in the user's text holds their old lines again (an
+        undo in the editor) are pending again; an applied task goes back to review.
+
+        Writes no user file. The hunks' new state and the task's are one transaction; the
+        snapshot ref an applied task lost is restored first (a crash between leaves the
+        task applied, and the next sweep removes the ref).
+        """
+        task = await self.book.get(task_id)
+        async with self.book.lock(task.id):
+            task = await self.book.fresh(task.id)
+            if task.options.get("proposal"):
+                return _proposed(task, hunk_ids)
+            if task.state not in (S.REVIEW, S.APPLIED):
+                raise TaskError(
+                    f"task {task.id} is {task.state}; reopen is for tasks in review or applied"
+                )
+            files, _ = await self.drafts.load(task.id)
+            accepted = {h.id for f in files for h in f.hunks if h.state == HunkState.ACCEPTED}
+            out = await self._held(task, files, hunk_ids, accepted, Side.OLD, "accepted", current)
+            if not out.decided:
+                return out
+            decisions = dict.fromkeys(out.decided, HunkState.PENDING)
+            word = f"reopened {len(out.decided)} hunk(s): your text no longer holds them"
+            if task.state == S.APPLIED:
+                snap = snapshot_of(task)
+                if not await asyncio.to_thread(keep_snapshot, snap):
+                    raise TaskError(
+                        f"task {task.id}: its snapshot is no longer in git, so its hunks "
+                        "cannot be reviewed again"
+                    )
+                crash_point("reopen_ref")
+                await self.book.move(task, S.REVIEW, word, hunks=decisions)
+            else:
+                await self.book.store.call(lambda s: s.set_hunk_states(task.id, decisions))
+                await self.book.log(task, word)
+            return out
+
+    async def reaccept(
+        self, task_id: str, hunk_ids: Sequence[str], *, current: Mapping[str, str] | None = None
+    ) -> Redecided:
+        """Pending hunks whose place in the user's text holds their new lines (a redo in the
+        editor) are accepted, writing nothing; the task settles when none is left pending."""
+        task = await self.book.get(task_id)
+        async with self.book.lock(task.id):
+            task = await self.book.fresh(task.id)
+            if task.options.get("proposal"):
+                return _proposed(task, hunk_ids)
+            if task.state != S.REVIEW:
+                raise TaskError(f"task {task.id} is {task.state}; reaccept is for tasks in review")
+            files, _ = await self.drafts.load(task.id)
+            pending = {h.id for f in files for h in f.hunks if h.state == HunkState.PENDING}
+            out = await self._held(task, files, hunk_ids, pending, Side.NEW, "pending", current)
+            if out.decided:
+                await self.decide(task, dict.fromkeys(out.decided, HunkState.ACCEPTED))
+            return out
+
+    async def _held(
+        self,
+        task: Task,
+        files: list[FileDiff],
+        hunk_ids: Sequence[str],
+        allowed: set[str],
+        side: Side,
+        word: str,
+        current: Mapping[str, str] | None,
+    ) -> Redecided:
+        """The chosen hunks in ``allowed`` whose place holds ``side``; the others, kept."""
+        chosen = resolve_hunks(files, hunk_ids)
+        out = Redecided(kept=[(h, f"it is not {word}") for h in sorted(chosen - allowed)])
+        chosen &= allowed
+        if not chosen:
+            return out
+        try:
+            found = await asyncio.to_thread(sides, snapshot_of(task), files, chosen, current or {})
+        except LookupError:
+            raise TaskError(
+                f"task {task.id}: its snapshot is no longer in git, so its hunks cannot be "
+                "reviewed again"
+            ) from None
+        for f in files:
+            for h in f.hunks:
+                if h.id not in chosen:
+                    continue
+                if found.get(h.id) == side:
+                    out.decided.append(h.id)
+                else:
+                    out.kept.append((h.id, KEPT_REASONS[found.get(h.id)]))
+        return out
+
     async def decide(self, task: Task, decisions: dict[str, HunkState]) -> None:
         """Store ``decisions``; when no hunk is left pending, the task's end in the same
         transaction (applied if any hunk was accepted, else rejected)."""
@@ -232,6 +331,13 @@ class Decisions:
         if fresh.state == S.REVIEW:
             await self.decide(fresh, dict.fromkeys(recovered.applied, HunkState.ACCEPTED))
         await asyncio.to_thread(clear_journal, journal)
+
+
+def _proposed(task: Task, hunk_ids: Sequence[str]) -> Redecided:
+    """A proposal's hunks stay as they are: Baton wrote none of them (its proposer writes
+    the file once every hunk is decided), so no undo took one back."""
+    why = f"it is an edit {task.worker} proposed: Baton wrote nothing for it"
+    return Redecided(kept=[(h, why) for h in hunk_ids])
 
 
 def resolve_hunks(files: Sequence[FileDiff], ids: Sequence[str]) -> set[str]:

@@ -12,7 +12,8 @@ This module wires the parts together and checks requests; it holds no task logic
 - :mod:`~baton.runtime.turns` — the turn loop, slots, rate limits, hand-offs;
 - :mod:`~baton.runtime.verify` — checks and the independent review;
 - :mod:`~baton.runtime.drafts` — the diff, draft and final;
-- :mod:`~baton.runtime.decisions` — accept and reject, through a journal;
+- :mod:`~baton.runtime.decisions` — accept and reject, through a journal (and the
+  reopen and reaccept of an editor's undo and redo, :mod:`~baton.runtime.reopen`);
 - :mod:`~baton.runtime.proposals` — edits other tools propose;
 - :mod:`~baton.runtime.adoption` — taking over from a broker that is gone;
 - :mod:`~baton.runtime.graph` — tasks that wait for others.
@@ -60,6 +61,7 @@ from baton.runtime.recorded import (
     store_request,
     task_for,
 )
+from baton.runtime.reopen import Redecided
 from baton.runtime.requests import DelegateRequest, GraphNode
 from baton.runtime.turns import TurnLoop
 from baton.runtime.verify import Verifier
@@ -308,6 +310,11 @@ class Supervisor:
                 raise TaskError(
                     f"task {task.id} asks permission; answer it (baton answer), or cancel"
                 )
+            if task.worktree and not await asyncio.to_thread(Path(task.worktree).is_dir):
+                raise TaskError(  # reviewed again after an undo: its checkout was removed
+                    f"task {task.id}'s checkout was removed when it was applied; accept or "
+                    "reject its hunks, or delegate the change again"
+                )
             await self.book.move(task, S.RUNNING, "reply")
             self._loop.start(task, NextTurn(text, "reply"))
             return task
@@ -487,6 +494,20 @@ class Supervisor:
 
     async def reject(self, task_id: str, hunk_ids: Sequence[str] | None = None) -> list[str]:
         return await self._decisions.reject(task_id, hunk_ids)
+
+    async def reopen(
+        self, task_id: str, hunk_ids: Sequence[str], *, current: Mapping[str, str] | None = None
+    ) -> Redecided:
+        """Accepted hunks the user undid (their place holds the old lines again) are pending
+        again; see :meth:`baton.runtime.decisions.Decisions.reopen`."""
+        return await self._decisions.reopen(task_id, hunk_ids, current=current)
+
+    async def reaccept(
+        self, task_id: str, hunk_ids: Sequence[str], *, current: Mapping[str, str] | None = None
+    ) -> Redecided:
+        """Pending hunks the user redid (their place holds the new lines) are accepted,
+        writing nothing; see :meth:`baton.runtime.decisions.Decisions.reaccept`."""
+        return await self._decisions.reaccept(task_id, hunk_ids, current=current)
 
     async def _after_decided(self, task: Task) -> None:
         if task.state == S.APPLIED and task.group and task.options.get("compare"):

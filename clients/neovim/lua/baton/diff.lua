@@ -471,6 +471,7 @@ function M.on_diff(client_id, payload, fresh)
   if type(task_id) ~= 'string' then
     return
   end
+  require('baton.undo').on_diff(client_id, payload) -- an undo of an accept is a decision
   if not SHOWN[payload.state] then
     -- (its files stay in M.files: the task's summary may not have arrived yet)
     M.payloads[task_id] = nil
@@ -554,6 +555,7 @@ end
 ---A server stopped: clear the diffs it sent.
 ---@param client_id integer
 function M.forget_client(client_id)
+  require('baton.undo').forget_client(client_id)
   for task_id, entry in pairs(M.payloads) do
     if entry.client_id == client_id then
       M.payloads[task_id] = nil

@@ -147,6 +147,8 @@ export const ServerCommand = {
   retry: "baton.retry",
   accept: "baton.accept",
   reject: "baton.reject",
+  reopen: "baton.reopen",
+  reaccept: "baton.reaccept",
   tasks: "baton.tasks",
   inspect: "baton.inspect",
   diff: "baton.diff",

@@ -279,18 +279,56 @@ try {
   });
 
   await step("accept-undone", async () => {
-    // Accepting left the focus in the editor: Ctrl+Z goes straight to it.
+    // Accepting left the focus in the editor: Ctrl+Z goes straight to it. The undo is a
+    // decision: the hunk is pending again, drawn and reviewable again.
     if (!(await editorHasFocus())) throw new Error("the focus left the editor after accept");
     await page.keyboard.press("Control+Z");
     const text = await waitEditor((t) => /^\s*return 1\s*$/m.test(t) && !t.includes("return 10"), "the undone text");
-    return { text, ghosts: await ghosts(), lenses: await lensTexts(), focusInEditor: await editorHasFocus() };
+    const g = await waitGhosts((g) => g.includes("→ return 10") && g.includes("→ return 20"), "the undone hunk drawn again");
+    const lenses = await waitLenses((l) => count(l, "Accept") === 2, "the undone hunk reviewable again");
+    return { text, ghosts: g, lenses, status: await waitStatus("ready for review"), focusInEditor: await editorHasFocus() };
   });
 
-  await step("hunk-rejected", async () => {
-    await clickLens("Reject");
+  await step("accept-redone", async () => {
+    await page.keyboard.press("Control+Shift+Z");
+    const text = await waitEditor((t) => /^\s*return 10\s*$/m.test(t), "the redone hunk");
+    const g = await waitGhosts((g) => g.length === 1 && g[0] === "→ return 20", "only the other hunk drawn");
+    const lenses = await waitLenses((l) => count(l, "Accept") === 1, "one hunk left after the redo");
+    return { text, ghosts: g, lenses };
+  });
+
+  await step("redo-undone", async () => {
+    await page.keyboard.press("Control+Z");
+    await waitEditor((t) => !t.includes("return 10"), "the redo undone");
+    const lenses = await waitLenses((l) => l.some((x) => x.includes("Accept all (2)")), "both hunks pending");
+    return { lenses, ghosts: await ghosts() };
+  });
+
+  await step("all-accepted", async () => {
+    const all = page.locator(".editor-instance .codelens-decoration a", { hasText: "Accept all (2)" });
+    await all.first().click();
+    const text = await waitEditor((t) => /^\s*return 10\s*$/m.test(t) && /^\s*return 20\s*$/m.test(t), "accept-all");
     const g = await waitGhosts((g) => g.length === 0, "no proposal left");
     const lenses = await waitLenses((l) => l.length === 0, "no lens left");
-    return { text: await editorText(), ghosts: g, lenses };
+    return { text, ghosts: g, lenses, status: await waitStatus("idle", 20000) };
+  });
+
+  await step("all-undone", async () => {
+    // The task is applied; one Ctrl+Z takes the whole accept back: in review again.
+    if (!(await editorHasFocus())) await page.locator(".editor-instance .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+Z");
+    const text = await waitEditor((t) => !t.includes("return 10") && !t.includes("return 20"), "accept-all undone");
+    const g = await waitGhosts((g) => g.includes("→ return 10") && g.includes("→ return 20"), "both hunks drawn again");
+    const lenses = await waitLenses((l) => l.some((x) => x.includes("Accept all (2)")), "both reviewable again");
+    return { text, ghosts: g, lenses, status: await waitStatus("ready for review", 20000) };
+  });
+
+  await step("all-redone", async () => {
+    await page.keyboard.press("Control+Shift+Z");
+    const text = await waitEditor((t) => /^\s*return 10\s*$/m.test(t) && /^\s*return 20\s*$/m.test(t), "accept-all redone");
+    const g = await waitGhosts((g) => g.length === 0, "no proposal after the redo");
+    const lenses = await waitLenses((l) => l.length === 0, "no lens after the redo");
+    return { text, ghosts: g, lenses };
   });
 
   await step("status-idle", async () => {

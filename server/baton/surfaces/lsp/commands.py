@@ -376,6 +376,45 @@ async def reject(ls: BatonServer, args: Args) -> Any:
     return {"taskId": task.id, "state": str(state), "rejected": rejected}
 
 
+async def reopen(ls: BatonServer, args: Args) -> Any:
+    """Accepted hunks the user undid in the editor are pending again (see runtime.reopen)."""
+    return await _redecide(ls, args, "reopened")
+
+
+async def reaccept(ls: BatonServer, args: Args) -> Any:
+    """Hunks the user redid in the editor (their new lines are back) are accepted again."""
+    return await _redecide(ls, args, "reaccepted")
+
+
+async def _redecide(ls: BatonServer, args: Args, word: str) -> Any:
+    sup = await ls.broker()
+    task = await sup.get(args.task_id())
+    hunk_ids = args.texts("hunkIds")
+    if not hunk_ids:
+        raise invalid(f"baton.{word[:-2]}: hunkIds must name the hunks")
+    root = review.snapshot_root(task)
+    if root is None:
+        raise failed(TaskError(f"task {task.id} has no snapshot"))
+    files, _ = await sup.diff(task.id)
+    current: dict[str, str] = {}  # the open documents: what the user has
+    for f in files:
+        uri = _open_uri(ls, root / f.path)
+        doc = ls.open_document(uri) if uri is not None else None
+        if doc is not None:
+            current[f.path] = doc[0]
+    decide = sup.reopen if word == "reopened" else sup.reaccept
+    done = await decide(task.id, hunk_ids, current=current)
+    if done.decided:
+        ls.notifier.touch(task.id, diff=True)
+    state = (await sup.get(task.id)).state
+    return {
+        "taskId": task.id,
+        "state": str(state),
+        word: done.decided,
+        "kept": [{"hunkId": h, "reason": r} for h, r in done.kept],
+    }
+
+
 # -- reading -------------------------------------------------------------------------------
 
 
@@ -437,6 +476,8 @@ HANDLERS: dict[str, tuple[Handler, bool]] = {
     "baton.retry": (retry, False),
     "baton.accept": (accept, False),
     "baton.reject": (reject, False),
+    "baton.reopen": (reopen, False),
+    "baton.reaccept": (reaccept, False),
     "baton.tasks": (tasks, True),
     "baton.inspect": (inspect, False),
     "baton.diff": (diff, False),

@@ -63,6 +63,7 @@ class Methods:
             "wait": self.wait,
             "accept": self.accept,
             "reject": self.reject,
+            "reopen": self.reopen,
             "reply": self.reply,
             "steer": self.steer,
             "answer": self.answer,
@@ -291,6 +292,22 @@ class Methods:
         rejected = await self._moved(self.sup.reject(tid, p.texts(params, "hunks") or None), tid)
         task = await self.sup.get(tid)
         return {"task": answers.line(task), "rejected": rejected}
+
+    async def reopen(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Accepted hunks whose place in the file holds their old lines again (the user
+        undid them) are pending again; the others are ``kept``, with why."""
+        p.known(params, "id", "hunks")
+        tid = _id(params)
+        hunks = p.texts(params, "hunks")
+        if not hunks:
+            raise p.RpcError(p.INVALID_PARAMS, "hunks: required (the hunk ids to reopen)")
+        done = await self._moved(self.sup.reopen(tid, hunks), tid)
+        task = await self.sup.get(tid)
+        return {
+            "task": answers.line(task),
+            "reopened": done.decided,
+            "kept": [{"hunk": h, "reason": r} for h, r in done.kept],
+        }
 
     async def reply(self, params: dict[str, Any]) -> dict[str, Any]:
         p.known(params, "id", "text")

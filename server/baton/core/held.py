@@ -1,0 +1,105 @@
+"""Which side of a hunk a text holds at the hunk's place: its old lines, its new ones, or neither.
+
+An accepted hunk is undone when the user's document holds the hunk's old lines again where
+the hunk is (an editor's undo, or the lines typed back), and redone when it holds the new
+ones there again. :func:`held` tells which, from the snapshot text the hunks were computed
+against (``base``), the worker's whole result (``result``: every hunk of the file applied)
+and the user's text now (``current``). A side is held when its lines stand in ``current``
+unchanged, in one piece, with the lines around them (or the file's edge) right next to
+them: nothing the user typed inside or beside the place counts as either side.
+
+Two texts are lined up through the lines they have in common (a line diff), so where a
+hunk's lines equal its neighbours the alignment can read both sides into the same text;
+then neither is held (None), and nothing is decided on a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+
+from baton.core.diff import Hunk, split_lines
+from baton.core.linediff import opcodes
+
+
+class Side(StrEnum):
+    OLD = "old"  # the snapshot's lines: the hunk is not in the text
+    NEW = "new"  # the worker's lines: the hunk is in the text
+
+
+class Placement:
+    """One file's snapshot and result texts lined up with the user's text, for its hunks."""
+
+    def __init__(self, base: str, result: str, current: str) -> None:
+        self._base, self._result = split_lines(base), split_lines(result)
+        self._current = split_lines(current)
+        self._from_base = _common(self._base, self._current)
+        self._from_result = _common(self._result, self._current)
+
+    def held(self, hunk: Hunk) -> Side | None:
+        """The side of ``hunk`` the user's text holds at its place, None for neither."""
+        if hunk.whole_file:
+            return None
+        old_start = hunk.old_start - 1 if hunk.old_count else hunk.old_start
+        new_start = hunk.new_start - 1 if hunk.new_count else hunk.new_start
+        old = _stands(self._from_base, old_start, hunk.old_count, self._base, self._current)
+        new = _stands(self._from_result, new_start, hunk.new_count, self._result, self._current)
+        # (and the hunk is one of these texts: its lines are where it says)
+        old = old and "".join(self._base[old_start : old_start + hunk.old_count]) == hunk.old_text
+        new = new and (
+            "".join(self._result[new_start : new_start + hunk.new_count]) == hunk.new_text
+        )
+        if old == new:  # neither, or an alignment that reads both: nothing to go on
+            return None
+        return Side.OLD if old else Side.NEW
+
+
+def held(hunk: Hunk, base: str, result: str, current: str) -> Side | None:
+    """The side of ``hunk`` that ``current`` holds at its place (see :class:`Placement`)."""
+    return Placement(base, result, current).held(hunk)
+
+
+def _common(a: Sequence[str], b: Sequence[str]) -> dict[int, int]:
+    """Line index in ``a`` → line index in ``b``, for the lines both have in common."""
+    if list(a) == list(b):
+        return {i: i for i in range(len(a))}
+    mapping: dict[int, int] = {}
+    for tag, i1, i2, j1, _ in opcodes(a, b):
+        if tag == "equal":
+            for k in range(i2 - i1):
+                mapping[i1 + k] = j1 + k
+    return mapping
+
+
+def _stands(
+    mapping: dict[int, int], start: int, count: int, source: Sequence[str], target: Sequence[str]
+) -> bool:
+    """Lines ``start .. start+count`` of ``source`` stand in ``target`` in one piece, with
+    their neighbours (or the text's edges) right beside them and nothing in between."""
+    if count:
+        placed = [mapping.get(i) for i in range(start, start + count)]
+        first = placed[0]
+        if first is None or placed != list(range(first, first + count)):
+            return False
+    else:  # an empty side: the point between two lines
+        if start < len(source):
+            at = mapping.get(start)
+            if at is None:
+                return False
+            first = at
+        elif start > 0:
+            before = mapping.get(start - 1)
+            if before is None:
+                return False
+            first = before + 1
+        else:  # both sides of an empty text
+            return not target
+    last = first + count  # one past the side's lines in target
+    if start > 0:
+        if mapping.get(start - 1) != first - 1:
+            return False
+    elif first != 0:
+        return False
+    if start + count < len(source):
+        return mapping.get(start + count) == last
+    return last == len(target)
