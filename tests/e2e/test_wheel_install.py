@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,10 @@ def test_wheel_carries_complete_metadata(wheel: Path) -> None:
     assert sum(k == "Classifier" for k, _ in fields) >= 5
     assert any(k == "Keywords" and "lsp" in v for k, v in fields)
     assert ["Requires-Python", ">=3.11"] in fields
+    # the project's addresses, from [project.urls] (the one place they are written down)
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]
+    for label, url in urls.items():
+        assert ["Project-URL", f"{label}, {url}"] in fields, (label, meta)
     assert "baton/agents/fake_agent.py" in names and "baton/py.typed" in names
     assert "baton/surfaces/ws/methods.openrpc.json" in names
     assert not any(n.startswith(("tests/", "clients/")) for n in names)
