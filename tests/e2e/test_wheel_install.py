@@ -4,8 +4,10 @@ What ``pipx install baton-lsp`` and ``uv tool install baton-lsp`` do is this: a 
 own, the wheel and its dependencies from the package index. The wheel is built once per test
 session (the build backend comes from the index, as for any user), then installed into a venv
 that sees neither this checkout's sources nor the test venv's packages. The commands below run
-from that venv only: ``--version``, ``doctor --json`` and a delegation with the fake agent
-named explicitly, reviewed and accepted.
+from that venv only: ``--version``, ``doctor --json``, a delegation with the fake agent
+named explicitly, reviewed and accepted; and, with Claude Code on PATH, a key and no Baton
+config, doctor choosing it and a plain ``baton run`` going to it against the scripted model
+server.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -90,6 +93,10 @@ def test_wheel_carries_complete_metadata(wheel: Path) -> None:
     assert sum(k == "Classifier" for k, _ in fields) >= 5
     assert any(k == "Keywords" and "lsp" in v for k, v in fields)
     assert ["Requires-Python", ">=3.11"] in fields
+    # the project's addresses, from [project.urls] (the one place they are written down)
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]
+    for label, url in urls.items():
+        assert ["Project-URL", f"{label}, {url}"] in fields, (label, meta)
     assert "baton/agents/fake_agent.py" in names and "baton/py.typed" in names
     assert "baton/surfaces/ws/methods.openrpc.json" in names
     assert not any(n.startswith(("tests/", "clients/")) for n in names)
@@ -144,3 +151,45 @@ def test_installed_wheel_runs_a_delegation(
         assert "return 10" in (repo / "app.py").read_text()
     finally:
         stop_brokers(tmp_path / "run" / "baton")
+
+
+def test_installed_wheel_finds_a_real_agent_and_delegates_to_it(
+    venv: Path, tmp_path: Path, baton_home: Path, repo: Path
+) -> None:
+    """The newcomer's path: Claude Code on PATH with a key, no Baton config at all; doctor
+    finds it and makes it the default, and a plain ``baton run`` (no ``--worker``) goes to it,
+    against the scripted model server, to review and accept."""
+    from tests.support.modelserver import Answer, ModelServer, Script, agent_bin, env_for_claude
+    from tests.support.modelserver import write_file as model_writes
+
+    claude = agent_bin("claude")
+    if not claude.exists():
+        pytest.skip("!!! AGENT CLI 'claude' IS NOT INSTALLED: run scripts/install-agents first !!!")
+    script = Script.of(model_writes("hello.txt", "hi\n"), Answer("Wrote hello.txt."))
+    with ModelServer(script) as srv:
+        launch = env_for_claude(srv, tmp_path / "agent-home")
+        env = _clean_env(COLUMNS="200", **{k: v for k, v in launch.env.items() if k != "PATH"})
+        env["PATH"] = os.pathsep.join([str(claude.parent), _clean_env()["PATH"]])
+        env["BATON_HOME"] = str(baton_home)
+        env["BATON_CONFIG"] = str(tmp_path / "no-user-config.toml")  # a newcomer has none
+        doctor = _baton(venv, "doctor", "--json", env=env, cwd=repo)
+        report = json.loads(doctor.stdout)
+        assert doctor.returncode == 0, (report, doctor.stderr)
+        assert report["default"] == "claude", report
+        assert report["default_reason"], report
+        try:
+            run = _baton(
+                venv, "run", "--json", "--cwd", str(repo), "Create hello.txt.", env=env, cwd=repo
+            )
+            assert run.returncode == 0, run.stdout + run.stderr
+            out = json.loads(run.stdout)
+            assert out["task"]["state"] == "review", out
+            task_id = out["task"]["id"]
+            # the real agent did it: the model server was asked (the fake agent asks nothing)
+            assert srv.main_requests, "the scripted model server was never asked"
+            assert not (repo / "hello.txt").exists()  # nothing until accepted
+            acc = _baton(venv, "accept", "--json", task_id, env=env, cwd=repo)
+            assert acc.returncode == 0, acc.stderr
+            assert (repo / "hello.txt").read_text() == "hi\n"
+        finally:
+            stop_brokers(tmp_path / "run" / "baton")

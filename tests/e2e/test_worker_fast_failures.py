@@ -9,8 +9,10 @@ cannot be what ends them. Each test prints the seconds it took (the figures of i
 A rate limit that stops after the cool-down: the task waits in ``rate_limited`` until the reset
 time the server named, then Baton tries again and the task reaches review.
 
-OpenCode is bounded only for 401: it retries a 500 or a dead server silently, with no setting
-to stop it, so the idle watchdog is what ends those.
+OpenCode has no setting to bound its retries of a 500 or a dead server (over a minute, nothing
+on stdout): Baton has it log each failed model request on stderr and stops it after
+``opencode.MAX_FAILURES`` of them. Its log does not carry the HTTP status, so the message
+names OpenCode's own words for the failure.
 
 The CLIs come from `scripts/install-agents` (`.cache/agents`); a missing one is skipped LOUDLY.
 """
@@ -162,10 +164,11 @@ CLIS = {
         "opencode",
         "mock/mock-model",
         _opencode,
-        # OpenCode retries a 500 or a dead server silently and without end, and has no
-        # setting to bound it: only the idle watchdog ends those (left out of issue 16's bound;
-        # see test_worker_opencode_gemini_pi.py).
-        {"401": (C.AUTH, r"401")},
+        {
+            "401": (C.AUTH, r"401"),
+            "500": (C.WORKER_ERROR, r"mock internal error .*3 model requests in a row failed"),
+            "dead": (C.NETWORK, r"Cannot connect to API"),
+        },
     ),
 }
 FAILURES = {"401": Unauthorized(times=None), "500": ServerError(times=None), "dead": Dead()}

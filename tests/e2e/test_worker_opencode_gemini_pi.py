@@ -9,7 +9,10 @@ A deny-all proxy (HTTPS_PROXY/HTTP_PROXY, NO_PROXY=127.0.0.1,localhost) must see
 Which watchdog ends each OpenCode hang is part of the expectations: a stream that keeps
 breaking or ending without a finish reason shows in OpenCode's output and the *parser* stops it
 (network, "… times in a row"); a server answering 500 or resetting every connection makes
-OpenCode retry silently, and the supervisor's *idle* watchdog (``Limits.stall_after``) ends it.
+OpenCode retry with nothing on stdout, but each failed request is logged on stderr, which the
+parser reads too and stops after a few (its log's words, "… in a row failed"). No CLI here is
+left to the supervisor's idle watchdog (``Limits.stall_after``) any more: the "silent" group
+stays for a CLI that would be.
 
 The CLIs come from `scripts/install-agents` (`.cache/agents`); a missing one is skipped LOUDLY.
 """
@@ -107,12 +110,11 @@ CLIS = {
         {
             "401": (C.AUTH, r"401 .*invalid api key"),
             "429": (C.RATE_LIMIT, RESETS),
-            "500": (C.STALLED, r"no output for 25 s"),  # silent retries: the idle watchdog
+            "500": (C.WORKER_ERROR, r"mock internal error .*in a row failed"),  # its stderr
             "cut": (C.NETWORK, r"stream broke off \d times in a row"),  # the parser
             "nofinish": (C.NETWORK, r"without a finish reason \d times in a row"),  # the parser
-            "dead": (C.STALLED, r"no output for 25 s"),  # silent retries: the idle watchdog
+            "dead": (C.NETWORK, r"Cannot connect to API.*in a row failed"),  # its stderr
         },
-        silent=frozenset({"500", "dead"}),
     ),
     "gemini": Cli(
         "gemini",

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from baton.agents.base import Turn
+from baton.agents.base import StderrReader, Turn
 from baton.agents.opencode import (
     LOOP_LIMIT,
+    MAX_FAILURES,
     QUIET_ENV,
     OpenCodeAdapter,
     OpenCodeParser,
@@ -143,6 +144,9 @@ def test_first_turn_argv_env_and_quiet_switches(tmp_path: Path) -> None:
         "--format",
         "json",
         "--auto",
+        "--print-logs",  # each failed model request logged on stderr, which the parser reads
+        "--log-level",
+        "ERROR",
         "-m",
         "mock/mock-model",
         "--title=Baton task t1",
@@ -197,3 +201,69 @@ def test_reply_stream_resumes_the_session_of_the_first_turn() -> None:
     _, outcome = replay("opencode-reply.jsonl")
     assert outcome.session_id == "ses_dd9267b5effe7u0uxbMUmMe0Sv"
     assert outcome.completion == Completion.COMPLETED and outcome.answer == "Added a line."
+
+
+# --- failures OpenCode logs on stderr only (a 500, a dead server) ------------------------------
+
+
+def logged(at: str, error: str, small: bool = False) -> str:
+    """A failed model request as OpenCode 1.18 logs it with ``--print-logs``."""
+    return (
+        f"timestamp=2026-12-01T13:00:{at}Z level=ERROR run=55b7abc2 "
+        f'message="stream error" providerID=mock modelID=mock-model session.id={SESSION} '
+        f'small={str(small).lower()} agent=build mode=primary error.error="{error}"'
+    )
+
+
+def stdout(kind: str, at: str) -> str:
+    """A stdout event of OpenCode's at 13:00:``at`` (its timestamps are epoch ms)."""
+    from datetime import datetime
+
+    ms = int(datetime.fromisoformat(f"2026-12-01T13:00:{at}+00:00").timestamp() * 1000)
+    part = {"reason": "tool-calls"} if kind == "step_finish" else {}
+    return json.dumps({"type": kind, "timestamp": ms, "sessionID": SESSION, "part": part})
+
+
+def test_failures_logged_in_a_row_stop_the_attempt_with_opencodes_words() -> None:
+    parser = OpenCodeParser()
+    assert isinstance(parser, StderrReader)  # so the runtime follows its stderr too
+    error = "AI_APICallError: mock internal error"
+    out = [e for i in range(MAX_FAILURES - 1) for e in parser.feed_stderr(logged(f"0{i}.5", error))]
+    assert out == []  # OpenCode is still within its first retries
+    out = parser.feed_stderr(logged("09.5", error))
+    assert [(e.type, e.data["kind"], e.data["stop"]) for e in out] == [
+        (EventType.ERROR, "worker_error", True)
+    ]
+    assert out[0].data["message"].startswith(error)
+    assert f"{MAX_FAILURES} model requests in a row failed" in out[0].data["message"]
+    assert parser.feed_stderr(logged("19.5", error)) == []  # said once
+    assert parser.finish(-9, "") == []  # the stop error stands when the process is killed
+    assert Outcome.fold(out).completion == Completion.WORKER_ERROR
+
+
+def test_a_server_that_cannot_be_reached_is_a_network_error() -> None:
+    parser = OpenCodeParser(max_failures=2)
+    dead = "AI_APICallError: Cannot connect to API: The socket connection was closed unexpectedly"
+    out = parser.feed_stderr(logged("01.0", dead)) + parser.feed_stderr(logged("03.0", dead))
+    assert [e.data["kind"] for e in out] == ["network"]
+
+
+def test_failures_with_progress_between_them_do_not_add_up() -> None:
+    parser = OpenCodeParser(max_failures=2)
+    error = "AI_APICallError: mock internal error"
+    assert parser.feed_stderr(logged("01.0", error)) == []
+    parser.feed(stdout("step_start", "02.0"))  # the retry got an answer going
+    parser.feed(stdout("step_finish", "03.0"))
+    assert parser.feed_stderr(logged("04.0", error)) == []  # one failure since the progress
+    # stdout and stderr are read apart: a failure read late still counts by its own time
+    assert parser.feed_stderr(logged("01.5", error)) == []
+    assert [e.data["kind"] for e in parser.feed_stderr(logged("05.0", error))] == ["worker_error"]
+
+
+def test_rate_limits_title_calls_and_other_log_lines_are_left_to_opencode() -> None:
+    parser = OpenCodeParser(max_failures=1)
+    assert parser.feed_stderr(logged("01.0", "AI_APICallError: Too Many Requests")) == []
+    assert parser.feed_stderr(logged("02.0", "AI_APICallError: boom", small=True)) == []
+    assert parser.feed_stderr('timestamp=2026-12-01T13:00:03Z level=ERROR message="other"') == []
+    assert parser.feed_stderr("not a log line at all") == []
+    assert [e.data["kind"] for e in parser.feed_stderr(logged("04.0", "boom"))] == ["worker_error"]

@@ -9,7 +9,7 @@ never from the exit code alone.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from baton.config.profiles import Profile
 from baton.core.events import Event
@@ -56,6 +56,20 @@ class Parser(Protocol):
 
     def finish(self, exit_code: int | None, stderr_tail: str) -> list[Event]:
         """Events once the process is gone (e.g. an error when no end marker came)."""
+        ...
+
+
+@runtime_checkable
+class StderrReader(Protocol):
+    """A parser that also reads the agent's stderr, line by line as it is written.
+
+    For a CLI that says only there that it is failing and retrying (OpenCode logs each failed
+    model request there and prints nothing on stdout): the runtime follows the stderr file of
+    a parser of this kind too, and an error marked ``stop`` ends the attempt as from stdout.
+    """
+
+    def feed_stderr(self, line: str) -> list[Event]:
+        """Events for one line of the agent's stderr (without its newline)."""
         ...
 
 

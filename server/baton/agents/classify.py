@@ -71,7 +71,8 @@ _PATTERNS: list[tuple[Completion, re.Pattern[str]]] = [
         Completion.NETWORK,
         re.compile(
             r"ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|connection (?:refused|reset|error)|"
-            r"unable to connect|network|socket hang up|fetch failed|stream (?:disconnected|closed)",
+            r"unable to connect|cannot connect|network|socket hang up|fetch failed|"
+            r"stream (?:disconnected|closed)|socket connection was closed",
             re.I,
         ),
     ),

@@ -23,15 +23,22 @@ caught by the parser, which reports a network error marked ``stop`` (the supervi
 the process): a model stream that keeps ending without a finish reason (``reason: "unknown"``,
 retried at once, forever) and a stream that keeps breaking (a new ``step_start`` with no
 ``step_finish``, retried with backoff, forever). A server that answers 500 or not at all makes
-OpenCode retry silently: nothing is printed, so the supervisor's idle watchdog
-(``Limits.stall_after``) is what ends it.
+OpenCode retry with backoff (2, 4, 8, 16, 30 s: over a minute) and print nothing on stdout,
+and it has no setting to bound that. So Baton starts it with ``--print-logs --log-level ERROR``:
+each failed model request is then a ``stream error`` line on stderr, which the parser reads
+too (:class:`~baton.agents.base.StderrReader`); :data:`MAX_FAILURES` of them in a row with
+no progress on stdout between them end the attempt with OpenCode's own error (a 500 is a
+``worker_error``, a server that cannot be reached ``network``). A rate limit is left to
+OpenCode: it waits as the server said, then reports it on stdout with the reset time.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +48,7 @@ from baton.agents.stream import as_dict, clip, json_object, relative, unparsed
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
+from baton.core.lifecycle import Completion
 
 #: Env switches that stop OpenCode calling home (and reading Claude Code's files).
 QUIET_ENV: dict[str, str] = {
@@ -59,6 +67,16 @@ PLUGIN_PACKAGE = "@opencode-ai/plugin"
 #: Failed model attempts in a row (cut streams, or ends without a finish reason) before the
 #: parser calls it a loop and asks for the process to be stopped.
 LOOP_LIMIT = 3
+#: Failed model requests in a row (the first and OpenCode's retries, about 7 s apart in all)
+#: with no progress on stdout before the parser ends the attempt.
+MAX_FAILURES = 3
+#: The flags that make OpenCode log each failed model request on stderr (and nothing below
+#: an error).
+LOG_FLAGS = ("--print-logs", "--log-level", "ERROR")
+#: A logged failure of a model request; its ``error.error`` field says what failed.
+_STREAM_ERROR = re.compile(r'\bmessage="stream error"')
+_LOGGED_ERROR = re.compile(r'\berror\.error="((?:[^"\\]|\\.)*)"')
+_LOGGED_AT = re.compile(r"^timestamp=(\S+)")
 #: How much of a tool's output a ``tool_result`` event keeps; how long a tool input summary is.
 OUTPUT_CHARS = 2000
 INPUT_CHARS = 200
@@ -92,11 +110,14 @@ def config_dirs(env: Mapping[str, str]) -> list[Path]:
 
 
 class OpenCodeParser:
-    """Maps ``opencode run --format json`` lines to Baton's events."""
+    """Maps ``opencode run --format json`` lines (and its logged failures) to Baton's events."""
 
-    def __init__(self, cwd: str | None = None, loop_limit: int = LOOP_LIMIT) -> None:
+    def __init__(
+        self, cwd: str | None = None, loop_limit: int = LOOP_LIMIT, max_failures: int = MAX_FAILURES
+    ) -> None:
         self.cwd = cwd
         self.loop_limit = loop_limit
+        self.max_failures = max_failures
         self.session_id: str | None = None
         self.ended = False  # an error (or the loop watchdog) has spoken
         self._open_step = False  # a step_start without its step_finish
@@ -106,6 +127,8 @@ class OpenCodeParser:
         self._answer = ""  # the last text part
         self._usage = {"input": 0, "output": 0, "cached": 0}
         self._cost: float | None = None
+        self._progress_at = 0.0  # epoch seconds of the last stdout event
+        self._failures: list[tuple[float, str]] = []  # logged failures: (epoch s, error)
 
     def feed(self, line: str) -> list[Event]:
         obj = json_object(line)
@@ -116,6 +139,9 @@ class OpenCodeParser:
         if isinstance(sid, str) and sid and sid != self.session_id:
             self.session_id = sid
             out.append(Event(EventType.SESSION, {"id": sid}))
+        at = obj.get("timestamp")
+        if isinstance(at, int | float):
+            self._progress_at = max(self._progress_at, at / 1000)
         part = as_dict(obj.get("part"))
         match obj.get("type"):
             case "step_start":
@@ -235,6 +261,30 @@ class OpenCodeParser:
             message = f"{status} {message}"
         return [events.error(str(found.kind), message, **extra)]
 
+    def feed_stderr(self, line: str) -> list[Event]:
+        """Count OpenCode's logged model failures; :data:`MAX_FAILURES` in a row with no
+        progress on stdout since end the attempt with the last one's error."""
+        if self.ended or not _STREAM_ERROR.search(line) or " small=true" in line:
+            return []
+        found = _LOGGED_ERROR.search(line)
+        error = found.group(1).replace('\\"', '"') if found else "the model request failed"
+        kind = classify(error).kind
+        if kind == Completion.RATE_LIMIT:
+            # OpenCode waits as the server said and then reports it on stdout, with the
+            # reset time its log line lacks.
+            return []
+        self._failures.append((_logged_at(line), error))
+        # Stdout and stderr are read apart: only failures logged after the last progress count.
+        recent = [f for f in self._failures if f[0] >= self._progress_at]
+        if len(recent) < self.max_failures:
+            return []
+        self.ended = True
+        message = (
+            f"{clip(error, 500)} ({len(recent)} model requests in a row failed; OpenCode "
+            "retries for over a minute, Baton stopped it)"
+        )
+        return [events.error(str(kind), message, stop=True)]
+
     def finish(self, exit_code: int | None, stderr_tail: str) -> list[Event]:
         if self.ended:
             return []
@@ -253,6 +303,17 @@ class OpenCodeParser:
         return [events.error(str(kind), message, exit_code=exit_code)]
 
 
+def _logged_at(line: str) -> float:
+    """The epoch seconds of an OpenCode log line (now, when it has no readable time)."""
+    found = _LOGGED_AT.match(line)
+    if found:
+        try:
+            return datetime.fromisoformat(found.group(1).replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            pass
+    return datetime.now().timestamp()
+
+
 class OpenCodeAdapter:
     """Provider ``opencode``: ``opencode run --format json --auto [-m …] [--session …]``.
 
@@ -268,7 +329,7 @@ class OpenCodeAdapter:
         env.update(QUIET_ENV)
         for folder in config_dirs({**os.environ, **env}):
             seed_config_dir(folder)
-        argv = [profile.binary or "opencode", "run", "--format", "json", "--auto"]
+        argv = [profile.binary or "opencode", "run", "--format", "json", "--auto", *LOG_FLAGS]
         model = turn.model or profile.model
         if model:
             argv += ["-m", model]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.acp import transport as acp
-from baton.agents.base import AgentNotFound, Parser, Turn
+from baton.agents.base import AgentNotFound, Parser, StderrReader, Turn
 from baton.agents.state import CONFIG_VARIABLES, state_paths
 from baton.config.profiles import Profile
 from baton.config.secrets import SecretError, redact, resolve_env, use_backend, with_mask_names
@@ -294,6 +294,7 @@ class Attempts:
             self.book.cancelling.discard(task.id)
             self._spawn(self.stop(live, Stop(Completion.CANCELLED, "cancelled by the user")))
         pump = asyncio.get_running_loop().create_task(self._pump(live))
+        err_pump = asyncio.get_running_loop().create_task(self._pump_stderr(live, bool(mine)))
         try:
             exit_code = await self._watch(live, pump)
             crash_point("after_exit")
@@ -310,6 +311,7 @@ class Attempts:
             attempt.out_offset = tailer.offset
         finally:
             pump.cancel()
+            err_pump.cancel()
             if self.live.get(task.id) is live:
                 del self.live[task.id]
             if not side:
@@ -382,6 +384,28 @@ class Attempts:
             if events:
                 await self._emit(live, events, wait=False)
         live.attempt.out_offset = live.tailer.offset
+
+    async def _pump_stderr(self, live: Live, adopted: bool) -> None:
+        """Feed the stderr lines to a parser that reads them (:class:`StderrReader`).
+
+        ``adopted``: another broker followed this attempt before, so the lines already
+        written were seen then; they rebuild the parser's state without being emitted again.
+        """
+        parser = live.parser
+        if not isinstance(parser, StderrReader):
+            return
+        path = Path(live.attempt.err_path)
+        seen = path.stat().st_size if adopted and path.exists() else 0
+        tailer = Tailer(path)
+        try:
+            async for line in tailer:
+                events = live.masking.events(parser.feed_stderr(line))
+                if events and tailer.offset > seen:
+                    await self._emit(live, events, wait=False)
+        except Exception as exc:  # stdout still decides; stderr only helps
+            log.debug("stderr of %s not followed: %s", live.task.id, exc)
+        finally:
+            tailer.close()
 
     async def _emit(self, live: Live, events: Sequence[Event], wait: bool = True) -> None:
         task, attempt = live.task, live.attempt
