@@ -133,6 +133,7 @@ export const ServerCommand = {
   reject: "baton.reject",
   tasks: "baton.tasks",
   inspect: "baton.inspect",
+  transcript: "baton.transcript",
   diff: "baton.diff",
   status: "baton.status",
   answerPermission: "baton.answerPermission",
