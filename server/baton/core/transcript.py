@@ -137,7 +137,8 @@ class Transcript:
                 which = "final diff" if d.get("final") else "draft"
                 files, hunks = int(d.get("files", 0)), int(d.get("hunks", 0))
                 counts = f"+{int(d.get('added', 0))} -{int(d.get('removed', 0))}"
-                self._step(f"- {which}: {files} file{'s' * (files != 1)}, {hunks} hunks ({counts})")
+                plural = f"{files} file{'s' * (files != 1)}, {hunks} hunk{'s' * (hunks != 1)}"
+                self._step(f"- {which}: {plural} ({counts})")
             case EventType.LOG:
                 self._step(f"- {_one_line(d.get('message', ''))}")
             case EventType.SESSION:

@@ -2,7 +2,7 @@
  * "Inspect": a task's live transcript as a read-only virtual document (`baton-transcript:`,
  * Markdown), never an untitled buffer: nothing to save, nothing dirty. The server renders
  * it (`baton.transcript` with `follow`); each `baton/transcript` change fires `onDidChange`,
- * and an editor scrolled to the end stays at the end. Closing the document stops following.
+ * and an editor scrolled to the end stays at the end. Closing its last tab stops following.
  */
 
 import * as vscode from "vscode";
@@ -38,6 +38,13 @@ export class TranscriptView implements vscode.TextDocumentContentProvider, vscod
   constructor(private readonly request: Request) {
     this.subscriptions = [
       vscode.workspace.onDidCloseTextDocument((doc) => this.closed(doc.uri)),
+      // VS Code keeps a closed tab's document a while: its last tab closing is what counts.
+      vscode.window.tabGroups.onDidChangeTabs((e) => {
+        for (const tab of e.closed) {
+          const uri = tab.input instanceof vscode.TabInputText ? tab.input.uri : undefined;
+          if (uri !== undefined && uri.scheme === TRANSCRIPT_SCHEME && !this.inTab(uri)) this.closed(uri);
+        }
+      }),
       vscode.workspace.onDidChangeTextDocument((e) => this.revealEnd(e.document)),
     ];
   }
@@ -112,6 +119,11 @@ export class TranscriptView implements vscode.TextDocumentContentProvider, vscod
     for (const e of vscode.window.visibleTextEditors) {
       if (e.document.uri.toString() === key) e.revealRange(new vscode.Range(end, end), vscode.TextEditorRevealType.Default);
     }
+  }
+
+  private inTab(uri: vscode.Uri): boolean {
+    const key = uri.toString();
+    return vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === key));
   }
 
   private closed(uri: vscode.Uri): void {

@@ -134,6 +134,13 @@ export const window = {
   },
   onDidChangeVisibleTextEditors: noEvent,
   onDidChangeActiveTextEditor: noEvent,
+  tabGroups: {
+    all: [] as { tabs: { input: unknown }[] }[],
+    onDidChangeTabs: (listener: (e: { closed: { input: unknown }[] }) => void) => {
+      workspaceListeners.tabs.push(listener);
+      return { dispose: () => workspaceListeners.tabs.splice(workspaceListeners.tabs.indexOf(listener), 1) };
+    },
+  },
 };
 
 export const commands = {
@@ -157,8 +164,16 @@ export class Uri {
   }
 }
 
-/** Listeners of workspace events a test fires itself (`fire("close", doc)`). */
-export const workspaceListeners = { close: [] as ((doc: unknown) => void)[], change: [] as ((e: unknown) => void)[] };
+/** Listeners of workspace and tab events a test fires itself. */
+export const workspaceListeners = {
+  close: [] as ((doc: unknown) => void)[],
+  change: [] as ((e: unknown) => void)[],
+  tabs: [] as ((e: { closed: { input: unknown }[] }) => void)[],
+};
+
+export class TabInputText {
+  constructor(public readonly uri: Uri) {}
+}
 
 function listen<T>(list: ((e: T) => void)[]) {
   return (listener: (e: T) => void) => {

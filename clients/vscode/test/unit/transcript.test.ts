@@ -10,7 +10,7 @@ import { decisionLine, delegatedLine, moveLine, stateLine } from "../../src/comm
 import { Transcripts, readTranscript, readTranscriptChange } from "../../src/common/transcript";
 import { TranscriptView, taskOfTranscript, transcriptUri } from "../../src/common/transcriptView";
 import { task } from "./fixtures";
-import { workspaceListeners } from "./fakeVscode";
+import { TabInputText, workspaceListeners } from "./fakeVscode";
 
 const HEAD = ["# Make it so", "", "task t1 · fake · delegate"];
 
@@ -78,8 +78,11 @@ test("the document is a read-only transcript: loaded on demand, changed live, un
   assert.equal(fired.length, 2);
   assert.match(view.provideTextDocumentContent(uri), /One\. Two\.\n$/);
 
-  for (const l of workspaceListeners.close) l({ uri });
+  // its last tab closes (VS Code keeps the document a while): no longer followed
+  for (const l of workspaceListeners.tabs) l({ closed: [{ input: new TabInputText(uri) }] });
   assert.deepEqual(asked.at(-1), { command: "baton.transcript", args: { taskId: "t1", follow: false } });
+  for (const l of workspaceListeners.close) l({ uri });
+  assert.equal(asked.length, 2, "asked to stop once");
   view.onChange({ taskId: "t1", since: 5, seq: 6, start: 4, lines: ["gone"] });
   assert.equal(fired.length, 2, "a closed transcript is not followed");
   view.dispose();
