@@ -37,6 +37,9 @@ SCRIPT = {
         {"say": f"{FIRST} ", "chunks": 5, "delay": 0.3},
         {"sleep": 4.0},
         {"say": f"{SECOND} ", "chunks": 8, "delay": 0.3},
+        {"sleep": 1.0},
+        # more lines than the editor shows: the transcript scrolls to follow its end
+        *[{"read": "notes.txt"} for _ in range(40)],
         {"read": "app.py"},
         {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"},
         {"usage": {"input": 120, "output": 30}},
@@ -98,6 +101,8 @@ def test_inspect_shows_the_live_transcript(
     assert seen and all(a in ([FIRST], [f"{FIRST} {SECOND}"]) for a in seen), seen
     review = by["ready-for-review"]
     assert "1 ready for review" in review["status"]
+    # Monaco draws only the lines in view: the end is drawn, the header scrolled away.
+    assert "**review**" in review["text"] and f"# {INSTRUCTION}" not in review["text"]
     for expected in ("- read `app.py` ✓", "- edit `app.py` ✓", "- 120 tokens in, 30 out"):
         assert expected in review["text"], review["text"]
     assert not any(t["dirty"] for t in review["tabs"]), review["tabs"]

@@ -75,11 +75,10 @@ export class TranscriptView implements vscode.TextDocumentContentProvider, vscod
   onChange(change: TranscriptChange): void {
     const uri = this.uris.get(change.taskId);
     if (uri === undefined) return;
-    const before = this.model.lineCount(change.taskId);
     const what = this.model.apply(change);
     if (what === "reload") this.load(change.taskId);
     if (what !== "applied") return;
-    this.markFollowing(uri, before);
+    this.markFollowing(uri);
     this.changed.fire(uri);
   }
 
@@ -93,9 +92,8 @@ export class TranscriptView implements vscode.TextDocumentContentProvider, vscod
     this.request(ServerCommand.transcript, { taskId, follow: true })
       .then((answer) => {
         const uri = this.uris.get(taskId);
-        const before = this.model.lineCount(taskId);
         if (!this.model.reset(readTranscript(answer)) || uri === undefined) return;
-        this.markFollowing(uri, before);
+        this.markFollowing(uri);
         this.changed.fire(uri);
       })
       .catch((err) => {
@@ -104,10 +102,11 @@ export class TranscriptView implements vscode.TextDocumentContentProvider, vscod
       });
   }
 
-  private markFollowing(uri: vscode.Uri, lineCount: number): void {
+  /** Its editors show the end of the document as it is now: they will show the new end. */
+  private markFollowing(uri: vscode.Uri): void {
     const key = uri.toString();
     const atEnd = vscode.window.visibleTextEditors.some(
-      (e) => e.document.uri.toString() === key && (e.visibleRanges.at(-1)?.end.line ?? 0) >= lineCount - 2,
+      (e) => e.document.uri.toString() === key && (e.visibleRanges.at(-1)?.end.line ?? 0) >= e.document.lineCount - 2,
     );
     if (atEnd) this.following.add(key);
   }
