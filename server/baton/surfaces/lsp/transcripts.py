@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TRANSCRIPT = "baton/transcript"
-#: The most transcripts followed at once (the oldest is dropped; its client asks again).
+#: The most transcripts followed at once (the oldest is dropped: its client gets no more
+#: changes until it asks again).
 MOST_FOLLOWED = 32
 
 
