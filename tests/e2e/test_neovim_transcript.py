@@ -1,7 +1,7 @@
 """The live transcript in a real Neovim: ``:Baton inspect`` while the fake agent streams opens
 a read-only scratch buffer that grows sentence by sentence (never a word cut in half), its
 window following the end; the tool calls, the tokens and the review show as they come; and
-wiping the buffer stops the following."""
+wiping the buffer stops the following; after a restart of the server it follows the new one."""
 
 from __future__ import annotations
 
@@ -91,6 +91,34 @@ def test_inspect_shows_the_transcript_growing_while_the_agent_streams(
         assert ed.nvim.current.window.cursor[0] == last
         screen.wait_for(lambda rows: any("**review**" in r for r in rows), "review on screen")
         assert ed.lua("return vim.bo[...].modified", buf.number) is False
+        # The server restarts: the transcript asks the new one, and follows it.
+        old = ed.lua("return require('baton.transcript').open_ones[...].client_id", task_id)
+        ed.lua("vim.lsp.stop_client(...)", old)
+        wait_for(lambda: not ed.lua("return #require('baton.client').all() > 0"), 20, "stopped")
+        ed.lua("vim.api.nvim_set_current_win(vim.fn.win_findbuf(vim.fn.bufnr('app.py'))[1])")
+        ed.command("Baton attach")
+        new = wait_for(
+            lambda: ed.lua(
+                "local t = require('baton.transcript').open_ones[...]"
+                " local c = vim.lsp.get_client_by_id(t.client_id)"
+                " return c and c.initialized and not t.loading and c.id"
+            , task_id),
+            20,
+            "the transcript reloaded from the new server",
+        )  # fmt: skip
+        assert new != old
+        ed.lua(
+            "local c = vim.lsp.get_client_by_id(...)"
+            " require('baton.client').command(c, 'baton.reject', { taskId = select(2, ...) })",
+            new,
+            task_id,
+        )
+        wait_for(
+            lambda: any("**rejected**" in line for line in ed.lines(buf.number)),
+            20,
+            "the rejection in the transcript, from the new server",
+        )
+        ed.lua("vim.api.nvim_set_current_win(vim.fn.win_findbuf(...)[1])", buf.number)
         # Wiped: no longer followed.
         ed.command("bwipeout")
         assert ed.lua("return vim.tbl_count(require('baton.transcript').open_ones)") == 0

@@ -105,11 +105,36 @@ local function buffer(task_id)
   return buf
 end
 
+local watching = false
+
+---A new Baton server (after a restart): transcripts whose server is gone ask it again.
+local function watch_restarts()
+  if watching then
+    return
+  end
+  watching = true
+  vim.api.nvim_create_autocmd('LspAttach', {
+    group = vim.api.nvim_create_augroup('BatonTranscript', { clear = true }),
+    callback = function(ev)
+      local c = vim.lsp.get_client_by_id(ev.data.client_id)
+      if not c or c.name ~= client.name then
+        return
+      end
+      for task_id, t in pairs(M.open_ones) do
+        if not vim.lsp.get_client_by_id(t.client_id) then -- its server stopped
+          load(task_id, c)
+        end
+      end
+    end,
+  })
+end
+
 ---Show a task's transcript in a split at the bottom (or the window already showing it),
 ---with the cursor at its end so the window follows what comes.
 ---@param task_id string
 ---@param c vim.lsp.Client
 function M.open(task_id, c)
+  watch_restarts()
   local buf = buffer(task_id)
   M.open_ones[task_id] = M.open_ones[task_id] or { buf = buf, seq = -1, client_id = c.id }
   local win = vim.fn.win_findbuf(buf)[1]
