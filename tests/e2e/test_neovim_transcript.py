@@ -50,10 +50,10 @@ def test_inspect_shows_the_transcript_growing_while_the_agent_streams(
             lambda: ed.lua("return vim.tbl_keys(require('baton.status').tasks)[1]"),
             what="the task known to the client",
         )
-        ed.command(f"Baton inspect {task_id}")
+        ed.command(f"Baton inspect {task_id[:6]}")  # a prefix of the id, as typed
         wait_for(lambda: len(ed.nvim.api.list_wins()) == 2, what="the transcript's split")
         buf = ed.nvim.current.buffer
-        assert buf.name == f"baton://transcript/{task_id}"
+        wait_for(lambda: buf.name == f"baton://transcript/{task_id}", what="named by its id")
         opts = ed.lua(
             "local b = ... return { bt = vim.bo[b].buftype, ma = vim.bo[b].modifiable,"
             " ft = vim.bo[b].filetype, bh = vim.bo[b].bufhidden }",

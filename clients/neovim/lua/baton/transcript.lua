@@ -61,6 +61,12 @@ local function load(task_id, c)
     if not t or not result then
       return
     end
+    if result.taskId and result.taskId ~= task_id then
+      -- asked with a prefix of the id: the changes name the whole id
+      M.open_ones[task_id] = nil
+      M.open_ones[result.taskId] = t
+      pcall(vim.api.nvim_buf_set_name, t.buf, M.name(result.taskId))
+    end
     t.seq = result.seq or 0
     t.client_id = c.id
     t.loading = false
@@ -90,15 +96,18 @@ local function buffer(task_id)
     buffer = buf,
     once = true,
     callback = function()
-      local gone = M.open_ones[task_id]
-      M.open_ones[task_id] = nil
-      local c = gone and vim.lsp.get_client_by_id(gone.client_id)
-      if c then
-        -- stop following (the answer, the text once more, is not needed)
-        client.request(c, 'workspace/executeCommand', {
-          command = 'baton.transcript',
-          arguments = { { taskId = task_id, follow = false } },
-        }, function() end)
+      for id, gone in pairs(M.open_ones) do
+        if gone.buf == buf then
+          M.open_ones[id] = nil
+          local c = vim.lsp.get_client_by_id(gone.client_id)
+          if c then
+            -- stop following (the answer, the text once more, is not needed)
+            client.request(c, 'workspace/executeCommand', {
+              command = 'baton.transcript',
+              arguments = { { taskId = id, follow = false } },
+            }, function() end)
+          end
+        end
       end
     end,
   })
