@@ -109,9 +109,18 @@ def test_inspect_shows_the_live_transcript(
     ro = by["read-only"]
     assert ro["unchanged"] and "xyz" not in ro["text"] and not any(t["dirty"] for t in ro["tabs"])
     assert not any("Transcript:" in t["label"] for t in by["closed"]["tabs"])
-    # The log says the task's life at info level.
-    for said in (": delegated", "started (fake)", "review (was running)"):
+    assert "conflict" in by["conflict"]["toast"] and "# mine" in by["rejected"]["text"]
+    # The log says the task's life at info level: delegated, started, ready, the accept that
+    # conflicted with the user's edit (the hunk named, and why), the reject, the end.
+    for said in (
+        ": delegated",
+        "started (fake)",
+        "review (was running)",
+        "accept: 0 hunk(s) applied; 1 conflict: ",
+        "rejected 1 hunk(s); task rejected",
+        "settled: rejected (was review)",
+    ):
         assert said in log, log[-3000:]
     assert "stopped following the transcript of" in log, log[-3000:]
     shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
-    assert len(shots) == 9 and not any("FAILED" in s for s in shots), shots
+    assert len(shots) == 11 and not any("FAILED" in s for s in shots), shots

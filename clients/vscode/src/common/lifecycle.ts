@@ -33,7 +33,7 @@ export function stateLine(old: TaskSummary | undefined, now: TaskSummary): strin
         ? `settled: ${now.state}`
         : now.state.replace(/_/g, " ");
   const from = old ? ` (was ${old.state.replace(/_/g, " ")})` : "";
-  const why = now.message ? ` — ${now.message}` : "";
+  const why = now.message && now.message !== now.state ? ` — ${now.message}` : "";
   return `${name(now.id, now.title)}: ${what}${from}${why}`;
 }
 

@@ -199,6 +199,27 @@ try {
     await page.waitForFunction(() => ![...document.querySelectorAll(".tabs-container .tab")].some((t) => (t.getAttribute("aria-label") ?? "").includes("Transcript:")));
     return { tabs: await tabs() };
   });
+
+  // The task's life in the log: an accept that conflicts with the user's edit, then a reject.
+  const lens = (re) => page.locator(".editor-group-container.active .codelens-decoration a", { hasText: re }).first();
+  await step("conflict", async () => {
+    await page.locator(`.editor-group-container.active .tab.active[aria-label*="${file}"]`).waitFor();
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.press("ArrowDown");
+    await page.keyboard.press("End");
+    await page.keyboard.type("  # mine");
+    await page.waitForTimeout(800); // the server sees the edit
+    await lens(/^Accept( \(edited since\))?$/).click();
+    const toast = page.locator(".notifications-toasts .notification-list-item", { hasText: "conflict" });
+    await toast.first().waitFor({ timeout: 15000 });
+    return { toast: await toast.first().innerText(), text: await activeText() };
+  });
+
+  await step("rejected", async () => {
+    await lens(/^Reject$/).click();
+    return { status: await waitStatus("idle", 20000), text: await activeText() };
+  });
   log("done");
 } finally {
   await context.close();

@@ -94,7 +94,7 @@ test("the log says each step of a task's life", () => {
   assert.equal(stateLine(undefined, t("queued", 1)), 'task t1 "Make it so": queued');
   assert.equal(stateLine(t("preparing", 1), { ...t("running", 2), worker: "fake" }), 'task t1 "Make it so": started (fake) (was preparing)');
   assert.equal(stateLine(t("running", 2), t("review", 3, "ready for review")), 'task t1 "Make it so": review (was running) — ready for review');
-  assert.equal(stateLine(t("review", 3), t("applied", 4)), 'task t1 "Make it so": settled: applied (was review)');
+  assert.equal(stateLine(t("review", 3), t("applied", 4, "applied")), 'task t1 "Make it so": settled: applied (was review)');
   assert.equal(stateLine(t("review", 3), t("review", 4)), undefined);
   assert.equal(stateLine(t("review", 5), t("running", 4)), undefined, "an older summary says nothing");
   assert.equal(stateLine(undefined, t("applied", 1)), undefined, "a listing of old tasks says nothing");
