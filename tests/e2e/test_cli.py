@@ -117,6 +117,12 @@ def test_run_review_diff_accept_reject(baton_home: Path, repo: Path) -> None:
     assert {a["reason"] for a in more["detail"]["attempts"]} == {"first"}
     bad = baton("inspect", "--json", "--detail", "everything", task_id)
     assert bad.returncode == 2 and "attempts" in as_json(bad)["error"]
+    # --transcript: what the editors show, from the same events
+    told = baton("inspect", "--transcript", task_id)
+    assert told.returncode == 0 and told.stdout.startswith("# Do the scripted work\n"), told
+    assert "- edit `app.py` ✓" in told.stdout and "**applied**" in told.stdout
+    lines = as_json(baton("inspect", "--transcript", "--json", task_id))["lines"]
+    assert "\n".join(lines) + "\n" == told.stdout
 
 
 def test_bad_input_exits_2_with_a_clear_message(baton_home: Path, repo: Path) -> None:

@@ -303,12 +303,12 @@ def test_a_question_is_notified_and_answered(repo: Path, baton_home: Path, tmp_p
         ed.feed("yes please<CR>")
         wait_for(lambda: status(ed) == "Baton ✓1", what="ready after the reply")
         wait_for(lambda: [h["row"] for h in hunks(ed)] == [5], what="the hunk drawn")
-        # :Baton inspect opens what was asked for, in a split
+        # :Baton inspect opens what was asked for, in a split: the task's transcript
         task_id = ed.lua("return vim.tbl_keys(require('baton.status').tasks)[1]")
         ed.command(f"Baton inspect {task_id}")
         wait_for(lambda: len(ed.nvim.api.list_wins()) == 2, what="the inspection")
-        text = "\n".join(ed.lines())
-        assert "state:   review" in text and "Bigger numbers please" in text
+        text = wait_for(lambda: "**review**" in (t := "\n".join(ed.lines())) and t, what="it")
+        assert "- **asks:** Should b() return 20 too?" in text and "Bigger numbers please" in text
         ed.command("close")
         # :Baton tasks: pick the task, then "reject all" among its moves
         ed.lua(

@@ -12,6 +12,8 @@ from baton.surfaces.lsp.progress import last_sentence
     [
         ("Reading inve", None),  # a delta cut in a word: nothing new to show
         ("Reading inventory.py and t", None),  # a dot inside a name ends nothing
+        ("Reading inventory.", None),  # the delta may stop inside the name: wait
+        ("Reading inventory.py. Then", "Reading inventory.py."),
         ("I will simplify the loop: tory.py and t", "I will simplify the loop:"),
         ("First. Second sentence here! And thi", "Second sentence here!"),
         ("line one\nline tw", "line one"),
@@ -23,5 +25,5 @@ def test_the_last_complete_sentence_of_the_stream(stream: str, shown: str | None
 
 
 def test_a_long_sentence_is_cut_at_a_word() -> None:
-    sentence = last_sentence("word " * 40 + "end.")
+    sentence = last_sentence("word " * 40 + "end. ")
     assert sentence is not None and len(sentence) <= 80 and sentence.endswith("word…")

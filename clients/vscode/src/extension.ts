@@ -6,10 +6,11 @@
 
 import * as vscode from "vscode";
 
-import { CONFIG_SECTION, CONTEXT_SERVER_STATE, Command, PERMISSION_SCHEME, PROPOSAL_SCHEME, TASK_VIEW } from "./common/constants";
+import { CONFIG_SECTION, CONTEXT_SERVER_STATE, Command, PERMISSION_SCHEME, PROPOSAL_SCHEME, TASK_VIEW, TRANSCRIPT_SCHEME } from "./common/constants";
 import { HunkLenses } from "./common/codeLensProvider";
 import { App, notify, refreshTasks, registerCommands } from "./common/commands";
 import { InlineDecorations } from "./common/inlineDecorations";
+import { stateLine } from "./common/lifecycle";
 import { registerLogger, traceError, traceInfo } from "./common/log";
 import { PermissionView } from "./common/permissionView";
 import { Permissions, SHOW_DETAILS, waitingText } from "./common/permissions";
@@ -25,6 +26,7 @@ import { StatusBar } from "./common/statusBar";
 import { TaskList, proposerOf } from "./common/tasks";
 import { TaskView } from "./common/taskView";
 import { UndoWatch } from "./common/undo";
+import { TranscriptView } from "./common/transcriptView";
 import { createLogOutputChannel, getConfiguration, onDidChangeConfiguration, setContext } from "./common/vscodeapi";
 
 let server: BatonServer | undefined;
@@ -70,10 +72,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const installer = new ServerInstaller(context.globalStorageUri.fsPath, context.extensionPath, () =>
     selectedInterpreter(vscode.workspace.workspaceFolders?.[0]?.uri),
   );
+  const transcripts = new TranscriptView((command, args) => {
+    if (server === undefined) return Promise.reject(new Error("the Baton server is not running"));
+    return server.request(command, args);
+  });
   // eslint-disable-next-line prefer-const
   let app: App;
   server = new BatonServer(channel, {
     tasks: (list) => {
+      for (const t of list) {
+        const line = stateLine(tasks.get(t.id), t);
+        if (line !== undefined) traceInfo(line);
+      }
       for (const notice of tasks.update(list)) notify(app, notice);
       for (const t of list) {
         // A task that stopped without a diff to show (cancelled, failed…): drop its draft.
@@ -93,6 +103,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       for (const key of undo.update(diff)) lookForUndo(key);
     },
     permission: (request) => permissions.update(request),
+    transcript: (change) => transcripts.onChange(change),
     state: (s) => {
       status.setServer(s);
       void setContext(CONTEXT_SERVER_STATE, s);
@@ -103,6 +114,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       permissions.clear();
       app.diffsChanged();
       void refreshTasks(app).catch((err) => traceError("could not list the tasks:", err));
+      transcripts.restarted();
     },
   }, settings, installer);
 
@@ -111,6 +123,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     reviews,
     tasks,
     proposals,
+    transcripts,
     status,
     memento: context.globalState,
     settings,
@@ -189,6 +202,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, proposals),
     permissionView,
     vscode.workspace.registerTextDocumentContentProvider(PERMISSION_SCHEME, permissionView),
+    transcripts,
+    vscode.workspace.registerTextDocumentContentProvider(TRANSCRIPT_SCHEME, transcripts),
     vscode.commands.registerCommand(Command.answerPermission, async (arg?: { taskId?: string }) => {
       const waiting = permissions.list(arg?.taskId);
       if (waiting.length === 0) {

@@ -128,6 +128,12 @@ def build() -> argparse.ArgumentParser:
         help="with --json, add these sections: attempts, events, evidence, brief, summary, "
         "task, or all",
     )
+    c.add_argument(
+        "--transcript",
+        action="store_true",
+        help="print the task's transcript instead (what the agent said and did, as the "
+        "editors show it; with --json: {taskId, seq, lines})",
+    )
 
     c = cmd("diff", "show a task's diff per hunk, with hunk ids")
     c.add_argument("id", help=ID_HELP)

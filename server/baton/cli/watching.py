@@ -166,6 +166,8 @@ async def inspect(args: argparse.Namespace, out: Output) -> int:
     for people: everything, from the whole record, every event and the diff."""
     detail = _details(args.detail)
     async with broker(args) as c:
+        if getattr(args, "transcript", False):
+            return await _transcript(c, args.id, out)
         if out.json_mode:
             out.json_doc(await call(c, "inspect", id=args.id, detail=detail or None))
             return EXIT_OK
@@ -189,6 +191,21 @@ async def inspect(args: argparse.Namespace, out: Output) -> int:
             f"  answer with: baton answer {task.id} <option>   options: {options}",
             markup=False,
         )
+    return EXIT_OK
+
+
+async def _transcript(c: Client, task_id: str, out: Output) -> int:
+    """``inspect --transcript``: the task's events rendered as the editors show them."""
+    from baton.core.transcript import Transcript
+
+    task = Task.from_json((await call(c, "get", id=task_id))["task"])
+    info = await call(c, "inspect", id=task.id, detail=["events"], events=10**7)
+    events = [Event.from_json(e) for e in info.get("detail", {}).get("events", [])]
+    transcript = Transcript.of(task, events)
+    if out.json_mode:
+        out.json_doc({"taskId": task.id, "seq": transcript.seq, "lines": transcript.lines})
+    else:
+        out.console.print(transcript.text(), markup=False, highlight=False, end="")
     return EXIT_OK
 
 

@@ -51,6 +51,7 @@ class Recorder:
     tasks: list[dict[str, Any]] = field(default_factory=list)
     status: list[dict[str, Any]] = field(default_factory=list)
     diffs: list[dict[str, Any]] = field(default_factory=list)
+    transcripts: list[dict[str, Any]] = field(default_factory=list)
     edits: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
     questions: list[types.ShowMessageRequestParams] = field(default_factory=list)
     lens_refreshes: int = 0
@@ -178,6 +179,10 @@ def _register(session: Session) -> None:
     @client.feature("baton/diff")
     def on_diff(params: Any) -> None:
         rec.diffs.append(_plain(params))
+
+    @client.feature("baton/transcript")
+    def on_transcript(params: Any) -> None:
+        rec.transcripts.append(_plain(params))
 
     @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
     def on_refresh(params: Any) -> None:

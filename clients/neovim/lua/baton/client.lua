@@ -99,6 +99,9 @@ local function handlers()
     ['baton/permission'] = function(_, params, ctx)
       require('baton.permission').on_permission(ctx.client_id, params)
     end,
+    ['baton/transcript'] = function(_, params, ctx)
+      require('baton.transcript').on_transcript(ctx.client_id, params)
+    end,
   }
   if not config.current.codelens then
     out['workspace/codeLens/refresh'] = function()

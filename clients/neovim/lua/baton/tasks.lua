@@ -1,6 +1,6 @@
 --- `:Baton tasks` and the task moves: pick a task with `vim.ui.select`, then open its diff,
 --- reply, cancel, retry, accept or reject it all, or inspect it. Windows open only when the
---- user asks for something to look at (a file, an inspection). What a task offers comes from
+--- user asks for something to look at (a file, a transcript). What a task offers comes from
 --- its `next` moves (a proposal, e.g. Claude Code's, has no reply or retry).
 
 local client = require('baton.client')
@@ -133,55 +133,11 @@ function M.retry(id)
   end, 'retry')
 end
 
----Show a task's details in a scratch buffer in a new split (the user asked to see it).
+---Show a task's live transcript in a scratch buffer in a split (the user asked to see it).
 ---@param id? string
 function M.inspect(id)
   with_task(id, nil, function(task_id, c)
-    client.command(c, 'baton.inspect', { taskId = task_id, events = 50 }, function(result)
-      local task = result.task or {}
-      local lines = {
-        string.format('# %s', task.title or task_id),
-        '',
-        string.format('id:      %s', task_id),
-        string.format('state:   %s', tostring(task.state)),
-        string.format(
-          'worker:  %s %s',
-          tostring(task.worker),
-          task.model ~= vim.NIL and tostring(task.model or '') or ''
-        ),
-        string.format('next:    %s', table.concat(task.next or {}, ', ')),
-      }
-      if task.message and task.message ~= vim.NIL and task.message ~= '' then
-        table.insert(lines, 'message: ' .. task.message)
-      end
-      local options = type(task.options) == 'table' and task.options or {}
-      if options.proposal then
-        local by = require('baton.status').proposer({ proposedBy = task.worker }) or '?'
-        table.insert(
-          lines,
-          string.format('proposed by %s: decide its hunks here; %s writes the file', by, by)
-        )
-      end
-      if task.summary and task.summary ~= vim.NIL and task.summary ~= '' then
-        vim.list_extend(lines, { '', '## Summary', '' })
-        vim.list_extend(lines, vim.split(task.summary, '\n', { plain = true }))
-      end
-      vim.list_extend(lines, {
-        '',
-        string.format('## Events (last %d of %d)', #(result.events or {}), result.eventCount or 0),
-        '',
-      })
-      for _, e in ipairs(result.events or {}) do
-        table.insert(lines, string.format('- %s %s', e.type or '?', vim.json.encode(e.data or {})))
-      end
-      local buf = vim.api.nvim_create_buf(false, true)
-      vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-      vim.bo[buf].filetype = 'markdown'
-      vim.bo[buf].modifiable = false
-      vim.bo[buf].bufhidden = 'wipe'
-      vim.cmd('botright split')
-      vim.api.nvim_win_set_buf(0, buf)
-    end)
+    require('baton.transcript').open(task_id, c)
   end)
 end
 

@@ -10,7 +10,8 @@ import * as vscode from "vscode";
 import { Command } from "./constants";
 import { Choices, KINDS, delegateSelection } from "./delegate";
 import { History } from "./history";
-import { showLog, traceError } from "./log";
+import { decisionLine, delegatedLine, moveLine } from "./lifecycle";
+import { showLog, traceError, traceInfo } from "./log";
 import { ProposalView } from "./proposalView";
 import { DelegateArgs, HunkArgs, ServerCommand, TaskSummary, readTaskDiff, readTasks, readStatus } from "./protocol";
 import { ReviewDeps, decide, navigate } from "./review";
@@ -18,6 +19,7 @@ import { Reviews, uriKey } from "./reviews";
 import { BatonServer } from "./server";
 import { Settings } from "./settings";
 import { StatusBar } from "./statusBar";
+import { TranscriptView } from "./transcriptView";
 import { ACCEPT_ALL, Notice, REPLY, REVIEW, SHOW, TaskList, canReply, canRetry, groupOf, iconOf, taskIdOf, titleOf } from "./tasks";
 import {
   activeTextEditor,
@@ -37,6 +39,7 @@ export interface App {
   reviews: Reviews;
   tasks: TaskList;
   proposals: ProposalView;
+  transcripts: TranscriptView;
   status: StatusBar;
   memento: vscode.Memento;
   settings(): Settings;
@@ -130,7 +133,12 @@ async function delegate(app: App, askForChoices: boolean, arg: unknown): Promise
       },
       askInstruction,
       askChoices,
-      delegate: (args: DelegateArgs) => app.server.request(ServerCommand.delegate, args),
+      delegate: async (args: DelegateArgs) => {
+        const result = await app.server.request(ServerCommand.delegate, args);
+        const line = delegatedLine(result, args.worker ?? s.worker);
+        if (line !== undefined) traceInfo(line);
+        return result;
+      },
       saveHistory: (items) => Promise.resolve(app.memento.update(HISTORY_KEY, items)),
       error: (m) => void showErrorMessage(m),
     },
@@ -150,7 +158,9 @@ function reviewDeps(app: App): ReviewDeps {
       return editor ? { uri: editor.document.uri.toString(), line: editor.selection.active.line } : undefined;
     },
     execute: async (command: string, args: HunkArgs) => {
-      await app.server.request(command, args);
+      const result = await app.server.request(command, args);
+      const verb = command === ServerCommand.accept ? "accept" : "reject";
+      traceInfo(decisionLine(verb, args.taskId, result, app.tasks.get(args.taskId)?.title));
     },
     reveal: (uri: string, line: number) => {
       const editor = visibleTextEditors().find((e) => uriKey(e.document.uri.toString()) === uriKey(uri));
@@ -254,15 +264,14 @@ async function simple(
 ): Promise<void> {
   const id = taskIdOf(Array.isArray(arg) ? arg[0] : arg) ?? (await pickTask(app, title, states, offers))?.id;
   if (id === undefined) return;
-  await app.server.request(command, { taskId: id });
+  const result = await app.server.request(command, { taskId: id });
+  traceInfo(moveLine(command.replace(/^baton\./, ""), id, result, app.tasks.get(id)?.title));
 }
 
 async function inspect(app: App, arg: unknown): Promise<void> {
   const id = taskIdOf(Array.isArray(arg) ? arg[0] : arg) ?? (await pickTask(app, "Baton: inspect"))?.id;
   if (id === undefined) return;
-  const data = await app.server.request(ServerCommand.inspect, { taskId: id, events: 200 });
-  const doc = await vscode.workspace.openTextDocument({ language: "json", content: JSON.stringify(data, null, 2) });
-  await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
+  await app.transcripts.show(id, app.tasks.get(id)?.title);
 }
 
 async function showTasks(app: App): Promise<void> {

@@ -36,4 +36,6 @@ export const CONTEXT_HAS_HUNKS = "baton.hasHunks";
 export const PROPOSAL_SCHEME = "baton-proposal";
 /** Scheme of the read-only previews of permission requests ("Show details"). */
 export const PERMISSION_SCHEME = "baton-permission";
+/** Scheme of the read-only live transcripts of tasks ("Inspect"). */
+export const TRANSCRIPT_SCHEME = "baton-transcript";
 export const TASK_VIEW = "baton.tasks";

@@ -151,6 +151,7 @@ export const ServerCommand = {
   reaccept: "baton.reaccept",
   tasks: "baton.tasks",
   inspect: "baton.inspect",
+  transcript: "baton.transcript",
   diff: "baton.diff",
   status: "baton.status",
   answerPermission: "baton.answerPermission",

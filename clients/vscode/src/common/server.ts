@@ -40,6 +40,7 @@ import {
 import { InstallError, ServerInstaller } from "./install";
 import { selectedInterpreter } from "./python";
 import { ServerCommand as Launch, resolveServerCommand } from "./serverCommand";
+import { NOTIFY_TRANSCRIPT, TranscriptChange, readTranscriptChange } from "./transcript";
 import { openServerSettings } from "./serverSettings";
 import { Settings, serverSettings } from "./settings";
 import { ServerState } from "./statusText";
@@ -49,6 +50,8 @@ export interface ServerEvents {
   status(counts: StatusCounts): void;
   diff(diff: TaskDiff): void;
   permission(request: PermissionRequest): void;
+  /** A followed transcript changed (`baton/transcript`). */
+  transcript(change: TranscriptChange): void;
   state(state: ServerState): void;
   /** The server is up (after every start): time to load the task list. */
   started(): void;
@@ -238,6 +241,9 @@ export class BatonServer implements vscode.Disposable {
       client.onNotification(NOTIFY_DIFF, (params: unknown) => this.guard(NOTIFY_DIFF, () => this.events.diff(readTaskDiff(params)))),
       client.onNotification(NOTIFY_PERMISSION, (params: unknown) =>
         this.guard(NOTIFY_PERMISSION, () => this.events.permission(readPermission(params))),
+      ),
+      client.onNotification(NOTIFY_TRANSCRIPT, (params: unknown) =>
+        this.guard(NOTIFY_TRANSCRIPT, () => this.events.transcript(readTranscriptChange(params))),
       ),
     );
     this.events.state("starting");

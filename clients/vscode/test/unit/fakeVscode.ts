@@ -134,6 +134,13 @@ export const window = {
   },
   onDidChangeVisibleTextEditors: noEvent,
   onDidChangeActiveTextEditor: noEvent,
+  tabGroups: {
+    all: [] as { tabs: { input: unknown }[] }[],
+    onDidChangeTabs: (listener: (e: { closed: { input: unknown }[] }) => void) => {
+      workspaceListeners.tabs.push(listener);
+      return { dispose: () => workspaceListeners.tabs.splice(workspaceListeners.tabs.indexOf(listener), 1) };
+    },
+  },
 };
 
 export const commands = {
@@ -143,10 +150,44 @@ export const commands = {
   },
 };
 
+export class Uri {
+  private constructor(
+    public readonly scheme: string,
+    public readonly path: string,
+    public readonly query: string,
+  ) {}
+  static from(parts: { scheme: string; path?: string; query?: string }): Uri {
+    return new Uri(parts.scheme, parts.path ?? "", parts.query ?? "");
+  }
+  toString(): string {
+    return `${this.scheme}:${this.path}${this.query ? `?${this.query}` : ""}`;
+  }
+}
+
+/** Listeners of workspace and tab events a test fires itself. */
+export const workspaceListeners = {
+  close: [] as ((doc: unknown) => void)[],
+  change: [] as ((e: unknown) => void)[],
+  tabs: [] as ((e: { closed: { input: unknown }[] }) => void)[],
+};
+
+export class TabInputText {
+  constructor(public readonly uri: Uri) {}
+}
+
+function listen<T>(list: ((e: T) => void)[]) {
+  return (listener: (e: T) => void) => {
+    list.push(listener);
+    return { dispose: () => list.splice(list.indexOf(listener), 1) };
+  };
+}
+
 export const workspace = {
   textDocuments: [] as unknown[],
   getConfiguration: () => ({ get: () => undefined }),
   onDidChangeConfiguration: noEvent,
+  onDidCloseTextDocument: listen(workspaceListeners.close),
+  onDidChangeTextDocument: listen(workspaceListeners.change),
 };
 
 export const extensions = {

@@ -449,6 +449,11 @@ async def inspect(ls: BatonServer, args: Args) -> Any:
     }
 
 
+async def transcript(ls: BatonServer, args: Args) -> Any:
+    """A task's transcript as lines; ``follow``: its changes come as ``baton/transcript``."""
+    return await ls.transcripts.open(args.task_id(), args.flag("follow"))
+
+
 async def diff(ls: BatonServer, args: Args) -> Any:
     sup = await ls.broker()
     td = await review.load(sup, args.task_id())
@@ -480,6 +485,7 @@ HANDLERS: dict[str, tuple[Handler, bool]] = {
     "baton.reaccept": (reaccept, False),
     "baton.tasks": (tasks, True),
     "baton.inspect": (inspect, False),
+    "baton.transcript": (transcript, False),
     "baton.diff": (diff, False),
     "baton.status": (status, True),
     "baton.answerPermission": (answer_permission, False),

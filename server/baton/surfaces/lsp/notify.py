@@ -117,6 +117,7 @@ class Notifier:
 
     def on_event(self, event: Event) -> None:
         self.server.task_progress.on_event(event)
+        self.server.transcripts.on_event(event)
         if event.type == EventType.STATE:
             self._tasks.add(event.task_id)
             to = event.data.get("to")

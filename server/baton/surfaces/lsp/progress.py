@@ -40,14 +40,20 @@ WORKING = frozenset({S.QUEUED, S.PREPARING, S.RUNNING, S.VERIFYING, S.RATE_LIMIT
 _SAID = 4000
 #: The longest step shown (cut at a word, with an ellipsis).
 _STEP = 80
-#: How long the agent's text must pause before an unfinished sentence is shown.
+#: How long the agent's text must pause before what it said last is shown: a sentence
+#: ending the text (its dot may have been one inside a name cut by a delta), or, after a
+#: longer pause, words with no end (an unpunctuated message; a stall inside a word is rare).
 _QUIET = 0.6
-_ENDS = re.compile(r"[.!?:;](?=\s|$)|\n")
+_LONG_QUIET = 2.5
+#: A sentence's end: . ! ? : ; followed by white space, or a line end.
+_ENDS = re.compile(r"[.!?:;](?=\s)|\n")
+_ENDS_TEXT = re.compile(r"[.!?:;]\s*$")
 
 
 def last_sentence(text: str) -> str | None:
-    """The last sentence of ``text`` that is complete (ends with . ! ? : ; or a line end),
-    shortened at a word to fit a progress line; None while none is complete."""
+    """The last sentence of ``text`` that is complete (ends with . ! ? : ; and white space,
+    or a line end), shortened at a word to fit a progress line; None while none is complete.
+    A dot at the very end is not taken as an end: the next delta may go on ``app.|py``."""
     ends = [m.end() for m in _ENDS.finditer(text)]
     if not ends:
         return None
@@ -231,14 +237,19 @@ class Progress:
             run.quiet.cancel()
             run.quiet = None
         if not cancel_only:
-            run.quiet = asyncio.get_running_loop().call_later(_QUIET, self._paused, run)
+            run.quiet = asyncio.get_running_loop().call_later(_QUIET, self._paused, run, False)
 
-    def _paused(self, run: Run) -> None:
-        """No text for a while: what the agent said since its last sentence is whole."""
+    def _paused(self, run: Run, long: bool) -> None:
+        """No text for a while: what the agent said since its last sentence is whole when it
+        ends a sentence, or after a long pause."""
         run.quiet = None
         ends = [m.end() for m in _ENDS.finditer(run.said)]
         rest = " ".join(run.said[ends[-1] if ends else 0 :].split())
         if run.ended or not rest:
+            return
+        if not long and not _ENDS_TEXT.search(rest):
+            wait = _LONG_QUIET - _QUIET
+            run.quiet = asyncio.get_running_loop().call_later(wait, self._paused, run, True)
             return
         if len(rest) > _STEP:
             rest = "…" + rest[-(_STEP - 1) :].split(" ", 1)[-1]

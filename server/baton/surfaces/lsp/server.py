@@ -34,6 +34,7 @@ from baton.surfaces.lsp.notify import Notifier
 from baton.surfaces.lsp.payloads import check_request
 from baton.surfaces.lsp.permissions import PermissionPrompts
 from baton.surfaces.lsp.progress import Progress
+from baton.surfaces.lsp.transcripts import Transcripts
 from baton.surfaces.lsp.watch import Watchers
 from baton.surfaces.ws.endpoint import Endpoint, start_endpoint
 from baton.surfaces.ws.serve import broker_supervisor
@@ -115,6 +116,7 @@ class BatonServer(LanguageServer):
         self.findings: dict[str, dict[str, list[types.Diagnostic]]] = {}
         self.notifier = Notifier(self)
         self.permissions = PermissionPrompts(self)
+        self.transcripts = Transcripts(self)
         self.task_progress = Progress(
             self, self._cancel_task, self.spawn, lambda: self.settings.progress_interval
         )
@@ -202,6 +204,7 @@ class BatonServer(LanguageServer):
             await server.close()
         self.watchers.close()
         self.task_progress.close()
+        self.transcripts.close()
         self.notifier.close()
         sup, self.supervisor = self.supervisor, None
         endpoint, self.endpoint = self.endpoint, None

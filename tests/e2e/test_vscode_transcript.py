@@ -1,0 +1,126 @@
+"""The live transcript in real VS Code (code-server, headless Chromium, the built .vsix and the
+real ``baton lsp`` with the fake agent; the harness of test_vscode.py): "Baton: Inspect Task"
+while the agent streams opens a read-only ``baton-transcript:`` document that grows sentence
+by sentence — never a word cut in half, never an untitled or dirty buffer — until the task is
+ready for review; the Baton log says each step of the task's life. The clicking is
+clients/vscode/test/e2e/transcript.mjs; screenshots go to artifacts/vscode-transcript/.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_vscode import (  # noqa: F401 (the fixtures tools and vsix)
+    APP,
+    BASE_SETTINGS,
+    ROOT,
+    Tools,
+    code_server,
+    drive,
+    tools,
+    vsix,
+)
+
+pytestmark = pytest.mark.slow
+
+ARTIFACTS = ROOT / "artifacts" / "vscode-transcript"
+INSTRUCTION = "Make the first function return ten"
+FIRST = "Looking at app.py first."
+SECOND = "Then I will make the number bigger."
+SCRIPT = {
+    "steps": [
+        {"sleep": 1.0},
+        {"say": f"{FIRST} ", "chunks": 5, "delay": 0.3},
+        {"sleep": 4.0},
+        {"say": f"{SECOND} ", "chunks": 8, "delay": 0.3},
+        {"sleep": 1.0},
+        # more lines than the editor shows: the transcript scrolls to follow its end
+        *[{"read": "notes.txt"} for _ in range(40)],
+        {"read": "app.py"},
+        {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"},
+        {"usage": {"input": 120, "output": 30}},
+        {"sleep": 1.0},
+    ],
+    "summary": "The first function returns ten.",
+}
+
+
+def test_inspect_shows_the_live_transcript(
+    tools: Tools,  # noqa: F811
+    vsix: Path,  # noqa: F811
+    repo: Path,
+    baton_home: Path,
+    tmp_path: Path,
+) -> None:
+    shutil.rmtree(ARTIFACTS, ignore_errors=True)
+    ARTIFACTS.mkdir(parents=True)
+    assert (repo / "app.py").read_text() == APP
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    settings = {
+        **BASE_SETTINGS,
+        # the driver reads the transcript's lines from the screen: one screen line each
+        "[markdown]": {"editor.wordWrap": "off"},
+        "baton.server.path": [str(ROOT / ".venv" / "bin" / "baton"), "lsp"],
+        "baton.server.env": {"BATON_HOME": str(baton_home), "BATON_FAKE_SCRIPT": str(script)},
+    }
+    env = {"BATON_HOME": str(baton_home)}
+    with code_server(tools, vsix, repo, tmp_path, settings, env, ARTIFACTS) as wb:
+        steps = drive(
+            "transcript.mjs",
+            wb,
+            tools,
+            ARTIFACTS,
+            240,
+            BATON_E2E_INSTRUCTION=INSTRUCTION,
+            BATON_E2E_FILE="app.py",
+            BATON_E2E_FIRST=FIRST,
+            BATON_E2E_SECOND=SECOND,
+        )
+        log = "\n".join(
+            f.read_text(errors="replace") for f in (wb.user_data / "logs").rglob("*Baton*.log")
+        )
+    by = {s["step"]: s for s in steps}
+    assert "done" in by
+    opened = by["transcript-opened"]
+    assert f"# {INSTRUCTION}" in opened["text"]
+    # beside the file (each group has its active tab), never an untitled buffer
+    labels = [t["label"] for t in opened["tabs"] if t["active"]]
+    assert labels[0] == "app.py" and labels[1].startswith("Transcript: Make the first"), labels
+    assert not any("Untitled" in t["label"] for t in opened["tabs"]), opened["tabs"]
+    # While the agent paused between its sentences, the first showed alone, the task running.
+    assert by["first-sentence"]["agent"] == [FIRST], by["first-sentence"]
+    assert "1 running" in by["first-sentence"]["status"]
+    # It grew live, and every state it showed had whole sentences only.
+    assert by["second-sentence"]["agent"] == [f"{FIRST} {SECOND}"]
+    seen = [a for a in by["ready-for-review"]["seenAgent"] if a]
+    assert seen and all(a in ([FIRST], [f"{FIRST} {SECOND}"]) for a in seen), seen
+    review = by["ready-for-review"]
+    assert "1 ready for review" in review["status"]
+    # Monaco draws only the lines in view: the end is drawn, the header scrolled away.
+    assert "**review**" in review["text"] and f"# {INSTRUCTION}" not in review["text"]
+    for expected in ("- read `app.py` ✓", "- edit `app.py` ✓", "- 120 tokens in, 30 out"):
+        assert expected in review["text"], review["text"]
+    assert not any(t["dirty"] for t in review["tabs"]), review["tabs"]
+    ro = by["read-only"]
+    assert ro["unchanged"] and "xyz" not in ro["text"] and not any(t["dirty"] for t in ro["tabs"])
+    assert not any("Transcript:" in t["label"] for t in by["closed"]["tabs"])
+    assert "conflict" in by["conflict"]["toast"] and "# mine" in by["rejected"]["text"]
+    # The log says the task's life at info level: delegated, started, ready, the accept that
+    # conflicted with the user's edit (the hunk named, and why), the reject, the end.
+    for said in (
+        ": delegated",
+        "started (fake)",
+        "review (was running)",
+        "accept: 0 hunk(s) applied; 1 conflict: ",
+        "rejected 1 hunk(s); task rejected",
+        "settled: rejected (was review)",
+    ):
+        assert said in log, log[-3000:]
+    assert "stopped following the transcript of" in log, log[-3000:]
+    shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
+    assert len(shots) == 11 and not any("FAILED" in s for s in shots), shots
