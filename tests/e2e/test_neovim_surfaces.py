@@ -53,3 +53,46 @@ def test_the_prompt_names_the_selected_lines(editor: Editor) -> None:
         "Baton: what should the agent do with app.py:2-5? ",
         "Baton: what should the agent do with app.py:3? ",
     ]
+
+
+def test_a_long_failure_is_told_in_one_line_and_inspect_has_it_all(
+    repo: Path, baton_home: Path, tmp_path: Path
+) -> None:
+    trace = "Traceback (most recent call last):\n  File a.py, line 1\nValueError: no"
+    message = "the build broke: " + "x" * 150 + "\n" + trace
+    steps = [{"say": "trying"}, {"error": {"kind": "tool_error", "message": message}}]
+    ed = start(repo, tmp_path, steps)
+    try:
+        ed.command("Baton delegate Bigger numbers please")
+        note = wait_for(
+            lambda: next((n for n in ed.notes() if "failed" in n["msg"]), None),
+            timeout=30,
+            what="the failure told",
+        )
+        task_id = ed.lua("return vim.tbl_keys(require('baton.status').tasks)[1]")
+        text = note["msg"]
+        assert "\n" not in text and "\\n" not in text, text
+        # it fits the command line, so no hit-enter prompt stops the user
+        assert ed.lua("return vim.fn.strdisplaywidth(...)", text) <= ed.nvim.eval("v:echospace")
+        head, _, tail = text.partition("… ")
+        assert tail == f"(:Baton inspect {task_id})", text
+        first = "Baton: Bigger numbers please failed: " + message.splitlines()[0]
+        assert len(head) > len("Baton: Bigger numbers please failed: ") and first.startswith(head)
+        assert ed.nvim.eval("mode(1)") == "n"
+        # ...and the whole message is in the inspection, line by line
+        ed.command(f"Baton inspect {task_id}")
+        wait_for(lambda: len(ed.nvim.api.list_wins()) == 2, what="the inspection")
+        shown = ed.lines()
+        assert "ValueError: no" in shown and "  File a.py, line 1" in shown, shown
+    finally:
+        ed.close()
+
+
+def test_one_line_of_a_message(editor: Editor) -> None:
+    line = "return require('baton.message').line(...)"
+    assert editor.lua(line, "short", None, 40) == "short"
+    # an agent's error quoted as JSON: its written-out \n ends the line too
+    assert editor.lua(line, "Baton: failed: bad\\nmore", "x", 40) == "Baton: failed: bad… (x)"
+    cut = editor.lua(line, "Baton: " + "é" * 60, ":Baton inspect t1", 40)
+    assert cut == "Baton: " + "é" * 12 + "… (:Baton inspect t1)"
+    assert editor.lua("return vim.fn.strdisplaywidth(...)", cut) <= 40

@@ -152,7 +152,7 @@ function M.inspect(id)
         string.format('next:    %s', table.concat(task.next or {}, ', ')),
       }
       if task.message and task.message ~= vim.NIL and task.message ~= '' then
-        table.insert(lines, 'message: ' .. task.message)
+        vim.list_extend(lines, vim.split('message: ' .. task.message, '\r?\n'))
       end
       local options = type(task.options) == 'table' and task.options or {}
       if options.proposal then
