@@ -6,6 +6,7 @@ the quickfix list of hunks, the hunk text object and a visual-range accept.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -96,3 +97,40 @@ def test_one_line_of_a_message(editor: Editor) -> None:
     cut = editor.lua(line, "Baton: " + "é" * 60, ":Baton inspect t1", 40)
     assert cut == "Baton: " + "é" * 12 + "… (:Baton inspect t1)"
     assert editor.lua("return vim.fn.strdisplaywidth(...)", cut) <= 40
+
+
+def test_a_cancel_shows_only_cancelled(repo: Path, baton_home: Path, tmp_path: Path) -> None:
+    ed = start(repo, tmp_path, [{"say": "working on it"}, {"sleep": 60}])
+    try:
+        ed.lua(
+            "_G.test_progress = {} vim.api.nvim_create_autocmd('LspProgress', {"
+            " callback = function(ev) table.insert(_G.test_progress, ev.data.params.value) end })"
+        )
+        ed.command("Baton delegate Bigger numbers please")
+        wait_for(
+            lambda: any(
+                p.get("message") == "working on it" for p in ed.lua("return _G.test_progress")
+            ),
+            timeout=30,
+            what="the agent working",
+        )
+        task_id = ed.lua("return vim.tbl_keys(require('baton.status').tasks)[1]")
+        time.sleep(2)  # past the progress throttle: whatever the cancel brings is reported
+        ed.command(f"Baton cancel {task_id}")
+        wait_for(
+            lambda: ed.lua("return _G.test_progress")[-1]["kind"] == "end",
+            timeout=30,
+            what="the progress ended",
+        )
+        progress = ed.lua("return _G.test_progress")
+        assert progress[-1]["message"] == "cancelled", progress
+        told = [p.get("message", "") for p in progress] + [n["msg"] for n in ed.notes()]
+        assert not [t for t in told if "error" in t or "143" in t], told
+        wait_for(
+            lambda: (
+                ed.lua("return require('baton.status').tasks[...].state", task_id) == "cancelled"
+            ),
+            what="the task cancelled",
+        )
+    finally:
+        ed.close()
