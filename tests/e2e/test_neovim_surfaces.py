@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,11 +28,45 @@ CAPTURE_PROMPTS = (
 )
 
 
+#: app.py with four functions: the review fixture's task changes each one's return.
+FOUR = "".join(f"def {n}():\n    return {i}\n\n\n" for i, n in enumerate("abcd", 1)).rstrip() + "\n"
+EDIT_FOUR = [
+    {"edit": "app.py", "old": f"    return {i}\n", "new": f"    return {i}0\n"} for i in range(1, 5)
+]
+
+
 @pytest.fixture
 def editor(repo: Path, baton_home: Path, tmp_path: Path) -> Iterator[Editor]:
     ed = start(repo, tmp_path, EDIT_TWO)
     yield ed
     ed.close()
+
+
+@pytest.fixture
+def review(repo: Path, baton_home: Path, tmp_path: Path) -> Iterator[Editor]:
+    """A buffer of app.py showing four final hunks (rows 1, 5, 9, 13), cursor on line 1."""
+    (repo / "app.py").write_text(FOUR)
+    ed = start(repo, tmp_path, EDIT_FOUR)
+    try:
+        ed.command("Baton delegate Bigger numbers")
+        wait_for(
+            lambda: [h["row"] for h in hunks(ed) if h["final"]] == [1, 5, 9, 13],
+            timeout=30,
+            what="four final hunks",
+        )
+        ed.feed("gg")
+        wait_for(lambda: cursor(ed) == 1, what="the cursor on line 1")
+        yield ed
+    finally:
+        ed.close()
+
+
+def hunks(ed: Editor) -> list[dict[str, Any]]:
+    return list(ed.lua("return require('baton').hunks(0)"))
+
+
+def cursor(ed: Editor) -> int:
+    return int(ed.nvim.api.win_get_cursor(0)[0])
 
 
 def test_the_prompt_names_the_selected_lines(editor: Editor) -> None:
@@ -134,3 +169,22 @@ def test_a_cancel_shows_only_cancelled(repo: Path, baton_home: Path, tmp_path: P
         )
     finally:
         ed.close()
+
+
+def test_a_count_jumps_that_many_hunks(review: Editor) -> None:
+    ed = review
+    ed.feed("2]x")
+    wait_for(lambda: cursor(ed) == 6, what="2]x: the second hunk after line 1")
+    ed.feed("]x")
+    wait_for(lambda: cursor(ed) == 10, what="]x: the next one")
+    ed.feed("G2[x")
+    wait_for(lambda: cursor(ed) == 6, what="2[x from the last line")
+    ed.feed("gg5]x")  # four hunks: the fifth wraps around to the first
+    wait_for(lambda: cursor(ed) == 2, what="5]x wrapped")
+    ed.command("Baton next 3")
+    wait_for(lambda: cursor(ed) == 14, what=":Baton next 3")
+    ed.lua("require('baton').prev_hunk(2)")
+    wait_for(lambda: cursor(ed) == 6, what="prev_hunk(2)")
+    ed.command("set nowrapscan")
+    ed.feed("gg9]x")  # no wrapping: as far as there are hunks
+    wait_for(lambda: cursor(ed) == 14, what="9]x stopped at the last hunk")

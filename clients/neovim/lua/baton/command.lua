@@ -68,11 +68,11 @@ M.subcommands = {
   reject_all = function()
     require('baton.diff').reject_all()
   end,
-  next = function()
-    require('baton.diff').next()
+  next = function(_, words)
+    require('baton.diff').next(tonumber(words[1]) or 1)
   end,
-  prev = function()
-    require('baton.diff').prev()
+  prev = function(_, words)
+    require('baton.diff').prev(tonumber(words[1]) or 1)
   end,
   tasks = function()
     require('baton.tasks').open()

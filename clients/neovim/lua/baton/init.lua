@@ -109,14 +109,16 @@ function M.reject_all()
   require('baton.diff').reject_all()
 end
 
----Move the cursor to the next hunk.
-function M.next_hunk()
-  require('baton.diff').next()
+---Move the cursor to the next hunk (the `count`-th after it; default: `v:count1`).
+---@param count? integer
+function M.next_hunk(count)
+  require('baton.diff').next(count)
 end
 
----Move the cursor to the previous hunk.
-function M.prev_hunk()
-  require('baton.diff').prev()
+---Move the cursor to the previous hunk (the `count`-th before it; default: `v:count1`).
+---@param count? integer
+function M.prev_hunk(count)
+  require('baton.diff').prev(count)
 end
 
 ---The hunks drawn in a buffer, in line order.
