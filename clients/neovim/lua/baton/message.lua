@@ -4,10 +4,12 @@
 
 local M = {}
 
----The room for a message on the command line (display cells), never less than 20.
+---The room for a message on the command line (display cells), never less than 20: the
+---last line's `v:echospace` and the full lines above it when 'cmdheight' is more than 1.
 ---@return integer
 function M.width()
   local room = tonumber(vim.v.echospace) or (vim.o.columns - 12)
+  room = room + math.max(vim.o.cmdheight - 1, 0) * vim.o.columns
   return math.max(20, room)
 end
 
