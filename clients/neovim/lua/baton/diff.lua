@@ -305,17 +305,16 @@ local function draw(buf, client_id, payload, hunk)
       hint = 'Baton: working… (draft)'
     else
       local a, r = key(c.keymaps, 'accept'), key(c.keymaps, 'reject')
+      -- "(edited since)" first: a long title must not push it past the window's edge
+      local lead = hunk.stale and 'Baton (edited since): ' or 'Baton: '
       local known = require('baton.status').tasks[payload.taskId]
       if known and require('baton.status').proposer(known) then
-        hint = 'Baton: ' .. require('baton.status').title(known)
+        hint = lead .. require('baton.status').title(known)
       else
-        hint = 'Baton: ' .. (payload.title or payload.taskId)
+        hint = lead .. (payload.title or payload.taskId)
       end
       if a and r then
         hint = string.format('%s · %s accept · %s reject', hint, a, r)
-      end
-      if hunk.stale then
-        hint = hint .. ' (edited since)'
       end
     end
     mark(anchor_row, 0, { virt_text = { { '  ' .. hint, 'BatonHint' } }, virt_text_pos = 'eol' })
