@@ -214,3 +214,69 @@ def test_edited_since_stays_visible_after_a_long_title(
     finally:
         screen.close()
         ed.close()
+
+
+PICK_FIRST = (
+    "_G.test_picked = {} vim.ui.select = function(items, opts, on_choice)"
+    " table.insert(_G.test_picked, opts.format_item(items[1])) on_choice(items[1]) end"
+    " vim.ui.input = function(opts, on_confirm) on_confirm('the second one') end"
+)
+
+
+def tasks_of(ed: Editor) -> list[dict[str, Any]]:
+    return list(
+        ed.lua(
+            "local c = vim.lsp.get_clients({ name = 'baton' })[1]"
+            " return c:request_sync('workspace/executeCommand',"
+            " { command = 'baton.tasks', arguments = {} }, 5000, 0).result.tasks"
+        )
+    )
+
+
+def test_plug_maps_reply_cancel_inspect_explain(
+    repo: Path, baton_home: Path, tmp_path: Path
+) -> None:
+    ed = start(repo, tmp_path, [{"ask": "Which one?"}, {"say": "on it"}, {"sleep": 60}])
+    try:
+        for lhs, plug in (("<F2>", "reply"), ("<F3>", "cancel"), ("<F4>", "inspect")):
+            ed.lua(f"vim.keymap.set('n', '{lhs}', '<Plug>(baton-{plug})')")
+        ed.lua("vim.keymap.set({ 'n', 'x' }, '<F5>', '<Plug>(baton-explain)')")
+        ed.lua(PICK_FIRST)
+        ed.command("Baton delegate Bigger numbers")
+        wait_for(lambda: status(ed) == "Baton ?1", what="the question")
+        ed.feed("<F2>")  # reply: pick the task, answer at the prompt
+        wait_for(lambda: status(ed) == "Baton ▶1", what="running again after the reply")
+        task_id = tasks_of(ed)[0]["id"]
+        ed.feed("<F3>")  # cancel it
+        wait_for(lambda: tasks_of(ed)[0]["state"] == "cancelled", what="the task cancelled")
+        ed.feed("<F4>")  # inspect it
+        wait_for(lambda: len(ed.nvim.api.list_wins()) == 2, what="the inspection")
+        assert f"id:      {task_id}" in ed.lines()
+        ed.command("close")
+        picked = ed.lua("return _G.test_picked")
+        assert len(picked) == 3 and all("Bigger numbers" in p for p in picked), picked
+        ed.feed("5GV<F5>")  # explain line 5 (no prompt: it has its own instruction)
+        explain = wait_for(
+            lambda: next((t for t in tasks_of(ed) if t["action"] == "explain"), None),
+            what="the explain task",
+        )
+        inspect = ed.lua(
+            "local c = vim.lsp.get_clients({ name = 'baton' })[1]"
+            " return c:request_sync('workspace/executeCommand',"
+            " { command = 'baton.inspect', arguments = { { taskId = ... } } }, 5000, 0).result",
+            explain["id"],
+        )
+        assert inspect["task"]["targets"] == [{"path": "app.py", "start_line": 5, "end_line": 5}]
+        assert ed.nvim.eval("mode(1)") == "n"
+    finally:
+        ed.close()
+
+
+def test_on_a_hunk_the_plug_maps_take_its_task(review: Editor) -> None:
+    ed = review
+    ed.lua("vim.ui.select = function() error('no pick: the hunk names the task') end")
+    ed.lua("vim.keymap.set('n', '<F4>', '<Plug>(baton-inspect)')")
+    task_id = hunks(ed)[1]["task"]
+    ed.feed("6G<F4>")
+    wait_for(lambda: len(ed.nvim.api.list_wins()) == 2, what="the inspection")
+    assert f"id:      {task_id}" in ed.lines()

@@ -25,8 +25,13 @@ for name, fn in pairs({
   ['baton-next'] = 'next_hunk',
   ['baton-prev'] = 'prev_hunk',
   ['baton-tasks'] = 'tasks',
+  ['baton-reply'] = 'reply',
+  ['baton-cancel'] = 'cancel',
+  ['baton-inspect'] = 'inspect',
+  ['baton-explain'] = 'explain',
 }) do
-  local modes = (fn == 'delegate_selection' or fn == 'fix') and { 'n', 'x' } or 'n'
+  local visual = fn == 'delegate_selection' or fn == 'fix' or fn == 'explain'
+  local modes = visual and { 'n', 'x' } or 'n'
   vim.keymap.set(modes, '<Plug>(' .. name .. ')', function()
     require('baton')[fn]()
   end, { desc = 'Baton: ' .. fn:gsub('_', ' ') })

@@ -89,6 +89,38 @@ function M.fix()
   M.delegate({ kind = 'fix', line1 = line1, line2 = line2 })
 end
 
+---Explain the visual selection (in normal mode: the whole file); the answer is shown beside
+---the code without taking focus.
+function M.explain()
+  local line1, line2 = require('baton.delegate').selection()
+  M.delegate({ kind = 'explain', line1 = line1, line2 = line2 })
+end
+
+---The task of the hunk under the cursor, or nil (then the task moves let the user pick).
+---@return string|nil
+local function task_here()
+  local h = require('baton.diff').hunk_at()
+  return h and h.task or nil
+end
+
+---Reply to a task: the one whose hunk is under the cursor, or the one given, or pick one.
+---@param task_id? string
+function M.reply(task_id)
+  require('baton.tasks').reply(task_id or task_here())
+end
+
+---Cancel a task: the one whose hunk is under the cursor, or the one given, or pick one.
+---@param task_id? string
+function M.cancel(task_id)
+  require('baton.tasks').cancel(task_id or task_here())
+end
+
+---Inspect a task: the one whose hunk is under the cursor, or the one given, or pick one.
+---@param task_id? string
+function M.inspect(task_id)
+  require('baton.tasks').inspect(task_id or task_here())
+end
+
 ---Accept the hunk under the cursor.
 function M.accept()
   require('baton.diff').accept()
