@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import user_config
 from tests.e2e.nvim_support import Editor, Screen, nvim_binary, wait_for
 from tests.e2e.test_neovim import EDIT_TWO, start, status
 
@@ -280,3 +281,29 @@ def test_on_a_hunk_the_plug_maps_take_its_task(review: Editor) -> None:
     ed.feed("6G<F4>")
     wait_for(lambda: len(ed.nvim.api.list_wins()) == 2, what="the inspection")
     assert f"id:      {task_id}" in ed.lines()
+
+
+def test_completion_of_task_ids_and_profiles(repo: Path, baton_home: Path, tmp_path: Path) -> None:
+    user_config(
+        tmp_path,
+        '[profiles.quick]\nprovider = "fake"\nmodel = "m-small"\nmodels = ["m-small", "m-large"]\n',
+    )
+    ed = start(repo, tmp_path, [{"ask": "Which one?"}])
+    try:
+
+        def complete(line: str) -> list[str]:
+            return list(ed.lua("return vim.fn.getcompletion(..., 'cmdline')", line))
+
+        assert complete("Baton inspect ") == []  # no task yet
+        ed.command("Baton delegate Bigger numbers")
+        wait_for(lambda: status(ed) == "Baton ?1", what="the question")
+        task_id = ed.lua("return vim.tbl_keys(require('baton.status').tasks)[1]")
+        assert complete("Baton inspect ") == [task_id]
+        assert complete(f"Baton reply {task_id[:4]}") == [task_id]
+        assert complete(f"Baton reply {task_id} ") == []  # then comes the text
+        assert complete("Baton retry ") == []  # it is waiting, not failed
+        assert complete("Baton delegate worker=") == ["worker=fake", "worker=quick"]
+        assert complete("Baton explain worker=q") == ["worker=quick"]
+        assert complete("Baton delegate worker=quick model=") == ["model=m-large", "model=m-small"]
+    finally:
+        ed.close()

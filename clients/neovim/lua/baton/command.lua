@@ -135,7 +135,17 @@ function M.complete(lead, line)
     end, names)
   end
   local sub = words[first]
+  local complete = require('baton.complete')
+  if complete.STATES[sub] ~= nil then
+    if #words > first + (lead == '' and 0 or 1) then
+      return {} -- the id is given already (what follows is the reply's text)
+    end
+    return complete.matching(complete.task_ids(sub), lead)
+  end
   if sub == 'delegate' or sub == 'fix' or sub == 'explain' or sub == 'tests' then
+    if lead:match('^worker=') or lead:match('^model=') then
+      return complete.options(lead, vim.list_slice(words, first + 1))
+    end
     local out = {}
     for _, k in ipairs({
       'kind=delegate',
