@@ -307,3 +307,41 @@ def test_completion_of_task_ids_and_profiles(repo: Path, baton_home: Path, tmp_p
         assert complete("Baton delegate worker=quick model=") == ["model=m-large", "model=m-small"]
     finally:
         ed.close()
+
+
+def test_a_profile_configured_while_the_server_runs_is_usable_at_once(
+    repo: Path, baton_home: Path, tmp_path: Path
+) -> None:
+    """The user's config folder does not exist yet when the server starts (a first setup):
+    the profile written there is usable within two seconds, no restart."""
+    config = tmp_path / "later" / "baton" / "config.toml"
+    ed = Editor(repo, tmp_path / "nvim", {"BATON_CONFIG": str(config)})
+    try:
+        ed.command("edit app.py")
+        wait_for(
+            lambda: ed.lua(
+                "local c = vim.lsp.get_clients({ name = 'baton', bufnr = 0 })[1]"
+                " return c ~= nil and c.initialized"
+            ),
+            what="baton lsp attached and initialized",
+        )
+
+        def delegate_to_newone() -> str:
+            return str(
+                ed.lua(
+                    "local c = vim.lsp.get_clients({ name = 'baton' })[1]"
+                    " local r = c:request_sync('workspace/executeCommand', { command ="
+                    " 'baton.delegate', arguments = { { uri = vim.uri_from_bufnr(0),"
+                    " instruction = 'say hi', worker = 'newone' } } }, 5000, 0)"
+                    " return r and (r.err and r.err.message or 'ok') or 'timeout'"
+                )
+            )
+
+        assert "newone" in delegate_to_newone()  # unknown
+        config.parent.mkdir(parents=True)
+        config.write_text('[profiles.newone]\nprovider = "fake"\n')
+        written = time.monotonic()
+        wait_for(lambda: delegate_to_newone() == "ok", timeout=10, what="the new profile")
+        assert time.monotonic() - written < 2.5
+    finally:
+        ed.close()
