@@ -345,3 +345,48 @@ def test_a_profile_configured_while_the_server_runs_is_usable_at_once(
         assert time.monotonic() - written < 2.5
     finally:
         ed.close()
+
+
+def test_an_explain_answer_gets_no_language_server(
+    repo: Path, baton_home: Path, tmp_path: Path
+) -> None:
+    """The answer is a file in Baton's state folder; a root marker above that folder (here
+    the test's folder, as a dotfiles repository in $HOME would be) must not start a second
+    ``baton lsp`` there, and no other language server may attach to it either."""
+    (tmp_path / ".git").mkdir()
+    ed = start(repo, tmp_path, [{"say": "It returns one."}])
+    try:
+        # another language server for markdown, enabled the 0.11+ way
+        ed.lua(
+            "vim.lsp.config('othermd', { cmd = { 'sleep', '600' }, filetypes = { 'markdown' },"
+            " root_markers = { '.git' } }) vim.lsp.enable('othermd')"
+        )
+        app = ed.nvim.current.window
+        ed.command("2Baton explain")
+        wait_for(lambda: len(ed.nvim.api.list_wins()) == 2, timeout=30, what="the answer shown")
+        assert ed.nvim.current.window == app  # beside the code, focus kept
+        other = next(w for w in ed.nvim.api.list_wins() if w != app)
+        buf = ed.nvim.api.win_get_buf(other)
+        name = ed.nvim.api.buf_get_name(buf)
+        assert name.startswith("baton://tasks/") and name.endswith("/answer.md"), name
+        assert "made them bigger" in ed.lines(buf)  # the task's summary: its answer
+        assert ed.nvim.api.get_option_value("buftype", {"buf": buf}) == "nofile"
+        assert not ed.nvim.api.get_option_value("modifiable", {"buf": buf})
+        time.sleep(1.5)  # an attach that would happen has happened by then
+        clients = ed.lua(
+            "return vim.tbl_map(function(c) return { c.name, c.root_dir } end,"
+            " vim.lsp.get_clients({ _uninitialized = true }))"
+        )
+        assert [c for c in clients if c[0] == "baton"] == [["baton", str(repo)]], clients
+        attached = ed.lua(
+            "return #vim.lsp.get_clients({ bufnr = ..., _uninitialized = true })", buf
+        )
+        assert attached == 0
+        # and a file of the state folder opened by hand gets no Baton server either
+        answer = next((baton_home / "tasks").glob("*/answer.md"))
+        ed.command(f"edit {answer}")
+        assert ed.lua("return require('baton.client').root(0)") is None
+        assert ed.lua("return require('baton.own').is_own(vim.api.nvim_buf_get_name(0))")
+        assert not ed.lua("return require('baton.own').is_own(...)", str(repo / "app.py"))
+    finally:
+        ed.close()
