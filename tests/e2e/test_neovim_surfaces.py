@@ -31,8 +31,13 @@ CAPTURE_PROMPTS = (
 
 #: app.py with four functions: the review fixture's task changes each one's return.
 FOUR = "".join(f"def {n}():\n    return {i}\n\n\n" for i, n in enumerate("abcd", 1)).rstrip() + "\n"
+#: The third hunk changes two lines (the name of c too); notes.txt is not loaded.
 EDIT_FOUR = [
-    {"edit": "app.py", "old": f"    return {i}\n", "new": f"    return {i}0\n"} for i in range(1, 5)
+    {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"},
+    {"edit": "app.py", "old": "    return 2\n", "new": "    return 20\n"},
+    {"edit": "app.py", "old": "def c():\n    return 3\n", "new": "def cc():\n    return 30\n"},
+    {"edit": "app.py", "old": "    return 4\n", "new": "    return 40\n"},
+    {"edit": "notes.txt", "old": "two\n", "new": "TWO\n"},
 ]
 
 
@@ -45,13 +50,13 @@ def editor(repo: Path, baton_home: Path, tmp_path: Path) -> Iterator[Editor]:
 
 @pytest.fixture
 def review(repo: Path, baton_home: Path, tmp_path: Path) -> Iterator[Editor]:
-    """A buffer of app.py showing four final hunks (rows 1, 5, 9, 13), cursor on line 1."""
+    """A buffer of app.py showing four final hunks (rows 1, 5, 8-9, 13), cursor on line 1."""
     (repo / "app.py").write_text(FOUR)
     ed = start(repo, tmp_path, EDIT_FOUR)
     try:
         ed.command("Baton delegate Bigger numbers")
         wait_for(
-            lambda: [h["row"] for h in hunks(ed) if h["final"]] == [1, 5, 9, 13],
+            lambda: [h["row"] for h in hunks(ed) if h["final"]] == [1, 5, 8, 13],
             timeout=30,
             what="four final hunks",
         )
@@ -177,7 +182,7 @@ def test_a_count_jumps_that_many_hunks(review: Editor) -> None:
     ed.feed("2]x")
     wait_for(lambda: cursor(ed) == 6, what="2]x: the second hunk after line 1")
     ed.feed("]x")
-    wait_for(lambda: cursor(ed) == 10, what="]x: the next one")
+    wait_for(lambda: cursor(ed) == 9, what="]x: the next one")
     ed.feed("G2[x")
     wait_for(lambda: cursor(ed) == 6, what="2[x from the last line")
     ed.feed("gg5]x")  # four hunks: the fifth wraps around to the first
@@ -390,3 +395,66 @@ def test_an_explain_answer_gets_no_language_server(
         assert not ed.lua("return require('baton.own').is_own(...)", str(repo / "app.py"))
     finally:
         ed.close()
+
+
+def test_preview_float_of_the_hunk_under_the_cursor(review: Editor) -> None:
+    ed = review
+    windows = ed.nvim.api.list_wins()
+    ed.feed("9G\\bp")
+    float_win = wait_for(
+        lambda: next((w for w in ed.nvim.api.list_wins() if w not in windows), None),
+        what="the preview float",
+    )
+    assert ed.nvim.api.win_get_config(float_win)["relative"] != ""  # a float
+    buf = ed.nvim.api.win_get_buf(float_win)
+    assert ed.lines(buf) == [
+        "Baton: Bigger numbers",
+        "-def c():",
+        "-    return 3",
+        "+def cc():",
+        "+    return 30",
+    ]
+    assert ed.nvim.api.get_option_value("filetype", {"buf": buf}) == "diff"
+    assert ed.nvim.current.window == windows[0]  # focus stays in the code
+    ed.feed("j")  # the float goes when the cursor moves
+    wait_for(lambda: ed.nvim.api.list_wins() == windows, what="the float closed")
+
+
+def test_quickfix_and_location_lists_of_hunks(review: Editor) -> None:
+    ed = review
+    ed.command("Baton loclist")
+    items = ed.nvim.call("getloclist", windows_before := ed.nvim.api.list_wins()[0])
+    assert [(i["lnum"], i["end_lnum"]) for i in items] == [(2, 2), (6, 6), (9, 10), (14, 14)]
+    assert items[2]["text"] == "Bigger numbers (-2 +2) def cc():"
+    assert ed.nvim.eval("&buftype") == "quickfix"  # the list is open
+    ed.command("wincmd p")
+    ed.command("Baton qflist")
+    qf = ed.nvim.call("getqflist", {"items": 1, "title": 1})
+    assert qf["title"] == "Baton hunks"
+    files = [(Path(ed.nvim.call("bufname", i["bufnr"])).name, i["lnum"]) for i in qf["items"]]
+    # every task's pending hunks, the file not loaded (notes.txt) too
+    assert files == [("app.py", 2), ("app.py", 6), ("app.py", 9), ("app.py", 14), ("notes.txt", 2)]
+    assert qf["items"][4]["text"] == "Bigger numbers (-1 +1) TWO"
+    assert windows_before  # (the window the location list belongs to)
+
+
+def test_hunk_text_object(review: Editor) -> None:
+    ed = review
+    ed.feed('10G"ayih')
+    wait_for(lambda: ed.nvim.call("getreg", "a") == "def c():\n    return 3\n", what="yih")
+    assert ed.nvim.call("getregtype", "a") == "V"
+    ed.feed("6Gvih")
+    wait_for(lambda: ed.nvim.eval("mode()") == "V", what="vih selects linewise")
+    assert ed.nvim.eval("[line('v'), line('.')]") == [6, 6]
+    ed.feed("<Esc>")
+
+
+def test_accept_and_reject_a_visual_range(review: Editor) -> None:
+    ed = review
+    ed.feed("2GV4j\\ba")  # lines 2-6 touch the first two hunks
+    wait_for(lambda: [h["row"] for h in hunks(ed)] == [8, 13], what="the two selected accepted")
+    assert ed.lines()[1] == "    return 10" and ed.lines()[5] == "    return 20"
+    assert ed.nvim.eval("mode()") == "n"
+    ed.command("10,14Baton reject")
+    wait_for(lambda: hunks(ed) == [], what="the range rejected")
+    assert ed.lines()[8:10] == ["def c():", "    return 3"]

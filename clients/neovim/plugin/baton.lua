@@ -29,9 +29,20 @@ for name, fn in pairs({
   ['baton-cancel'] = 'cancel',
   ['baton-inspect'] = 'inspect',
   ['baton-explain'] = 'explain',
+  ['baton-preview'] = 'preview_hunk',
+  ['baton-qflist'] = 'setqflist',
+  ['baton-loclist'] = 'setloclist',
+  ['baton-hunk'] = 'select_hunk',
 }) do
-  local visual = fn == 'delegate_selection' or fn == 'fix' or fn == 'explain'
+  local visual = fn == 'delegate_selection'
+    or fn == 'fix'
+    or fn == 'explain'
+    or fn == 'accept'
+    or fn == 'reject'
   local modes = visual and { 'n', 'x' } or 'n'
+  if fn == 'select_hunk' then
+    modes = { 'o', 'x' }
+  end
   vim.keymap.set(modes, '<Plug>(' .. name .. ')', function()
     require('baton')[fn]()
   end, { desc = 'Baton: ' .. fn:gsub('_', ' ') })

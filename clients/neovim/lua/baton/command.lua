@@ -56,11 +56,20 @@ M.subcommands = {
   tests = function(a, words)
     delegate(a, 'tests', words)
   end,
-  accept = function()
-    require('baton.diff').accept()
+  accept = function(a)
+    require('baton.diff').accept(a.range > 0 and { a.line1, a.line2 } or nil)
   end,
-  reject = function()
-    require('baton.diff').reject()
+  reject = function(a)
+    require('baton.diff').reject(a.range > 0 and { a.line1, a.line2 } or nil)
+  end,
+  preview = function()
+    require('baton.hunks').preview()
+  end,
+  qflist = function()
+    require('baton.hunks').setqflist()
+  end,
+  loclist = function()
+    require('baton.hunks').setloclist()
   end,
   accept_all = function()
     require('baton.diff').accept_all()

@@ -121,14 +121,36 @@ function M.inspect(task_id)
   require('baton.tasks').inspect(task_id or task_here())
 end
 
----Accept the hunk under the cursor.
-function M.accept()
-  require('baton.diff').accept()
+---Accept the hunk under the cursor; in visual mode, every hunk the selection touches.
+---@param range? { [1]: integer, [2]: integer } lines (1-based, inclusive) instead
+function M.accept(range)
+  require('baton.diff').accept(range)
 end
 
----Reject the hunk under the cursor.
-function M.reject()
-  require('baton.diff').reject()
+---Reject the hunk under the cursor; in visual mode, every hunk the selection touches.
+---@param range? { [1]: integer, [2]: integer } lines (1-based, inclusive) instead
+function M.reject(range)
+  require('baton.diff').reject(range)
+end
+
+---Show the hunk under the cursor in a float (its old and new lines, as a diff).
+function M.preview_hunk()
+  require('baton.hunks').preview()
+end
+
+---Select the lines of the hunk under the cursor (the `ih` text object).
+function M.select_hunk()
+  require('baton.hunks').select()
+end
+
+---Every pending hunk (all tasks, all files) in the quickfix list, opened.
+function M.setqflist()
+  require('baton.hunks').setqflist()
+end
+
+---This buffer's hunks in the location list, opened.
+function M.setloclist()
+  require('baton.hunks').setloclist()
 end
 
 ---Accept every hunk ready for review in the current buffer.
