@@ -86,7 +86,7 @@ end
 
 ---The last line (0-based) an LSP range covers: an end at column 0 does not cover its line
 ---(the server's rule too, so the prompt names the lines the task gets).
----@param range { start: { line: integer, character: integer }, ['end']: { line: integer, character: integer } }
+---@param range lsp.Range
 ---@return integer
 function M.last_line(range)
   local e = range['end']

@@ -15,7 +15,8 @@ function M.state_home()
     return vim.fs.normalize(explicit)
   end
   local xdg = vim.env.XDG_STATE_HOME
-  local base = (xdg and xdg ~= '') and xdg or vim.fs.joinpath(vim.env.HOME or '~', '.local', 'state')
+  local base = (xdg and xdg ~= '') and xdg
+    or vim.fs.joinpath(vim.env.HOME or '~', '.local', 'state')
   return vim.fs.joinpath(vim.fs.normalize(base), 'baton')
 end
 
