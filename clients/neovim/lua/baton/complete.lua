@@ -112,7 +112,10 @@ end
 ---@return baton.WorkerInfo[]
 function M.workers(timeout_ms)
   local c = current_client()
-  local root = (c and c.root_dir) or client.root(0) or vim.fn.getcwd()
+  local root = c and c.root_dir
+  if not root then
+    return {} -- no server: a <Tab> must not start a broker
+  end
   local entry = by_root[root]
   local run = refresh(root)
   if (not entry or not entry.workers) and run then
