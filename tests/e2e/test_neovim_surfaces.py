@@ -138,6 +138,9 @@ def test_one_line_of_a_message(editor: Editor) -> None:
     cut = editor.lua(line, "Baton: " + "é" * 60, ":Baton inspect t1", 40)
     assert cut == "Baton: " + "é" * 12 + "… (:Baton inspect t1)"
     assert editor.lua("return vim.fn.strdisplaywidth(...)", cut) <= 40
+    # a first line that fits exactly, and more lines: still within the width
+    exact = editor.lua(line, "x" * 36 + "\nmore", "y", 40)
+    assert exact == "x" * 35 + "… (y)" and len(exact) == 40
 
 
 def test_a_cancel_shows_only_cancelled(repo: Path, baton_home: Path, tmp_path: Path) -> None:

@@ -70,7 +70,8 @@ function M.line(text, more, width)
   local room = width - vim.fn.strdisplaywidth(tail)
   local head = M.cut(first, math.max(room, 10))
   if rest and head:sub(-#'…') ~= '…' then
-    head = head .. '…'
+    -- the first line fits, the next ones are left out: say so within the room too
+    head = vim.fn.strdisplaywidth(first) < room and first .. '…' or M.cut(first .. '…', room)
   end
   return head .. tail
 end
