@@ -284,6 +284,7 @@ def test_a_question_is_notified_and_answered(repo: Path, baton_home: Path, tmp_p
     ]
     ed = start(repo, tmp_path, steps)
     try:
+        ed.command("set columns=120")  # room for the whole question on the command line
         ed.command("Baton delegate Bigger numbers please")
         wait_for(lambda: status(ed) == "Baton ?1", what="needs input in the statusline")
         note = wait_for(

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,55 @@ async def test_supervisor_routes_by_the_edited_file(
             await sup.delegate(DelegateRequest("say hi", root=str(repo)))
     finally:
         await sup.close()
+
+
+@pytest.mark.parametrize("how", ["folder made later", "symlink edited at its target"])
+async def test_a_new_profile_is_seen_within_two_seconds(
+    repo: Path, tmp_path: Path, how: str
+) -> None:
+    """What inotify on the config folders cannot see is caught by comparing the files' stat
+    each second: the user's config folder created after the broker started, and a config
+    file that is a symlink (dotfiles) edited where it points."""
+    user = tmp_path / "later" / "baton" / "config.toml"
+    target = user
+    if how == "symlink edited at its target":
+        target = tmp_path / "dotfiles" / "config.toml"
+        target.parent.mkdir()
+        target.write_text("")
+        user.parent.mkdir(parents=True)
+        user.symlink_to(target)
+    cache = SettingsCache(
+        profiles={"fake": Profile(name="fake", provider="fake")}, user_config=user
+    )
+    cache.start()
+    try:
+        assert "fb" not in cache.get(repo).profiles
+        await _settle_watcher()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text('[profiles.fb]\nprovider = "fake"\n')
+        written = time.monotonic()
+        await _until(lambda: "fb" in cache.get(repo).profiles, timeout=10)
+        assert time.monotonic() - written < 2.5  # one comparison a second, and a loaded machine
+    finally:
+        await cache.close()
+
+
+async def test_a_write_while_the_watcher_restarts_is_not_lost(repo: Path, user_file: Path) -> None:
+    """A new folder makes the watcher restart; a write in that gap has no event to be seen by."""
+    cache = SettingsCache(
+        profiles={"fake": Profile(name="fake", provider="fake")}, user_config=user_file
+    )
+    cache.start()
+    try:
+        cache.get(repo)
+        await _settle_watcher()
+        other = repo.parent / "other"
+        other.mkdir()
+        cache.get(other)  # the watcher restarts to watch it too...
+        user_file.write_text('[profiles.fb]\nprovider = "fake"\n')  # ...while this is written
+        await _until(lambda: "fb" in cache.get(repo).profiles, timeout=5)
+    finally:
+        await cache.close()
 
 
 def baton(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -137,6 +137,31 @@ async def test_idle_watchdog_marks_a_silent_agent_stalled(baton_home: Path, repo
         await s.close()
 
 
+async def test_a_stop_by_baton_records_no_error_from_the_agents_end(
+    baton_home: Path, repo: Path
+) -> None:
+    """A cancel (or the watchdog) kills the agent: the parser's verdict on that end ("exit code
+    143 and no end marker") is not the task's story, and editors showed it before "cancelled"."""
+    s = Supervisor(baton_home, limits=Limits(stall_after=1.0, kill_grace=0.5))
+    await s.start()
+    try:
+        cancelled = await s.delegate(delegate(repo, {"say": "working"}, {"sleep": 60}))
+        deadline = time.monotonic() + 20
+        while not [e for e in await s.events(cancelled.id) if e.type == EventType.TEXT]:
+            assert time.monotonic() < deadline, "the agent never spoke"
+            await asyncio.sleep(0.05)
+        await s.cancel(cancelled.id)
+        stalled = await s.delegate(delegate(repo, {"say": "hi"}, {"hang": True}))
+        assert await settle(s, cancelled.id) == S.CANCELLED
+        assert await settle(s, stalled.id) == S.FAILED
+        assert (await s.get(stalled.id)).completion == Completion.STALLED
+        for task_id in (cancelled.id, stalled.id):
+            errors = [e for e in await s.events(task_id) if e.type == EventType.ERROR]
+            assert errors == [], errors
+    finally:
+        await s.close()
+
+
 @pytest.mark.parametrize(
     ("step", "completion", "words"),
     [

@@ -25,8 +25,24 @@ for name, fn in pairs({
   ['baton-next'] = 'next_hunk',
   ['baton-prev'] = 'prev_hunk',
   ['baton-tasks'] = 'tasks',
+  ['baton-reply'] = 'reply',
+  ['baton-cancel'] = 'cancel',
+  ['baton-inspect'] = 'inspect',
+  ['baton-explain'] = 'explain',
+  ['baton-preview'] = 'preview_hunk',
+  ['baton-qflist'] = 'setqflist',
+  ['baton-loclist'] = 'setloclist',
+  ['baton-hunk'] = 'select_hunk',
 }) do
-  local modes = (fn == 'delegate_selection' or fn == 'fix') and { 'n', 'x' } or 'n'
+  local visual = fn == 'delegate_selection'
+    or fn == 'fix'
+    or fn == 'explain'
+    or fn == 'accept'
+    or fn == 'reject'
+  local modes = visual and { 'n', 'x' } or 'n'
+  if fn == 'select_hunk' then
+    modes = { 'o', 'x' }
+  end
   vim.keymap.set(modes, '<Plug>(' .. name .. ')', function()
     require('baton')[fn]()
   end, { desc = 'Baton: ' .. fn:gsub('_', ' ') })

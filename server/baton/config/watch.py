@@ -3,9 +3,13 @@
 :class:`SettingsCache` loads a folder's settings on first use and keeps them; a watcher
 (watchfiles, non-recursive, on the folders whose config files decide each cached entry)
 drops and re-reads an entry when one of its files is written, created or removed — so an
-edited ``.baton.toml`` takes effect without restarting the broker. A broken file keeps its
-error in the cache (``get`` raises it, naming file and line) and the last good settings
-stay available to tasks already running.
+edited ``.baton.toml`` takes effect without restarting the broker. Each second without an
+event the watcher also compares the config files' ``stat`` with what was read, which catches
+what inotify cannot see: a config folder created after the broker started (the user's
+``~/.config/baton`` on first use), a config file that is a symlink edited at its target, and
+a write while the watcher was restarting. A broken file keeps its error in the cache
+(``get`` raises it, naming file and line) and the last good settings stay available to tasks
+already running.
 """
 
 from __future__ import annotations
@@ -21,6 +25,20 @@ from baton.config.profiles import Profile
 from baton.config.settings import Settings, load_settings
 
 log = logging.getLogger(__name__)
+
+#: How often (ms) the watcher compares the config files' stat when no event came.
+POLL_MS = 1000
+
+#: A config file's identity as read: (mtime_ns, size, inode), or None when it is missing.
+Stamp = tuple[tuple[str, tuple[int, int, int] | None], ...]
+
+
+def _stat(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()  # follows a symlink: an edit of its target changes this
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 class SettingsCache:
@@ -40,6 +58,7 @@ class SettingsCache:
         self._on_change = on_change
         self._entries: dict[Path, Settings | ConfigError] = {}
         self._good: dict[Path, Settings] = {}
+        self._stamps: dict[Path, Stamp] = {}
         self._seen = self._fingerprint()
         self._watcher: asyncio.Task[None] | None = None
         self._restart = asyncio.Event()
@@ -73,7 +92,7 @@ class SettingsCache:
             self._entries.clear()
         entry = self._entries.get(key)
         if entry is None:
-            entry = self._entries[key] = self._load(key)
+            entry = self._store(key)
             self._kick()
         if isinstance(entry, ConfigError):
             raise entry
@@ -93,13 +112,46 @@ class SettingsCache:
             for root in self._entries
             if changed is None or changed.parent in self._folders(root)
         ]
+        self._reload(roots)
+        return roots
+
+    def _reload(self, roots: list[Path]) -> None:
         for root in roots:
-            self._entries[root] = self._load(root)
-            entry = self._entries[root]
+            entry = self._store(root)
             if isinstance(entry, ConfigError):
                 log.error("settings of %s: %s", root, entry)
             if self._on_change is not None:
                 self._on_change(root)
+
+    def _names(self) -> tuple[str, ...]:
+        return (PROJECT_FILE, PYPROJECT, (self._user_config or user_config_path()).name)
+
+    def _stamp(self, folders: tuple[Path, ...]) -> Stamp:
+        names = self._names()
+        return tuple(
+            (str(folder / name), _stat(folder / name)) for folder in folders for name in names
+        )
+
+    def _store(self, root: Path) -> Settings | ConfigError:
+        """Load ``root``'s settings into the cache, with the stamp of the files they come from
+        (taken before reading them: a write during the read shows at the next comparison)."""
+        before = self._stamp(self._folders(root))
+        entry = self._entries[root] = self._load(root)
+        after = self._folders(root)
+        known = {path for path, _ in before}
+        extra = tuple(item for item in self._stamp(after) if item[0] not in known)
+        self._stamps[root] = before + extra
+        return entry
+
+    def changed_on_disk(self) -> list[Path]:
+        """Re-read the entries whose config files differ from what was read (stat); returns
+        their roots."""
+        roots = []
+        for root, stamp in list(self._stamps.items()):
+            now = self._stamp(self._folders(root))
+            if dict(now) != dict(stamp):
+                roots.append(root)
+        self._reload(roots)
         return roots
 
     def _folders(self, root: Path) -> tuple[Path, ...]:
@@ -138,7 +190,7 @@ class SettingsCache:
     async def _watch(self) -> None:
         from watchfiles import awatch
 
-        names = {PROJECT_FILE, PYPROJECT, (self._user_config or user_config_path()).name}
+        names = set(self._names())
 
         def only_config(_change: object, path: str) -> bool:
             return Path(path).name in names
@@ -147,7 +199,9 @@ class SettingsCache:
             self._restart.clear()
             self._watching = self._wanted()
             if not self._watching:
-                await self._restart.wait()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._restart.wait(), POLL_MS / 1000)
+                await self._compare()
                 continue
             try:
                 async for changes in awatch(
@@ -157,15 +211,29 @@ class SettingsCache:
                     debounce=50,
                     step=20,
                     stop_event=self._restart,
+                    rust_timeout=POLL_MS,
+                    yield_on_timeout=True,
                 ):
+                    if not changes:  # a second without events: compare the files' stat
+                        await self._compare()
+                        continue
                     for _, path in changes:
                         self.invalidate(Path(path))
-                    async with self.changed:
-                        self.generation += 1
-                        self.changed.notify_all()
+                    await self._bump()
             except (OSError, RuntimeError) as exc:  # a watched folder vanished
                 log.warning("settings watcher: %s", exc)
                 await asyncio.sleep(0.5)
+
+    async def _compare(self) -> None:
+        if self.changed_on_disk():
+            await self._bump()
+        if self._wanted() != self._watching:  # a config folder appeared (or went)
+            self._restart.set()
+
+    async def _bump(self) -> None:
+        async with self.changed:
+            self.generation += 1
+            self.changed.notify_all()
 
     async def wait_for_change(self, after: int, timeout: float = 10.0) -> int:
         """Wait until a file change was handled after generation ``after``; return the new one."""

@@ -52,6 +52,12 @@ _STOPS = frozenset(
 )
 
 
+def _worker_error(event: Event) -> bool:
+    """The parser's verdict that the agent ended without finishing (its exit code, no end
+    marker): dropped when Baton itself ended the attempt, whose stop says what happened."""
+    return event.type == EventType.ERROR and event.data.get("kind") == Completion.WORKER_ERROR
+
+
 class StartFailed(Exception):
     """The attempt could not start; ``completion`` says how the task ends."""
 
@@ -303,6 +309,8 @@ class Attempts:
                 await pump
             err = procs.stderr_tail(Path(attempt.err_path))
             ending = live.masking.events(live.parser.finish(exit_code, err))
+            if live.stop is not None:  # Baton ended it: "no end marker" is not the agent's error
+                ending = [e for e in ending if not _worker_error(e)]
             ending += live.masking.flush()  # what it held back, in the same batch
             if not judged:  # marked, so a broker that reads this end again adds nothing
                 ending = [dataclasses.replace(e, data={**e.data, "at_exit": True}) for e in ending]

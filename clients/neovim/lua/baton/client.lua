@@ -68,7 +68,15 @@ function M.root(buf)
   if name == '' or name:match('^%a[%w+.-]*://') then
     return nil
   end
-  return vim.fs.root(buf, config.current.root_markers)
+  local own = require('baton.own')
+  if own.is_own(name) then
+    return nil -- Baton's own files (an Explain answer, a worktree) get no server
+  end
+  local root = vim.fs.root(buf, config.current.root_markers)
+  if root and own.is_own(root) then
+    return nil
+  end
+  return root
 end
 
 ---@type table<string, boolean>
@@ -101,6 +109,19 @@ local function handlers()
     end,
     ['baton/transcript'] = function(_, params, ctx)
       require('baton.transcript').on_transcript(ctx.client_id, params)
+    end,
+    -- a document of Baton's own (an Explain answer) opens as a scratch buffer: no server
+    ['window/showDocument'] = function(err, params, ctx)
+      local uri = type(params) == 'table' and params.uri or nil
+      local own = require('baton.own')
+      if type(uri) == 'string' and uri:match('^file:') and not params.external then
+        local fname = vim.uri_to_fname(uri)
+        if own.is_own(fname) then
+          own.show(fname, params.takeFocus == true)
+          return { success = true }
+        end
+      end
+      return vim.lsp.handlers['window/showDocument'](err, params, ctx)
     end,
   }
   if not config.current.codelens then

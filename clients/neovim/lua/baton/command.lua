@@ -56,11 +56,20 @@ M.subcommands = {
   tests = function(a, words)
     delegate(a, 'tests', words)
   end,
-  accept = function()
-    require('baton.diff').accept()
+  accept = function(a)
+    require('baton.diff').accept(a.range > 0 and { a.line1, a.line2 } or nil)
   end,
-  reject = function()
-    require('baton.diff').reject()
+  reject = function(a)
+    require('baton.diff').reject(a.range > 0 and { a.line1, a.line2 } or nil)
+  end,
+  preview = function()
+    require('baton.hunks').preview()
+  end,
+  qflist = function()
+    require('baton.hunks').setqflist()
+  end,
+  loclist = function()
+    require('baton.hunks').setloclist()
   end,
   accept_all = function()
     require('baton.diff').accept_all()
@@ -68,11 +77,11 @@ M.subcommands = {
   reject_all = function()
     require('baton.diff').reject_all()
   end,
-  next = function()
-    require('baton.diff').next()
+  next = function(_, words)
+    require('baton.diff').next(tonumber(words[1]) or 1)
   end,
-  prev = function()
-    require('baton.diff').prev()
+  prev = function(_, words)
+    require('baton.diff').prev(tonumber(words[1]) or 1)
   end,
   tasks = function()
     require('baton.tasks').open()
@@ -135,7 +144,17 @@ function M.complete(lead, line)
     end, names)
   end
   local sub = words[first]
+  local complete = require('baton.complete')
+  if complete.STATES[sub] ~= nil then
+    if #words > first + (lead == '' and 0 or 1) then
+      return {} -- the id is given already (what follows is the reply's text)
+    end
+    return complete.matching(complete.task_ids(sub), lead)
+  end
   if sub == 'delegate' or sub == 'fix' or sub == 'explain' or sub == 'tests' then
+    if lead:match('^worker=') or lead:match('^model=') then
+      return complete.options(lead, vim.list_slice(words, first + 1))
+    end
     local out = {}
     for _, k in ipairs({
       'kind=delegate',

@@ -13,6 +13,8 @@
 ---@field reject_all string|false reject every hunk shown in the buffer
 ---@field next string|false jump to the next hunk
 ---@field prev string|false jump to the previous hunk
+---@field preview string|false show the hunk under the cursor in a float
+---@field textobj string|false the hunk's lines as a text object (operator-pending, visual)
 
 ---@class baton.StatusIcons
 ---@field running string
@@ -74,6 +76,8 @@ M.defaults = {
     reject_all = '<leader>bR',
     next = ']x',
     prev = '[x',
+    preview = '<leader>bp',
+    textobj = 'ih',
   },
   hint = true,
   word_diff = true,

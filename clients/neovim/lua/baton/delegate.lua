@@ -84,6 +84,18 @@ local function send(c, args, buf)
   end, buf)
 end
 
+---The last line (0-based) an LSP range covers: an end at column 0 does not cover its line
+---(the server's rule too, so the prompt names the lines the task gets).
+---@param range lsp.Range
+---@return integer
+function M.last_line(range)
+  local e = range['end']
+  if e.character == 0 and e.line > range.start.line then
+    return e.line - 1
+  end
+  return e.line
+end
+
 ---@param buf integer
 ---@param args table
 ---@return string
@@ -91,7 +103,7 @@ local function where(buf, args)
   local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ':t')
   if args.range then
     local a = args.range.start.line + 1
-    local b = math.max(a, args.range['end'].line)
+    local b = M.last_line(args.range) + 1
     return a == b and string.format('%s:%d', name, a) or string.format('%s:%d-%d', name, a, b)
   end
   return name

@@ -34,6 +34,8 @@ local SHOWN = {
 ---@field anchor integer extmark id in `ns_anchor`
 ---@field marks integer[] extmark ids in `ns`
 ---@field title string the task's title
+---@field old_text string the lines it replaces, as the snapshot had them
+---@field new_text string the lines it proposes
 
 ---The latest diff of each task: task id → { client_id, payload }.
 ---@type table<string, { client_id: integer, payload: table }>
@@ -48,8 +50,8 @@ M.shown = {}
 ---@type table<string, string[]>
 M.files = {}
 
----Buffers with Baton's keymaps set: buffer → the lhs set.
----@type table<integer, string[]>
+---Buffers with Baton's keymaps set: buffer → the { mode, lhs } set.
+---@type table<integer, { [1]: string, [2]: string }[]>
 local mapped = {}
 
 ---Tasks whose diff is being fetched again (it was placed in an older text).
@@ -305,17 +307,16 @@ local function draw(buf, client_id, payload, hunk)
       hint = 'Baton: working… (draft)'
     else
       local a, r = key(c.keymaps, 'accept'), key(c.keymaps, 'reject')
+      -- "(edited since)" first: a long title must not push it past the window's edge
+      local lead = hunk.stale and 'Baton (edited since): ' or 'Baton: '
       local known = require('baton.status').tasks[payload.taskId]
       if known and require('baton.status').proposer(known) then
-        hint = 'Baton: ' .. require('baton.status').title(known)
+        hint = lead .. require('baton.status').title(known)
       else
-        hint = 'Baton: ' .. (payload.title or payload.taskId)
+        hint = lead .. (payload.title or payload.taskId)
       end
       if a and r then
         hint = string.format('%s · %s accept · %s reject', hint, a, r)
-      end
-      if hunk.stale then
-        hint = hint .. ' (edited since)'
       end
     end
     mark(anchor_row, 0, { virt_text = { { '  ' .. hint, 'BatonHint' } }, virt_text_pos = 'eol' })
@@ -330,18 +331,25 @@ local function draw(buf, client_id, payload, hunk)
     anchor = anchor,
     marks = marks,
     title = payload.title or payload.taskId,
+    old_text = type(hunk.oldText) == 'string' and hunk.oldText or '',
+    new_text = type(hunk.newText) == 'string' and hunk.newText or '',
   }
 end
 
 -- -- keymaps --------------------------------------------------------------------------------
 
+---Each buffer-local key: the function it runs (in this module, else in `baton.hunks`), its
+---description and its modes.
+---@type table<string, { [1]: string, [2]: string, [3]: string[] }>
 local ACTIONS = {
-  accept = { 'accept', 'Baton: accept the hunk under the cursor' },
-  reject = { 'reject', 'Baton: reject the hunk under the cursor' },
-  accept_all = { 'accept_all', 'Baton: accept every hunk in this buffer' },
-  reject_all = { 'reject_all', 'Baton: reject every hunk in this buffer' },
-  next = { 'next', 'Baton: next hunk' },
-  prev = { 'prev', 'Baton: previous hunk' },
+  accept = { 'accept', 'Baton: accept the hunk here (visual: those selected)', { 'n', 'x' } },
+  reject = { 'reject', 'Baton: reject the hunk here (visual: those selected)', { 'n', 'x' } },
+  accept_all = { 'accept_all', 'Baton: accept every hunk in this buffer', { 'n' } },
+  reject_all = { 'reject_all', 'Baton: reject every hunk in this buffer', { 'n' } },
+  next = { 'next', 'Baton: next hunk', { 'n' } },
+  prev = { 'prev', 'Baton: previous hunk', { 'n' } },
+  preview = { 'preview', 'Baton: preview the hunk under the cursor', { 'n' } },
+  textobj = { 'select', 'Baton: the lines of the hunk under the cursor', { 'o', 'x' } },
 }
 
 ---@param lhs string
@@ -372,25 +380,30 @@ end
 local function update_keymaps(buf)
   local want = has_final(buf) and config.current.keymaps
   if want and not mapped[buf] then
-    local foreign = {}
-    for _, m in ipairs(vim.api.nvim_buf_get_keymap(buf, 'n')) do
-      foreign[normalize(m.lhs)] = true
+    local foreign = {} ---@type table<string, boolean> mode .. lhs
+    for _, mode in ipairs({ 'n', 'x', 'o' }) do
+      for _, m in ipairs(vim.api.nvim_buf_get_keymap(buf, mode)) do
+        foreign[mode .. normalize(m.lhs)] = true
+      end
     end
     local set = {}
     for name, action in pairs(ACTIONS) do
       local lhs = key(want, name)
-      if lhs and not foreign[normalize(lhs)] then
-        vim.keymap.set('n', lhs, function()
-          M[action[1]]()
-        end, { buffer = buf, desc = action[2] })
-        table.insert(set, lhs)
+      for _, mode in ipairs(lhs and action[3] or {}) do
+        if not foreign[mode .. normalize(lhs)] then
+          vim.keymap.set(mode, lhs, function()
+            local fn = M[action[1]] or require('baton.hunks')[action[1]]
+            fn()
+          end, { buffer = buf, desc = action[2] })
+          table.insert(set, { mode, lhs })
+        end
       end
     end
     mapped[buf] = set
   elseif not want and mapped[buf] then
     if vim.api.nvim_buf_is_valid(buf) then
-      for _, lhs in ipairs(mapped[buf]) do
-        pcall(vim.keymap.del, 'n', lhs, { buffer = buf })
+      for _, m in ipairs(mapped[buf]) do
+        pcall(vim.keymap.del, m[1], m[2], { buffer = buf })
       end
     end
     mapped[buf] = nil
@@ -575,6 +588,9 @@ end
 ---@field row integer 0-based first line
 ---@field end_row integer 0-based last line (equal to row for a pure addition)
 ---@field title string
+---@field client_id integer
+---@field old_text string the lines it replaces, as the snapshot had them
+---@field new_text string the lines it proposes
 
 ---The hunks drawn in a buffer, in line order.
 ---@param buf? integer
@@ -596,6 +612,8 @@ function M.hunks(buf)
           end_row = details.end_row or pos[1],
           title = h.title,
           client_id = h.client_id,
+          old_text = h.old_text,
+          new_text = h.new_text,
         })
       end
     end
@@ -647,8 +665,35 @@ local function decide(verb, hunks)
   end
 end
 
+---The hunks a range of lines of the current buffer touches (1-based, inclusive).
+---@param line1 integer
+---@param line2 integer
+---@return baton.HunkInfo[]
+function M.hunks_in(line1, line2)
+  return vim.tbl_filter(function(h)
+    return h.row <= line2 - 1 and h.end_row >= line1 - 1
+  end, M.hunks(0))
+end
+
 ---@param verb 'accept'|'reject'
-local function decide_here(verb)
+---@param range? { [1]: integer, [2]: integer } lines (1-based); nil: the visual selection
+---when in visual mode, else the hunk under the cursor
+local function decide_here(verb, range)
+  if not range then
+    local line1, line2 = require('baton.delegate').selection()
+    range = line1 and { line1, line2 } or nil
+  end
+  if range then
+    local finals = vim.tbl_filter(function(h)
+      return h.final
+    end, M.hunks_in(range[1], range[2]))
+    if #finals == 0 then
+      vim.notify('Baton: no hunk ready for review in these lines', vim.log.levels.WARN)
+    else
+      decide(verb, finals)
+    end
+    return
+  end
   local h = M.hunk_at()
   if not h then
     vim.notify('Baton: no hunk under the cursor', vim.log.levels.WARN)
@@ -671,12 +716,17 @@ local function decide_all(verb)
   end
 end
 
-function M.accept()
-  decide_here('accept')
+---Accept the hunk under the cursor, or every hunk a range of lines (or, in visual mode, the
+---selection) touches.
+---@param range? { [1]: integer, [2]: integer } lines, 1-based, inclusive
+function M.accept(range)
+  decide_here('accept', range)
 end
 
-function M.reject()
-  decide_here('reject')
+---Reject the hunk under the cursor, or every hunk a range (or the selection) touches.
+---@param range? { [1]: integer, [2]: integer } lines, 1-based, inclusive
+function M.reject(range)
+  decide_here('reject', range)
 end
 
 function M.accept_all()
@@ -687,44 +737,67 @@ function M.reject_all()
   decide_all('reject')
 end
 
+---The hunk `count` hunks after (or before) a line ('wrapscan' applies), or nil.
+---@param hunks baton.HunkInfo[] in line order
+---@param row integer 0-based
 ---@param forward boolean
-local function jump(forward)
+---@param count integer
+---@return baton.HunkInfo|nil
+local function step(hunks, row, forward, count)
+  local target
+  for _ = 1, count do
+    local found
+    if forward then
+      for _, h in ipairs(hunks) do
+        if h.row > row then
+          found = h
+          break
+        end
+      end
+      found = found or (vim.o.wrapscan and hunks[1] or nil)
+    else
+      for i = #hunks, 1, -1 do
+        if hunks[i].row < row then
+          found = hunks[i]
+          break
+        end
+      end
+      found = found or (vim.o.wrapscan and hunks[#hunks] or nil)
+    end
+    if not found then
+      break
+    end
+    target, row = found, found.row
+  end
+  return target
+end
+
+---@param forward boolean
+---@param count? integer default: the count typed before the key (1 without one)
+local function jump(forward, count)
+  count = math.max(1, count or vim.v.count1)
   local hunks = M.hunks(0)
   if #hunks == 0 then
     vim.notify('Baton: no hunk in this buffer', vim.log.levels.WARN)
     return
   end
-  local row = vim.api.nvim_win_get_cursor(0)[1] - 1
-  local target
-  if forward then
-    for _, h in ipairs(hunks) do
-      if h.row > row then
-        target = h
-        break
-      end
-    end
-    target = target or (vim.o.wrapscan and hunks[1] or nil)
-  else
-    for i = #hunks, 1, -1 do
-      if hunks[i].row < row then
-        target = hunks[i]
-        break
-      end
-    end
-    target = target or (vim.o.wrapscan and hunks[#hunks] or nil)
-  end
+  local target = step(hunks, vim.api.nvim_win_get_cursor(0)[1] - 1, forward, count)
   if target then
     vim.cmd("normal! m'")
     vim.api.nvim_win_set_cursor(0, { target.row + 1, 0 })
   end
 end
 
-function M.next()
-  jump(true)
+---Jump to the next hunk, or the `count`-th one after the cursor (`2]x`).
+---@param count? integer default: `v:count1`
+function M.next(count)
+  jump(true, count)
 end
 
-function M.prev()
-  jump(false)
+---Jump to the previous hunk, or the `count`-th one before the cursor (`2[x`).
+---@param count? integer default: `v:count1`
+function M.prev(count)
+  jump(false, count)
 end
 
 M.highlights() -- also without setup(): the groups are defined `default`, so yours win

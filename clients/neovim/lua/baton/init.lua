@@ -89,14 +89,68 @@ function M.fix()
   M.delegate({ kind = 'fix', line1 = line1, line2 = line2 })
 end
 
----Accept the hunk under the cursor.
-function M.accept()
-  require('baton.diff').accept()
+---Explain the visual selection (in normal mode: the whole file); the answer is shown beside
+---the code without taking focus.
+function M.explain()
+  local line1, line2 = require('baton.delegate').selection()
+  M.delegate({ kind = 'explain', line1 = line1, line2 = line2 })
 end
 
----Reject the hunk under the cursor.
-function M.reject()
-  require('baton.diff').reject()
+---The task of the hunk under the cursor, or nil (then the task moves let the user pick).
+---@return string|nil
+local function task_here()
+  local h = require('baton.diff').hunk_at()
+  return h and h.task or nil
+end
+
+---Reply to a task: the one whose hunk is under the cursor, or the one given, or pick one.
+---@param task_id? string
+function M.reply(task_id)
+  require('baton.tasks').reply(task_id or task_here())
+end
+
+---Cancel a task: the one whose hunk is under the cursor, or the one given, or pick one.
+---@param task_id? string
+function M.cancel(task_id)
+  require('baton.tasks').cancel(task_id or task_here())
+end
+
+---Inspect a task: the one whose hunk is under the cursor, or the one given, or pick one.
+---@param task_id? string
+function M.inspect(task_id)
+  require('baton.tasks').inspect(task_id or task_here())
+end
+
+---Accept the hunk under the cursor; in visual mode, every hunk the selection touches.
+---@param range? { [1]: integer, [2]: integer } lines (1-based, inclusive) instead
+function M.accept(range)
+  require('baton.diff').accept(range)
+end
+
+---Reject the hunk under the cursor; in visual mode, every hunk the selection touches.
+---@param range? { [1]: integer, [2]: integer } lines (1-based, inclusive) instead
+function M.reject(range)
+  require('baton.diff').reject(range)
+end
+
+---Show the hunk under the cursor in a float (its old and new lines, as a diff).
+function M.preview_hunk()
+  require('baton.hunks').preview()
+end
+
+---Select the lines of the hunk under the cursor (the `ih` text object).
+function M.select_hunk()
+  require('baton.hunks').select()
+end
+
+---Every pending hunk (all tasks, all files) in the quickfix list, opened.
+function M.setqflist()
+  require('baton.hunks').setqflist()
+end
+
+---This buffer's hunks in the location list, opened.
+function M.setloclist()
+  require('baton.hunks').setloclist()
 end
 
 ---Accept every hunk ready for review in the current buffer.
@@ -109,14 +163,16 @@ function M.reject_all()
   require('baton.diff').reject_all()
 end
 
----Move the cursor to the next hunk.
-function M.next_hunk()
-  require('baton.diff').next()
+---Move the cursor to the next hunk (the `count`-th after it; default: `v:count1`).
+---@param count? integer
+function M.next_hunk(count)
+  require('baton.diff').next(count)
 end
 
----Move the cursor to the previous hunk.
-function M.prev_hunk()
-  require('baton.diff').prev()
+---Move the cursor to the previous hunk (the `count`-th before it; default: `v:count1`).
+---@param count? integer
+function M.prev_hunk(count)
+  require('baton.diff').prev(count)
 end
 
 ---The hunks drawn in a buffer, in line order.

@@ -189,7 +189,8 @@ function M.on_tasks(client_id, params)
     M.tasks[task.id] = task
     local level = NOTIFIED[task.state]
     if level and config.current.notify and (before == nil or before.state ~= task.state) then
-      vim.notify(describe(task), level, { title = 'Baton' })
+      local text = require('baton.message').line(describe(task), ':Baton inspect ' .. task.id)
+      vim.notify(text, level, { title = 'Baton' })
     end
     if task.state ~= 'review' and task.state ~= (before and before.state) then
       local diff = require('baton.diff')
