@@ -113,6 +113,7 @@ def test_claude_codes_edit_decided_in_neovim_then_shown_as_claude_wrote_it(
     cfg = config_dir()
     seed_claude_config(cfg, repo)
     with editor(repo, tmp_path) as ed:
+        ed.command("set columns=140")  # room for the whole notification on the command line
         port = wait_for(lambda: (cfg / "ide").is_dir() and ide_port(cfg), what="the lock file")
         lock = json.loads((cfg / "ide" / f"{port}.lock").read_text())
         assert lock["ideName"] == "Baton (Neovim)"

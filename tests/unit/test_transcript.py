@@ -186,3 +186,20 @@ def test_events_already_folded_are_ignored() -> None:
     for e in events:
         t.add(e)
     assert t.lines == before and t.seq == 2
+
+
+def test_a_many_line_error_keeps_its_lines_indented_and_bounded() -> None:
+    s = Stream()
+    trace = "the build broke\nTraceback (most recent call last):\n"
+    trace += "  File a.py, line 1\nValueError: no"
+    lines = render(task(), [s(EventType.ERROR, kind="tool_error", message=trace)]).splitlines()
+    at = lines.index("- **error** (tool_error): the build broke")
+    assert lines[at + 1 : at + 4] == [
+        "    Traceback (most recent call last):",
+        "      File a.py, line 1",
+        "    ValueError: no",
+    ]
+    long = "boom\n" + "\n".join(f"frame {i}" for i in range(100))
+    lines = render(task(), [s(EventType.ERROR, kind="worker_error", message=long)]).splitlines()
+    assert "    frame 29" in lines and "    frame 30" not in lines
+    assert "    … (70 more lines)" in lines

@@ -28,6 +28,8 @@ from baton.core.task import Task
 _SENTENCE_END = re.compile(r"[.!?:;](?=\s)")
 #: The longest tool input, check output line, log message shown on one line.
 _ONE_LINE = 160
+#: The most lines of a many-line error (a traceback) shown under its first.
+_ERROR_LINES = 30
 
 
 def _one_line(text: object, limit: int = _ONE_LINE) -> str:
@@ -125,8 +127,7 @@ class Transcript:
                 preview = _one_line(d.get("preview", ""))
                 self._step(f"- **asks permission:** {d.get('tool', '')} {preview}".rstrip())
             case EventType.ERROR:
-                message = _one_line(d.get("message", ""), 400)
-                self._step(f"- **error** ({d.get('kind', '?')}): {message}")
+                self._error(str(d.get("kind", "?")), str(d.get("message", "")))
             case EventType.PLAN:
                 self._plan(d.get("entries") or [])
             case EventType.VERIFY:
@@ -247,6 +248,17 @@ class Transcript:
             if self.lines and self.lines[-1] != "":
                 self._append("")
             self._block = block
+
+    def _error(self, kind: str, message: str) -> None:
+        """An error's first line as a step, the rest of it (a traceback) indented below."""
+        first, *rest = message.strip().splitlines() or [""]
+        self._step(f"- **error** ({kind}): {_one_line(first, 400)}")
+        rest = [line.rstrip() for line in rest if line.strip()]
+        for line in rest[:_ERROR_LINES]:
+            cut = line if len(line) <= _ONE_LINE else line[: _ONE_LINE - 1] + "…"
+            self._append("    " + cut)
+        if len(rest) > _ERROR_LINES:
+            self._append(f"    … ({len(rest) - _ERROR_LINES} more lines)")
 
     def _step(self, line: str) -> None:
         self._open("steps")
