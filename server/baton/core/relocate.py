@@ -57,3 +57,45 @@ def relocate(hunk: Hunk, base: str, ours: str) -> str | None:
             return None
         at = after
     return "".join(mine[:at]) + hunk.new_text + "".join(mine[at:])
+
+
+def place(hunk: Hunk, base: str, ours: str) -> tuple[int, int] | None:
+    """The lines of ``ours`` that stand at ``hunk``'s place: ``(first, end)`` (0-based, end
+    excluded), from the nearest line before the hunk the user left unchanged to the nearest
+    one after it. None when the hunk is not one of ``base`` (or is a whole-file change)."""
+    if hunk.whole_file:
+        return None
+    old, mine = split_lines(base), split_lines(ours)
+    start = hunk.old_start - 1 if hunk.old_count else hunk.old_start
+    if "".join(old[start : start + hunk.old_count]) != hunk.old_text:
+        return None
+    common = _common(old, mine)
+    before = [common[i] for i in range(start) if i in common]
+    after = [common[i] for i in range(start + hunk.old_count, len(old)) if i in common]
+    first = before[-1] + 1 if before else 0
+    end = after[0] if after else len(mine)
+    return first, max(first, end)
+
+
+def overwrite(hunk: Hunk, base: str, ours: str) -> str | None:
+    """``ours`` with the lines at ``hunk``'s place replaced by the hunk's new lines: "take
+    theirs", which drops the user's edit of those lines (only when the user asks for it)."""
+    where = place(hunk, base, ours)
+    if where is None:
+        return None
+    mine = split_lines(ours)
+    return "".join(mine[: where[0]]) + hunk.new_text + "".join(mine[where[1] :])
+
+
+def at_place(hunk: Hunk, base: str, ours: str) -> str | None:
+    """The text of the lines of ``ours`` at ``hunk``'s place (see :func:`place`)."""
+    where = place(hunk, base, ours)
+    if where is None:
+        return None
+    return "".join(split_lines(ours)[where[0] : where[1]])
+
+
+def applies(hunk: Hunk, base: str, ours: str) -> bool:
+    """Whether accept will bring ``hunk`` into ``ours`` without a conflict, as far as its
+    own lines tell: the file is as it was, or the hunk's lines still stand in one piece."""
+    return ours == base or relocate(hunk, base, ours) is not None

@@ -40,6 +40,7 @@ from baton.runtime.drafts import Drafts
 from baton.runtime.prepare import Preparer
 from baton.runtime.proposals import ProposalDesk
 from baton.runtime.recorded import snapshot_of
+from baton.runtime.redo import redone_of
 from baton.runtime.reopen import KEPT_REASONS, Redecided, keep_snapshot, sides
 from baton.store.paths import task_dir
 from baton.workspace import AcceptResult, Snapshot, accept, result_diff
@@ -85,8 +86,14 @@ class Decisions:
         write: bool = True,
         applied_by_client: Callable[[AcceptResult], Coroutine[Any, Any, bool]] | None = None,
         allow_secret: bool = False,
+        theirs: Sequence[str] = (),
     ) -> AcceptResult:
         """Apply all pending hunks, or the chosen ones, to the user's files.
+
+        ``theirs`` names chosen hunks whose conflict the user settled for the agent ("take
+        theirs"): they replace the user's lines at their place. A hunk the agent redid
+        against the user's lines (:mod:`baton.runtime.redo`) replaces them while they
+        are still as it was shown them.
 
         With ``write=False`` nothing is written: the caller (the language server) applies
         ``result.texts`` as editor edits and reports back through ``applied_by_client``.
@@ -126,6 +133,8 @@ class Decisions:
                     current=current,
                     write=write,
                     journal=journal,
+                    theirs=dict.fromkeys(resolve_hunks(files, theirs) if theirs else (), None),
+                    redone=redone_of(task),
                 )
             except (JournalError, OSError) as exc:
                 raise TaskError(

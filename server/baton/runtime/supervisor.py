@@ -61,6 +61,7 @@ from baton.runtime.recorded import (
     store_request,
     task_for,
 )
+from baton.runtime.redo import redo_turn
 from baton.runtime.reopen import Redecided
 from baton.runtime.requests import DelegateRequest, GraphNode
 from baton.runtime.turns import TurnLoop
@@ -479,10 +480,12 @@ class Supervisor:
         write: bool = True,
         applied_by_client: Callable[[AcceptResult], Coroutine[Any, Any, bool]] | None = None,
         allow_secret: bool = False,
+        theirs: Sequence[str] = (),
     ) -> AcceptResult:
         """Apply all pending hunks, or the chosen ones, to the user's files (see
         :meth:`baton.runtime.decisions.Decisions.accept`); a hunk that writes a secret value
-        is refused unless ``allow_secret``."""
+        is refused unless ``allow_secret``; hunks in ``theirs`` replace the user's lines
+        at their place ("take theirs")."""
         return await self._decisions.accept(
             task_id,
             hunk_ids,
@@ -490,7 +493,19 @@ class Supervisor:
             write=write,
             applied_by_client=applied_by_client,
             allow_secret=allow_secret,
+            theirs=theirs,
         )
+
+    async def redo(self, task_id: str, hunk_id: str, current: str | None = None) -> Task:
+        """Ask the agent to redo a hunk against the user's text of its file (``current``:
+        an open buffer's; else the file on disk): a reply turn (see :mod:`baton.runtime.redo`)."""
+        task = await self._adoption.owned_or_adopt(task_id)
+        if task.state != S.REVIEW:
+            raise TaskError(f"task {task.id} is {task.state}; redo is for tasks in review")
+        files, _ = await self._drafts.load(task.id)
+        prompt = await redo_turn(task, files, hunk_id, current)
+        await self.book.save(task)
+        return await self.reply(task.id, prompt)
 
     async def reject(self, task_id: str, hunk_ids: Sequence[str] | None = None) -> list[str]:
         return await self._decisions.reject(task_id, hunk_ids)

@@ -4,7 +4,7 @@ All functions are synchronous (the runtime calls them from a worker thread) and 
 through :mod:`baton.workspace.git`.
 """
 
-from baton.workspace.apply import AcceptResult, accept
+from baton.workspace.apply import AcceptResult, Redone, accept
 from baton.workspace.diffing import (
     compute_diff,
     decode_text,
@@ -24,6 +24,7 @@ __all__ = [
     "GitError",
     "JournalError",
     "Recovered",
+    "Redone",
     "Snapshot",
     "accept",
     "clear_journal",

@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from baton.core.diff import FileDiff, FileStatus, Hunk, HunkState, apply_hunks
-from baton.core.relocate import relocate
+from baton.core.diff import FileDiff, FileStatus, Hunk, HunkState, apply_hunks, split_lines
+from baton.core.relocate import at_place, overwrite, place, relocate
 from baton.faults import crash_point
 from baton.workspace.diffing import SYMLINK, decode_text, snapshot_bytes
 from baton.workspace.git import git_process, read_blobs
@@ -59,6 +59,20 @@ class AcceptResult:
     texts: dict[str, str | None] = field(default_factory=dict)
     data: dict[str, bytes] = field(default_factory=dict)
     links: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Redone:
+    """The user's text of a file when the agent was asked to redo a hunk against it, and
+    the lines (0-based, end excluded) of that text the hunk was to be redone over."""
+
+    text: str
+    first: int
+    end: int
+
+    def meets(self, first: int, end: int) -> bool:
+        """Whether lines ``first``..``end`` (end excluded) meet the redone lines."""
+        return first <= self.end and self.first <= end
 
 
 def _disk(root: Path, path: str, disk: dict[str, Content | None]) -> Content | None:
@@ -136,6 +150,8 @@ def _plan_text(
     disk: dict[str, Content | None],
     result: AcceptResult,
     tmp: Path,
+    theirs: Mapping[str, str | None],
+    redone: Redone | None,
 ) -> list[Landing]:
     """Hunk-by-hunk merge of a modified text file."""
     base_bytes = snapshot_bytes(snap, f.path)
@@ -152,7 +168,13 @@ def _plan_text(
     if reason is not None or base is None or ours is None:
         result.conflicts += [(h.id, reason or "") for h in chosen]
         return []
-    merged, done, conflicts = merge_hunks(base, ours, chosen, tmp)
+    taken = dict(theirs)
+    if redone is not None:  # the user's lines the agent redid a hunk against
+        for h in chosen:
+            where = place(h, base, redone.text)
+            if h.id not in taken and where is not None and redone.meets(*where):
+                taken[h.id] = "".join(split_lines(redone.text)[where[0] : where[1]])
+    merged, done, conflicts = merge_hunks(base, ours, chosen, tmp, taken)
     result.conflicts += conflicts
     if not done:
         return []
@@ -162,24 +184,39 @@ def _plan_text(
     landing = _landing(snap.root, f.path, post, done, disk)
     landing.text = True
     if f.path not in current:  # merged into the file on disk: a newer one is merged alike
-        landing.remerge = functools.partial(_remerge, base, chosen, tmp)
+        landing.remerge = functools.partial(_remerge, base, chosen, tmp, taken)
     return [landing]
 
 
 def _remerge(
-    base: str, chosen: Sequence[Hunk], tmp: Path, ours: str, ids: Sequence[str]
+    base: str,
+    chosen: Sequence[Hunk],
+    tmp: Path,
+    theirs: Mapping[str, str | None],
+    ours: str,
+    ids: Sequence[str],
 ) -> tuple[str, list[str], list[tuple[str, str]]]:
-    return merge_hunks(base, ours, [h for h in chosen if h.id in ids], tmp)
+    return merge_hunks(base, ours, [h for h in chosen if h.id in ids], tmp, theirs)
 
 
 def merge_hunks(
-    base: str, ours: str, hunks: Sequence[Hunk], tmp: Path
+    base: str,
+    ours: str,
+    hunks: Sequence[Hunk],
+    tmp: Path,
+    theirs: Mapping[str, str | None] | None = None,
 ) -> tuple[str, list[str], list[tuple[str, str]]]:
     """Bring ``hunks`` (computed against ``base``) into ``ours``, the user's text, one by one.
 
     Returns the merged text, the ids merged and ``(id, reason)`` for each hunk that
     conflicts with the user's changes (left out). ``tmp`` is a scratch folder.
+
+    ``theirs`` names hunks whose conflict the user settled for the agent ("take theirs"):
+    such a hunk replaces the user's lines at its place — with None, whatever they are; with
+    a text, only while those lines still are that text (what the agent redid the hunk
+    against), so a line the user changed since is still never overwritten.
     """
+    taken = theirs or {}
     if ours == base:  # the user has not touched the file: a plain apply
         with contextlib.suppress(ValueError):
             return apply_hunks(base, hunks), [h.id for h in hunks], []
@@ -188,15 +225,19 @@ def merge_hunks(
     conflicts: list[tuple[str, str]] = []
     for h in sorted(hunks, key=lambda h: (h.old_start, h.old_count)):
         try:
-            theirs = apply_hunks(base, [h])
+            proposed = apply_hunks(base, [h])
         except ValueError:
             conflicts.append((h.id, "the hunk no longer matches the snapshot"))
             continue
-        out, clashes = merge_texts(merged, base, theirs, tmp)
+        out, clashes = merge_texts(merged, base, proposed, tmp)
         if clashes:
             # Changes on neighbouring lines clash in a three-way merge; the hunk still
             # applies where its own lines stand unchanged (as patch applies at an offset).
             moved = relocate(h, base, merged)
+            if moved is None and h.id in taken:
+                wanted = taken[h.id]
+                if wanted is None or at_place(h, base, merged) == wanted:
+                    moved = overwrite(h, base, merged)
             if moved is None:
                 span = f"{h.old_start}-{h.old_start + max(h.old_count, 1) - 1}"
                 conflicts.append((h.id, f"conflicts with your changes near lines {span}"))
@@ -349,6 +390,8 @@ def accept(
     current: Mapping[str, str] | None = None,
     write: bool = True,
     journal: Path | None = None,
+    theirs: Mapping[str, str | None] | None = None,
+    redone: Mapping[str, Redone] | None = None,
 ) -> AcceptResult:
     """Apply the chosen hunks (None = every pending one) of ``files`` to the user's files.
 
@@ -361,6 +404,11 @@ def accept(
     file was touched), and stays: the caller stores the hunk decisions, then calls
     :func:`~baton.workspace.journal.clear_journal`; after a crash,
     :func:`~baton.workspace.journal.recover_accept` finishes it.
+
+    ``theirs`` (hunk id → None or a text) settles conflicts for the agent, see
+    :func:`merge_hunks`; ``redone`` maps a path to the user's text an agent was asked to
+    redo a hunk against (:class:`Redone`): a hunk over those lines replaces the user's
+    lines at its place while they are still as they were then.
     """
     result = AcceptResult()
     buffers = dict(current or {})
@@ -381,7 +429,17 @@ def accept(
             if whole:
                 landings = _plan_whole(snap, f, chosen[0], buffers, disk, result)
             else:
-                landings = _plan_text(snap, f, chosen, buffers, disk, result, Path(tmp))
+                landings = _plan_text(
+                    snap,
+                    f,
+                    chosen,
+                    buffers,
+                    disk,
+                    result,
+                    Path(tmp),
+                    theirs or {},
+                    (redone or {}).get(f.path),
+                )
             if landings:
                 groups.append(landings)
         if not write or not groups:

@@ -18,7 +18,7 @@ from urllib.parse import unquote
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from baton.core.diff import FileDiff, FileStatus, HunkState, find_hunk
+from baton.core.diff import FileDiff, FileStatus, HunkState, apply_hunks, find_hunk
 from baton.core.lifecycle import NEXT_MOVES, TaskState
 from baton.core.task import Target, next_moves
 from baton.runtime.requests import DelegateRequest
@@ -205,10 +205,18 @@ def _in_editor(f: FileDiff) -> bool:
 
 
 async def accept(ls: BatonServer, args: Args) -> Any:
-    sup = await ls.broker()
     task_id = args.task_id()
     hunk_ids = args.texts("hunkIds")
     allow_secret = args.flag("allowSecret")
+    return await _accept(ls, task_id, hunk_ids, allow_secret, args.flag("theirs"))
+
+
+async def _accept(
+    ls: BatonServer, task_id: str, hunk_ids: list[str] | None, allow_secret: bool, theirs: bool
+) -> Any:
+    """Accept the chosen hunks; with ``theirs``, a conflicting one replaces the user's lines
+    at its place (the user chose "take theirs")."""
+    sup = await ls.broker()
     task = await sup.get(task_id)
     if task.state != TaskState.REVIEW:
         raise failed(TaskError(f"task {task.id} is {task.state}; accept is for tasks in review"))
@@ -227,10 +235,13 @@ async def accept(ls: BatonServer, args: Args) -> Any:
         else:
             disk += ids
     out = _Outcome()
+    taken = [h for ids in chosen.values() for h in ids] if theirs else []
     if editor:
-        await _accept_in_editor(ls, task.id, editor, out, allow_secret)
+        await _accept_in_editor(ls, task.id, editor, out, allow_secret, taken)
     if disk:
-        out.add(await sup.accept(task.id, disk, write=True, allow_secret=allow_secret))
+        out.add(
+            await sup.accept(task.id, disk, write=True, allow_secret=allow_secret, theirs=taken)
+        )
     ls.notifier.touch(task.id, diff=True)
     _report(ls, task.id, out)
     state = (await sup.get(task.id)).state
@@ -255,6 +266,7 @@ async def _accept_in_editor(
     editor: dict[str, tuple[str, list[str]]],
     out: _Outcome,
     allow_secret: bool,
+    theirs: list[str],
 ) -> None:
     """Merge the hunks into the open documents and apply them with ``workspace/applyEdit``.
 
@@ -278,6 +290,7 @@ async def _accept_in_editor(
             write=False,
             applied_by_client=functools.partial(_apply_edit, ls, task_id, seen, note),
             allow_secret=allow_secret,
+            theirs=theirs,
         )
         if "moved" in note:
             continue
@@ -358,6 +371,60 @@ def _report(ls: BatonServer, task_id: str, out: _Outcome) -> None:
         )
     if problems:
         ls.warn(f"task {task_id}: " + "; ".join(problems))
+
+
+#: The ways to settle a hunk that conflicts with the user's edits (``baton.resolve``).
+RESOLUTIONS = ("mine", "theirs", "redo")
+
+
+async def resolve(ls: BatonServer, args: Args) -> Any:
+    """Settle a conflicting hunk: ``{taskId, hunkId, choice}`` — ``mine`` keeps the user's
+    lines (the hunk is rejected), ``theirs`` puts the agent's lines in their place (an
+    accept, applied as an editor edit when the file is open), ``redo`` asks the agent to
+    redo the hunk against the user's text (a new turn; the task runs again)."""
+    sup = await ls.broker()
+    task_id, hunk_id, choice = args.task_id(), args.text("hunkId"), args.text("choice")
+    if choice not in RESOLUTIONS:
+        raise invalid(f"baton.resolve: choice must be one of {', '.join(RESOLUTIONS)}")
+    task = await sup.get(task_id)
+    if choice == "mine":
+        rejected = await sup.reject(task.id, [hunk_id])
+        ls.notifier.touch(task.id, diff=True)
+        state = (await sup.get(task.id)).state
+        return {"taskId": task.id, "state": str(state), "choice": choice, "rejected": rejected}
+    if choice == "theirs":
+        out = await _accept(ls, task.id, [hunk_id], False, True)
+        return {**out, "choice": choice}
+    files, _ = await sup.diff(task.id)
+    found = find_hunk(files, hunk_id)
+    root = review.snapshot_root(task)
+    current = None
+    if found is not None and root is not None:
+        uri = _open_uri(ls, root / found[0].path)
+        doc = ls.open_document(uri) if uri is not None else None
+        current = doc[0] if doc is not None else None
+    ls.task_progress.follow(task.id, task.title, TaskState.RUNNING)
+    task = await sup.redo(task.id, hunk_id, current)
+    ls.notifier.touch(task.id, diff=True)
+    return {**(await _moved(ls, task.id, task.state)), "choice": choice}
+
+
+async def proposed(ls: BatonServer, args: Args) -> Any:
+    """The agent's version of one file of a task (every hunk applied to the snapshot's
+    text): ``{taskId, path}`` → ``{path, uri, text}``, for a merge view."""
+    sup = await ls.broker()
+    td = await review.load(sup, args.task_id())
+    path = args.text("path")
+    if td is None:
+        raise failed(TaskError(f"task {args.task_id()} has no snapshot"))
+    for f in td.files:
+        if path in (f.path, unquote(td.uri(f)), td.uri(f)):
+            base = td.base.get(f.path)
+            if base is None:
+                raise failed(TaskError(f"{f.path} is not a text change Baton can show"))
+            text = apply_hunks(base, f.hunks)
+            return {"path": f.path, "uri": td.uri(f), "text": text}
+    raise failed(TaskError(f"task {td.task.id} does not change {path}"))
 
 
 async def reject(ls: BatonServer, args: Args) -> Any:
@@ -481,6 +548,8 @@ HANDLERS: dict[str, tuple[Handler, bool]] = {
     "baton.retry": (retry, False),
     "baton.accept": (accept, False),
     "baton.reject": (reject, False),
+    "baton.resolve": (resolve, False),
+    "baton.proposed": (proposed, False),
     "baton.reopen": (reopen, False),
     "baton.reaccept": (reaccept, False),
     "baton.tasks": (tasks, True),

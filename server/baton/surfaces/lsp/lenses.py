@@ -1,5 +1,7 @@
 """Code lenses on the hunks of tasks in review: "Accept | Reject" per hunk and
-"Accept all | Reject all" per file, so any LSP client can decide hunk by hunk.
+"Accept all | Reject all" per file, so any LSP client can decide hunk by hunk. A hunk that
+would conflict with the user's edits says so beforehand and offers "Keep mine | Take
+theirs | Ask the agent to redo it" (``baton.resolve``) instead.
 
 Lenses sit where the hunk's lines are now in the document (see :mod:`review`); the server
 asks the client to re-query them with ``workspace/codeLens/refresh`` when reviews change.
@@ -31,6 +33,24 @@ def _lens(line: int, title: str, command: str, task_id: str, hunks: list[str]) -
     )
 
 
+def _resolve(line: int, title: str, task_id: str, hunk: str, choice: str) -> types.CodeLens:
+    pos = types.Position(line, 0)
+    args = [{"taskId": task_id, "hunkId": hunk, "choice": choice}]
+    return types.CodeLens(
+        range=types.Range(pos, pos),
+        command=types.Command(title=title, command="baton.resolve", arguments=args),
+    )
+
+
+def _conflict_lenses(line: int, task_id: str, hunk: str) -> list[types.CodeLens]:
+    """A hunk accept would call a conflict: said beforehand, with the ways to settle it."""
+    return [
+        _resolve(line, "Conflicts with your edits: Keep mine", task_id, hunk, "mine"),
+        _resolve(line, "Take theirs", task_id, hunk, "theirs"),
+        _resolve(line, "Ask the agent to redo it", task_id, hunk, "redo"),
+    ]
+
+
 def lenses_for(
     reviews: Iterable[review.TaskDiff], uri: str, current: str | None, encoding: str
 ) -> list[types.CodeLens]:
@@ -54,6 +74,9 @@ def lenses_for(
                 out.append(_lens(0, "Reject all", "baton.reject", td.task.id, ids))
             for p in pending:
                 line = p.range.start.line
+                if not p.clean:
+                    out += _conflict_lenses(line, td.task.id, p.hunk.id)
+                    continue
                 tag = " (edited since)" if not p.intact else ""
                 out.append(_lens(line, f"Accept{tag}", "baton.accept", td.task.id, [p.hunk.id]))
                 out.append(_lens(line, "Reject", "baton.reject", td.task.id, [p.hunk.id]))

@@ -18,6 +18,7 @@ from urllib.parse import unquote
 from lsprotocol import types
 
 from baton.core.diff import FileDiff, FileStatus, Hunk, HunkState, split_lines
+from baton.core.relocate import applies
 from baton.core.task import Task
 from baton.runtime.supervisor import Supervisor
 from baton.surfaces.lsp.documents import LineMap, hunk_old_span, line_range, path_to_uri
@@ -51,6 +52,7 @@ class Placed:
     hunk: Hunk
     range: types.Range
     intact: bool  # False: the user changed these lines since the snapshot
+    clean: bool = True  # False: accept would call it a conflict with the user's edits
 
 
 def snapshot_root(task: Task) -> Path | None:
@@ -99,7 +101,8 @@ def place_file(td: TaskDiff, f: FileDiff, current: str | None, encoding: str) ->
         if h.whole_file:
             start, count = 0, len(old_lines)
         nstart, ncount, intact = lmap.span(start, count)
-        out.append(Placed(h, line_range(new_lines, nstart, ncount, encoding), intact))
+        clean = current is None or h.whole_file or applies(h, base, current)
+        out.append(Placed(h, line_range(new_lines, nstart, ncount, encoding), intact, clean))
     return out
 
 
@@ -197,6 +200,7 @@ def payload(
                 "newText": p.hunk.new_text,
                 "state": str(p.hunk.state),
                 "stale": not p.intact,
+                "conflict": not p.clean,
                 "wholeFile": p.hunk.whole_file,
             }
             if p.hunk.secret:
