@@ -47,6 +47,7 @@ build = {
     ['baton.own'] = 'lua/baton/own.lua',
     ['baton.permission'] = 'lua/baton/permission.lua',
     ['baton.reload'] = 'lua/baton/reload.lua',
+    ['baton.resolve'] = 'lua/baton/resolve.lua',
     ['baton.status'] = 'lua/baton/status.lua',
     ['baton.tasks'] = 'lua/baton/tasks.lua',
     ['baton.transcript'] = 'lua/baton/transcript.lua',

@@ -62,6 +62,9 @@ M.subcommands = {
   reject = function(a)
     require('baton.diff').reject(a.range > 0 and { a.line1, a.line2 } or nil)
   end,
+  resolve = function(_, words)
+    require('baton.resolve').command(words[1])
+  end,
   preview = function()
     require('baton.hunks').preview()
   end,
@@ -144,6 +147,11 @@ function M.complete(lead, line)
     end, names)
   end
   local sub = words[first]
+  if sub == 'resolve' then
+    return vim.tbl_filter(function(n)
+      return vim.startswith(n, lead)
+    end, { 'mine', 'theirs', 'merge', 'redo' })
+  end
   local complete = require('baton.complete')
   if complete.STATES[sub] ~= nil then
     if #words > first + (lead == '' and 0 or 1) then

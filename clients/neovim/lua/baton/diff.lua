@@ -654,11 +654,17 @@ local function decide(verb, hunks)
     local group = by_task[task_id]
     local client = vim.lsp.get_client_by_id(group.client_id)
     if client then
+      local on_result = nil
+      if verb == 'accept' then -- a conflict: offer the ways to settle it
+        on_result = function(result)
+          require('baton.resolve').after_accept(hunks, result, buf)
+        end
+      end
       require('baton.client').command(
         client,
         'baton.' .. verb,
         { taskId = task_id, hunkIds = group.ids },
-        nil,
+        on_result,
         buf
       )
     end
