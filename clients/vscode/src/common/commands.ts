@@ -7,6 +7,7 @@
 
 import * as vscode from "vscode";
 
+import { CONFLICT_CHOICES, MERGE_VIEW, firstConflict, resolveChoice } from "./conflicts";
 import { Command } from "./constants";
 import { Choices, KINDS, delegateSelection } from "./delegate";
 import { History } from "./history";
@@ -29,6 +30,7 @@ import {
   showInformationMessage,
   showInputBox,
   showQuickPick,
+  showWarningMessage,
   visibleTextEditors,
 } from "./vscodeapi";
 
@@ -160,7 +162,10 @@ function reviewDeps(app: App): ReviewDeps {
     execute: async (command: string, args: HunkArgs) => {
       const result = await app.server.request(command, args);
       const verb = command === ServerCommand.accept ? "accept" : "reject";
-      traceInfo(decisionLine(verb, args.taskId, result, app.tasks.get(args.taskId)?.title));
+      const line = decisionLine(verb, args.taskId, result, app.tasks.get(args.taskId)?.title);
+      traceInfo(line);
+      const hunkId = verb === "accept" ? firstConflict(result) : undefined;
+      if (hunkId !== undefined) void offerResolution(app, args.taskId, hunkId, line);
     },
     reveal: (uri: string, line: number) => {
       const editor = visibleTextEditors().find((e) => uriKey(e.document.uri.toString()) === uriKey(uri));
@@ -171,6 +176,19 @@ function reviewDeps(app: App): ReviewDeps {
     },
     info: (m: string) => void showInformationMessage(m),
   };
+}
+
+/** A conflicting hunk: the ways to settle it, as the warning's buttons. */
+async function offerResolution(app: App, taskId: string, hunkId: string, line: string): Promise<void> {
+  const button = await showWarningMessage(line, ...CONFLICT_CHOICES);
+  const choice = resolveChoice(button);
+  if (choice !== undefined) {
+    const result = await app.server.request("baton.resolve", { taskId, hunkId, choice });
+    traceInfo(`Baton: resolve ${taskId} ${hunkId} (${choice}): ${JSON.stringify(result)}`);
+  } else if (button === MERGE_VIEW) {
+    const file = app.reviews.task(taskId)?.files.find((f) => f.hunks.some((h) => h.id === hunkId));
+    await openDiff(app, { taskId, uri: file?.uri });
+  }
 }
 
 /** `{taskId}` alone (from the tree or a notification) means every pending hunk of the task. */

@@ -1,0 +1,20 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { ASK_AGENT, CONFLICT_CHOICES, KEEP_MINE, MERGE_VIEW, TAKE_THEIRS, firstConflict, resolveChoice } from "../../src/common/conflicts";
+
+test("an accept's answer names its first conflicting hunk", () => {
+  assert.equal(firstConflict({ applied: [], conflicts: [{ hunkId: "h2", reason: "near 3" }, { hunkId: "h3" }] }), "h2");
+  assert.equal(firstConflict({ applied: ["h1"], conflicts: [] }), undefined);
+  assert.equal(firstConflict(null), undefined);
+  assert.equal(firstConflict({ conflicts: [{ reason: "no id" }] }), undefined);
+});
+
+test("the four buttons map to baton.resolve choices, the merge view to none", () => {
+  assert.deepEqual(CONFLICT_CHOICES, [KEEP_MINE, TAKE_THEIRS, MERGE_VIEW, ASK_AGENT]);
+  assert.equal(resolveChoice(KEEP_MINE), "mine");
+  assert.equal(resolveChoice(TAKE_THEIRS), "theirs");
+  assert.equal(resolveChoice(ASK_AGENT), "redo");
+  assert.equal(resolveChoice(MERGE_VIEW), undefined);
+  assert.equal(resolveChoice(undefined), undefined);
+});
