@@ -97,5 +97,8 @@ def at_place(hunk: Hunk, base: str, ours: str) -> str | None:
 
 def applies(hunk: Hunk, base: str, ours: str) -> bool:
     """Whether accept will bring ``hunk`` into ``ours`` without a conflict, as far as its
-    own lines tell: the file is as it was, or the hunk's lines still stand in one piece."""
-    return ours == base or relocate(hunk, base, ours) is not None
+    own lines tell: the file is as it was, the hunk's lines still stand in one piece, or the
+    user made the very same change there."""
+    if ours == base or relocate(hunk, base, ours) is not None:
+        return True
+    return hunk.old_count > 0 and at_place(hunk, base, ours) == hunk.new_text
