@@ -51,6 +51,19 @@ def in_conflict(ed: Editor, pick: int) -> list[str]:
     wait_for(lambda: status(ed) == "Baton ✓1", timeout=30, what="the task ready for review")
     wait_for(lambda: [h["row"] for h in hunks(ed)] == [1], what="the hunk drawn")
     ed.lua(f"vim.api.nvim_buf_set_lines(0, 1, 2, false, {{ '{MINE}' }})")  # the user's edit
+    # said beforehand: the hunk is marked, its hint names the conflict
+    wait_for(lambda: [h["conflict"] for h in hunks(ed)] == [True], what="the conflict foreseen")
+    hint = wait_for(
+        lambda: [
+            m[3]["virt_text"][0][0]
+            for m in ed.lua(
+                "return vim.api.nvim_buf_get_extmarks(0, -1, 0, -1, { details = true })"
+            )
+            if "virt_text" in m[3] and "conflicts with your edits" in m[3]["virt_text"][0][0]
+        ],
+        what="the hint naming the conflict",
+    )
+    assert ":Baton resolve" in hint[0]
     ed.feed("2G\\ba")
     offered: dict[str, Any] = wait_for(
         lambda: ed.lua("return _G.test_offered"), timeout=20, what="the four ways offered"

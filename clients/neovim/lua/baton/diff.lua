@@ -31,6 +31,7 @@ local SHOWN = {
 ---@field client_id integer
 ---@field final boolean
 ---@field stale boolean the user changed these lines since the snapshot
+---@field conflict boolean accept would call it a conflict with the user's edits
 ---@field anchor integer extmark id in `ns_anchor`
 ---@field marks integer[] extmark ids in `ns`
 ---@field title string the task's title
@@ -307,8 +308,12 @@ local function draw(buf, client_id, payload, hunk)
       hint = 'Baton: working… (draft)'
     else
       local a, r = key(c.keymaps, 'accept'), key(c.keymaps, 'reject')
-      -- "(edited since)" first: a long title must not push it past the window's edge
+      -- "(edited since)" first: a long title must not push it past the window's edge; a
+      -- hunk accept would call a conflict says so beforehand (|baton-resolve|)
       local lead = hunk.stale and 'Baton (edited since): ' or 'Baton: '
+      if hunk.conflict == true then
+        lead = 'Baton (conflicts with your edits, :Baton resolve): '
+      end
       local known = require('baton.status').tasks[payload.taskId]
       if known and require('baton.status').proposer(known) then
         hint = lead .. require('baton.status').title(known)
@@ -328,6 +333,7 @@ local function draw(buf, client_id, payload, hunk)
     client_id = client_id,
     final = final,
     stale = hunk.stale == true,
+    conflict = hunk.conflict == true,
     anchor = anchor,
     marks = marks,
     title = payload.title or payload.taskId,
@@ -585,6 +591,7 @@ end
 ---@field id string
 ---@field final boolean
 ---@field stale boolean
+---@field conflict boolean accept would call it a conflict with the user's edits
 ---@field row integer 0-based first line
 ---@field end_row integer 0-based last line (equal to row for a pure addition)
 ---@field title string
@@ -608,6 +615,7 @@ function M.hunks(buf)
           id = h.id,
           final = h.final,
           stale = h.stale,
+          conflict = h.conflict,
           row = pos[1],
           end_row = details.end_row or pos[1],
           title = h.title,

@@ -46,6 +46,8 @@ def did_open(ls: BatonServer, params: types.DidOpenTextDocumentParams) -> None:
 
 def did_change(ls: BatonServer, params: types.DidChangeTextDocumentParams) -> None:
     ls.docs.changed(params.text_document.uri)
+    if ls.reviews:
+        ls.foresee.changed(params.text_document.uri)
 
 
 def did_save(ls: BatonServer, params: types.DidSaveTextDocumentParams) -> None:

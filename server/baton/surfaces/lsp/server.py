@@ -30,6 +30,7 @@ from baton.store import state_home
 from baton.surfaces.ide import IdeServer
 from baton.surfaces.lsp import ide, review, settings
 from baton.surfaces.lsp.documents import OpenDocuments, relative_to, uri_to_path
+from baton.surfaces.lsp.foresee import Foresee
 from baton.surfaces.lsp.notify import Notifier
 from baton.surfaces.lsp.payloads import check_request
 from baton.surfaces.lsp.permissions import PermissionPrompts
@@ -115,6 +116,7 @@ class BatonServer(LanguageServer):
         # Review findings shown as diagnostics: task id → uri → diagnostics.
         self.findings: dict[str, dict[str, list[types.Diagnostic]]] = {}
         self.notifier = Notifier(self)
+        self.foresee = Foresee(self)
         self.permissions = PermissionPrompts(self)
         self.transcripts = Transcripts(self)
         self.task_progress = Progress(
