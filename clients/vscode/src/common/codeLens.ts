@@ -1,7 +1,9 @@
 /**
  * The CodeLenses of a document from the pending hunks the server sent (pure): per hunk
  * "Accept | Reject", per file and task "Accept all | Reject all | Open diff", and a single
- * "working…" lens while the task's draft is still moving.
+ * "working…" lens while the task's draft is still moving. A hunk the server marks as a
+ * conflict with the user's edits gets "Keep mine | Take theirs | Merge view | Ask the agent
+ * to redo it" instead of "Accept | Reject".
  */
 
 import { Command } from "./constants";
@@ -12,6 +14,17 @@ export interface LensPlan {
   title: string;
   command: string;
   args: unknown[];
+}
+
+/** A hunk accept would call a conflict: said beforehand, with the four ways to settle it. */
+function conflictLenses(line: number, taskId: string, hunkId: string, uri: string): LensPlan[] {
+  const resolve = (title: string, choice: string): LensPlan => ({ line, title, command: Command.resolveHunk, args: [{ taskId, hunkId, choice }] });
+  return [
+    resolve("$(warning) Conflicts with your edits: Keep mine", "mine"),
+    resolve("Take theirs", "theirs"),
+    { line, title: "Merge view", command: Command.openDiff, args: [{ taskId, uri }] },
+    resolve("Ask the agent to redo it", "redo"),
+  ];
 }
 
 export function lensesFor(entries: readonly Entry[], uri: string): LensPlan[] {
@@ -44,6 +57,10 @@ export function lensesFor(entries: readonly Entry[], uri: string): LensPlan[] {
     for (const e of list) {
       const args = [{ taskId, hunkIds: [e.hunk.id] }];
       const line = e.hunk.range.start.line;
+      if (e.hunk.conflict) {
+        out.push(...conflictLenses(line, taskId, e.hunk.id, uri));
+        continue;
+      }
       out.push({ line, title: e.hunk.stale ? "Accept (edited since)" : "Accept", command: Command.acceptHunk, args });
       out.push({ line, title: "Reject", command: Command.rejectHunk, args });
     }

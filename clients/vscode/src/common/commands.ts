@@ -7,7 +7,7 @@
 
 import * as vscode from "vscode";
 
-import { CONFLICT_CHOICES, MERGE_VIEW, firstConflict, resolveChoice } from "./conflicts";
+import { CONFLICT_CHOICES, MERGE_VIEW, firstConflict, resolveChoice, resolvedLine } from "./conflicts";
 import { Command } from "./constants";
 import { Choices, KINDS, delegateSelection } from "./delegate";
 import { History } from "./history";
@@ -182,13 +182,23 @@ function reviewDeps(app: App): ReviewDeps {
 async function offerResolution(app: App, taskId: string, hunkId: string, line: string): Promise<void> {
   const button = await showWarningMessage(line, ...CONFLICT_CHOICES);
   const choice = resolveChoice(button);
-  if (choice !== undefined) {
-    const result = await app.server.request("baton.resolve", { taskId, hunkId, choice });
-    traceInfo(`Baton: resolve ${taskId} ${hunkId} (${choice}): ${JSON.stringify(result)}`);
-  } else if (button === MERGE_VIEW) {
+  if (choice !== undefined) await resolveHunk(app, { taskId, hunkId, choice });
+  else if (button === MERGE_VIEW) {
     const file = app.reviews.task(taskId)?.files.find((f) => f.hunks.some((h) => h.id === hunkId));
     await openDiff(app, { taskId, uri: file?.uri });
   }
+}
+
+/** `baton.resolve` for one hunk (a lens or a button): keep mine, take theirs, or redo. */
+async function resolveHunk(app: App, arg: unknown): Promise<void> {
+  const a: unknown = Array.isArray(arg) ? arg[0] : arg;
+  const o = typeof a === "object" && a !== null ? (a as Record<string, unknown>) : {};
+  const { taskId, hunkId, choice } = o;
+  if (typeof taskId !== "string" || typeof hunkId !== "string" || typeof choice !== "string") return;
+  const result = await app.server.request(ServerCommand.resolve, { taskId, hunkId, choice });
+  const title = app.tasks.get(taskId)?.title;
+  traceInfo(resolvedLine(taskId, choice, result, title));
+  if (choice === "redo") void showInformationMessage(`Baton: the agent is redoing its change against your text (${title ?? taskId}).`);
 }
 
 /** `{taskId}` alone (from the tree or a notification) means every pending hunk of the task. */
@@ -358,6 +368,7 @@ export function registerCommands(app: App): vscode.Disposable[] {
     cmd(Command.delegateSelection, "delegate", (a) => delegate(app, false, a)),
     cmd(Command.delegateWithOptions, "delegate", (a) => delegate(app, true, a)),
     cmd(Command.acceptHunk, "accept", (a) => decide(deps, "accept", "hunk", a)),
+    cmd(Command.resolveHunk, "resolve", (a) => resolveHunk(app, a)),
     cmd(Command.rejectHunk, "reject", (a) => decide(deps, "reject", "hunk", a)),
     cmd(Command.acceptAll, "accept all", (a) => decideAll(app, "accept", a)),
     cmd(Command.rejectAll, "reject all", (a) => decideAll(app, "reject", a)),

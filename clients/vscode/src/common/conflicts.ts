@@ -31,3 +31,17 @@ export function firstConflict(result: unknown): string | undefined {
   }
   return undefined;
 }
+
+const DONE: Record<string, string> = {
+  mine: "kept your lines (the hunk is rejected)",
+  theirs: "took the agent's lines",
+  redo: "asked the agent to redo the hunk against your text",
+};
+
+/** The log line of a `baton.resolve` answer. */
+export function resolvedLine(taskId: string, choice: string, result: unknown, title?: string): string {
+  const state = typeof result === "object" && result !== null ? (result as { state?: unknown }).state : undefined;
+  const name = title ? `"${title}" (${taskId})` : taskId;
+  const what = DONE[choice] ?? choice;
+  return `Baton: ${name}: ${what}${typeof state === "string" ? `; now ${state}` : ""}`;
+}

@@ -9,6 +9,7 @@ export const Command = {
   delegateWithOptions: "baton.client.delegateWithOptions",
   acceptHunk: "baton.client.acceptHunk",
   rejectHunk: "baton.client.rejectHunk",
+  resolveHunk: "baton.client.resolveHunk",
   acceptAll: "baton.client.acceptAll",
   rejectAll: "baton.client.rejectAll",
   nextHunk: "baton.client.nextHunk",

@@ -26,6 +26,8 @@ export interface Hunk {
   newText: string;
   state: HunkState;
   stale: boolean;
+  /** Accept would call it a conflict with the user's edits (said beforehand). */
+  conflict: boolean;
   wholeFile: boolean;
 }
 
@@ -149,6 +151,7 @@ export const ServerCommand = {
   reject: "baton.reject",
   reopen: "baton.reopen",
   reaccept: "baton.reaccept",
+  resolve: "baton.resolve",
   tasks: "baton.tasks",
   inspect: "baton.inspect",
   transcript: "baton.transcript",
@@ -222,6 +225,7 @@ function readHunk(value: unknown, what: string): Hunk {
     newText: str(o, "newText", what),
     state: str(o, "state", what),
     stale: o.stale === true,
+    conflict: o.conflict === true,
     wholeFile: o.wholeFile === true,
   };
 }

@@ -51,3 +51,29 @@ test("a stale hunk says so on its Accept", () => {
   r.update(d);
   assert.ok(lensesFor(r.entries(URI), URI).some((x) => x.title === "Accept (edited since)" && x.line === 5));
 });
+
+test("a hunk the server calls a conflict says so beforehand and offers the four ways", () => {
+  const r = new Reviews();
+  const d = twoHunks("review", true);
+  d.files[0]!.hunks[1]!.conflict = true;
+  r.update(d);
+  const l = lensesFor(r.entries(URI), URI).filter((x) => x.line === 5);
+  assert.deepEqual(
+    l.map((x) => [x.title, x.command]),
+    [
+      ["$(warning) Conflicts with your edits: Keep mine", Command.resolveHunk],
+      ["Take theirs", Command.resolveHunk],
+      ["Merge view", Command.openDiff],
+      ["Ask the agent to redo it", Command.resolveHunk],
+    ],
+  );
+  assert.deepEqual(
+    l.map((x) => x.args),
+    [
+      [{ taskId: "t1", hunkId: "h2", choice: "mine" }],
+      [{ taskId: "t1", hunkId: "h2", choice: "theirs" }],
+      [{ taskId: "t1", uri: URI }],
+      [{ taskId: "t1", hunkId: "h2", choice: "redo" }],
+    ],
+  );
+});

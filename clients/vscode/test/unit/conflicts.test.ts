@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { ASK_AGENT, CONFLICT_CHOICES, KEEP_MINE, MERGE_VIEW, TAKE_THEIRS, firstConflict, resolveChoice } from "../../src/common/conflicts";
+import { ASK_AGENT, CONFLICT_CHOICES, KEEP_MINE, MERGE_VIEW, TAKE_THEIRS, firstConflict, resolveChoice, resolvedLine } from "../../src/common/conflicts";
 
 test("an accept's answer names its first conflicting hunk", () => {
   assert.equal(firstConflict({ applied: [], conflicts: [{ hunkId: "h2", reason: "near 3" }, { hunkId: "h3" }] }), "h2");
@@ -17,4 +17,9 @@ test("the four buttons map to baton.resolve choices, the merge view to none", ()
   assert.equal(resolveChoice(ASK_AGENT), "redo");
   assert.equal(resolveChoice(MERGE_VIEW), undefined);
   assert.equal(resolveChoice(undefined), undefined);
+});
+
+test("the log names what a resolve did and the task's state", () => {
+  assert.equal(resolvedLine("t1", "theirs", { state: "applied" }, "Fix it"), 'Baton: "Fix it" (t1): took the agent\'s lines; now applied');
+  assert.equal(resolvedLine("t1", "redo", { state: "running" }), "Baton: t1: asked the agent to redo the hunk against your text; now running");
 });

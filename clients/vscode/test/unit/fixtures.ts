@@ -13,6 +13,7 @@ export function hunk(id: string, line: number, oldText: string, newText: string,
     newText,
     state,
     stale: false,
+    conflict: false,
     wholeFile: false,
   };
 }

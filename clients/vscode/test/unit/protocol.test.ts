@@ -37,6 +37,10 @@ test("readTaskDiff reads the server's baton/diff payload", () => {
   assert.equal(d.final, true);
   assert.equal(d.files[0]!.version, 3);
   assert.deepEqual(d.files[0]!.hunks[0]!.range.end, { line: 2, character: 0 });
+  assert.equal(d.files[0]!.hunks[0]!.conflict, false);
+  const marked = JSON.parse(JSON.stringify(payload)) as { files: { hunks: Record<string, unknown>[] }[] };
+  marked.files[0]!.hunks[0]!.conflict = true;
+  assert.equal(readTaskDiff(marked).files[0]!.hunks[0]!.conflict, true);
 });
 
 test("readTaskDiff refuses a hunk without a range, naming the field", () => {
