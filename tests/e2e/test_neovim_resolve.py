@@ -59,11 +59,11 @@ def in_conflict(ed: Editor, pick: int) -> list[str]:
             for m in ed.lua(
                 "return vim.api.nvim_buf_get_extmarks(0, -1, 0, -1, { details = true })"
             )
-            if "virt_text" in m[3] and "conflicts with your edits" in m[3]["virt_text"][0][0]
+            if "virt_text" in m[3] and " conflicts, " in m[3]["virt_text"][0][0]
         ],
         what="the hint naming the conflict",
     )
-    assert ":Baton resolve" in hint[0]
+    assert "Baton (edited since) conflicts, :Baton resolve: " in hint[0]
     ed.feed("2G\\ba")
     offered: dict[str, Any] = wait_for(
         lambda: ed.lua("return _G.test_offered"), timeout=20, what="the four ways offered"

@@ -222,7 +222,9 @@ def test_edited_since_stays_visible_after_a_long_title(
             lambda t: any("(edited since)" in line for line in t), "the stale hint on screen"
         )
         row = next(line for line in text if "(edited since)" in line)
-        assert row[2:].startswith("    return 1  # mine   Baton (edited since): Make every"), row
+        # the user changed the hunk's own line: it would conflict, and says so (baton-resolve)
+        lead = "    return 1  # mine   Baton (edited since) conflicts, :Baton resolve: Make"
+        assert row[2:].startswith(lead), row
         fresh = next(line for line in text if line[2:].startswith("    return 2 "))
         assert "Baton: Make every number" in fresh and "edited" not in fresh
     finally:

@@ -312,7 +312,7 @@ local function draw(buf, client_id, payload, hunk)
       -- hunk accept would call a conflict says so beforehand (|baton-resolve|)
       local lead = hunk.stale and 'Baton (edited since): ' or 'Baton: '
       if hunk.conflict == true then
-        lead = 'Baton (conflicts with your edits, :Baton resolve): '
+        lead = (hunk.stale and 'Baton (edited since)' or 'Baton') .. ' conflicts, :Baton resolve: '
       end
       local known = require('baton.status').tasks[payload.taskId]
       if known and require('baton.status').proposer(known) then
