@@ -109,7 +109,13 @@ def test_inspect_shows_the_live_transcript(
     ro = by["read-only"]
     assert ro["unchanged"] and "xyz" not in ro["text"] and not any(t["dirty"] for t in ro["tabs"])
     assert not any("Transcript:" in t["label"] for t in by["closed"]["tabs"])
-    assert "conflict" in by["conflict"]["toast"] and "# mine" in by["rejected"]["text"]
+    conflict = by["conflict"]
+    assert "conflict" in conflict["toast"] and "# mine" in by["rejected"]["text"]
+    # said before the accept: the lenses of the hunk the user edited offer the four ways
+    for label in ("Take theirs", "Merge view", "Ask the agent to redo it"):
+        assert label in conflict["lenses"], conflict["lenses"]
+    assert not any(x.startswith("Accept") for x in conflict["lenses"]), conflict["lenses"]
+    assert conflict["buttons"][:4] == ["Keep mine", "Take theirs", "Merge view", "Ask the agent"]
     # The log says the task's life at info level: delegated, started, ready, the accept that
     # conflicted with the user's edit (the hunk named, and why), the reject, the end.
     for said in (
@@ -117,7 +123,7 @@ def test_inspect_shows_the_live_transcript(
         "started (fake)",
         "review (was running)",
         "accept: 0 hunk(s) applied; 1 conflict: ",
-        "rejected 1 hunk(s); task rejected",
+        "kept your lines (the hunk is rejected); now rejected",
         "settled: rejected (was review)",
     ):
         assert said in log, log[-3000:]

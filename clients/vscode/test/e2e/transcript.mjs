@@ -200,7 +200,8 @@ try {
     return { tabs: await tabs() };
   });
 
-  // The task's life in the log: an accept that conflicts with the user's edit, then a reject.
+  // The task's life in the log: an accept that conflicts with the user's edit, settled by
+  // the toast's "Keep mine" (a reject).
   const lens = (re) => page.locator(".editor-group-container.active .codelens-decoration a", { hasText: re }).first();
   await step("conflict", async () => {
     await page.locator(`.editor-group-container.active .tab.active[aria-label*="${file}"]`).waitFor();
@@ -209,15 +210,19 @@ try {
     await page.keyboard.press("ArrowDown");
     await page.keyboard.press("End");
     await page.keyboard.type("  # mine");
-    await page.waitForTimeout(800); // the server sees the edit
-    await lens(/^Accept( \(edited since\))?$/).click();
-    const toast = page.locator(".notifications-toasts .notification-list-item", { hasText: "conflict" });
+    // Said beforehand: the hunk's lenses name the conflict and the ways to settle it.
+    await lens(/Conflicts with your edits: Keep mine$/).waitFor({ timeout: 20000 });
+    const lenses = await page.locator(".editor-group-container.active .codelens-decoration a").allInnerTexts();
+    await palette("Baton: Accept Hunk"); // the cursor is on the hunk's line
+    const toast = page.locator(".notifications-toasts .notification-list-item", { hasText: "Keep mine" });
     await toast.first().waitFor({ timeout: 15000 });
-    return { toast: await toast.first().innerText(), text: await activeText() };
+    const buttons = await toast.first().locator(".monaco-button").allInnerTexts();
+    return { toast: await toast.first().innerText(), text: await activeText(), lenses, buttons };
   });
 
   await step("rejected", async () => {
-    await lens(/^Reject$/).click();
+    const toast = page.locator(".notifications-toasts .notification-list-item", { hasText: "Keep mine" });
+    await toast.first().locator(".monaco-button", { hasText: /^Keep mine$/ }).click();
     return { status: await waitStatus("idle", 20000), text: await activeText() };
   });
   log("done");
