@@ -114,6 +114,8 @@ def test_ask_the_agent_redoes_the_hunk_against_the_current_text(editor: Editor) 
         timeout=30,
         what="the redone hunk in review",
     )
+    # redone against the user's very lines: said beforehand to apply
+    assert [h["conflict"] for h in hunks(editor)] == [False]
     editor.feed("2G\\ba")
     wait_for(
         lambda: editor.lines()[1] == "    return (1 + 1) * 10", what="the redone hunk accepted"

@@ -74,6 +74,20 @@ class Redone:
         """Whether lines ``first``..``end`` (end excluded) meet the redone lines."""
         return first <= self.end and self.first <= end
 
+    def shown(self, hunk: Hunk, base: str) -> str | None:
+        """The user's lines at ``hunk``'s place the agent was shown, when the hunk is over
+        the redone lines; else None."""
+        where = place(hunk, base, self.text)
+        if where is None or not self.meets(*where):
+            return None
+        return "".join(split_lines(self.text)[where[0] : where[1]])
+
+    def covers(self, hunk: Hunk, base: str, ours: str) -> bool:
+        """Whether accept lets ``hunk`` replace the lines at its place in ``ours``: they
+        are still the lines the agent redid it against."""
+        seen = self.shown(hunk, base)
+        return seen is not None and at_place(hunk, base, ours) == seen
+
 
 def _disk(root: Path, path: str, disk: dict[str, Content | None]) -> Content | None:
     """The file at ``path`` as first read during this accept (each file is read once)."""
@@ -171,9 +185,8 @@ def _plan_text(
     taken = dict(theirs)
     if redone is not None:  # the user's lines the agent redid a hunk against
         for h in chosen:
-            where = place(h, base, redone.text)
-            if h.id not in taken and where is not None and redone.meets(*where):
-                taken[h.id] = "".join(split_lines(redone.text)[where[0] : where[1]])
+            if h.id not in taken and (seen := redone.shown(h, base)) is not None:
+                taken[h.id] = seen
     merged, done, conflicts = merge_hunks(base, ours, chosen, tmp, taken)
     result.conflicts += conflicts
     if not done:

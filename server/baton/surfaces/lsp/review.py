@@ -20,6 +20,7 @@ from lsprotocol import types
 from baton.core.diff import FileDiff, FileStatus, Hunk, HunkState, split_lines
 from baton.core.relocate import applies
 from baton.core.task import Task
+from baton.runtime.redo import redone_of
 from baton.runtime.supervisor import Supervisor
 from baton.surfaces.lsp.documents import LineMap, hunk_old_span, line_range, path_to_uri
 from baton.workspace import Snapshot, snapshot_text, worktree_text
@@ -95,6 +96,7 @@ def place_file(td: TaskDiff, f: FileDiff, current: str | None, encoding: str) ->
     old_lines = split_lines(base)
     new_lines = old_lines if current is None else split_lines(current)
     lmap = LineMap(old_lines, new_lines)
+    redone = redone_of(td.task).get(f.path)
     out = []
     for h in f.hunks:
         start, count = hunk_old_span(h)
@@ -102,6 +104,8 @@ def place_file(td: TaskDiff, f: FileDiff, current: str | None, encoding: str) ->
             start, count = 0, len(old_lines)
         nstart, ncount, intact = lmap.span(start, count)
         clean = current is None or h.whole_file or applies(h, base, current)
+        if not clean and redone is not None and current is not None:
+            clean = redone.covers(h, base, current)  # redone against these very lines
         out.append(Placed(h, line_range(new_lines, nstart, ncount, encoding), intact, clean))
     return out
 
