@@ -76,6 +76,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (server === undefined) return Promise.reject(new Error("the Baton server is not running"));
     return server.request(command, args);
   });
+  proposals.agentText = async (taskId, uri) => {
+    const r = await server?.request<{ text?: unknown }>(ServerCommand.proposed, { taskId, path: uri });
+    return typeof r?.text === "string" ? r.text : "";
+  };
   // eslint-disable-next-line prefer-const
   let app: App;
   server = new BatonServer(channel, {

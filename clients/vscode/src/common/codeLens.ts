@@ -22,7 +22,7 @@ function conflictLenses(line: number, taskId: string, hunkId: string, uri: strin
   return [
     resolve("$(warning) Conflicts with your edits: Keep mine", "mine"),
     resolve("Take theirs", "theirs"),
-    { line, title: "Merge view", command: Command.openDiff, args: [{ taskId, uri }] },
+    { line, title: "Merge view", command: Command.openDiff, args: [{ taskId, uri, merge: true }] },
     resolve("Ask the agent to redo it", "redo"),
   ];
 }

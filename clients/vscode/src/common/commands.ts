@@ -185,7 +185,7 @@ async function offerResolution(app: App, taskId: string, hunkId: string, line: s
   if (choice !== undefined) await resolveHunk(app, { taskId, hunkId, choice });
   else if (button === MERGE_VIEW) {
     const file = app.reviews.task(taskId)?.files.find((f) => f.hunks.some((h) => h.id === hunkId));
-    await openDiff(app, { taskId, uri: file?.uri });
+    await openDiff(app, { taskId, uri: file?.uri, merge: true });
   }
 }
 
@@ -236,7 +236,8 @@ async function openDiff(app: App, arg: unknown): Promise<void> {
     void showInformationMessage("Baton: this task changed no file.");
     return;
   }
-  await app.proposals.show({ taskId, uri });
+  const merge = typeof a === "object" && a !== null && (a as { merge?: unknown }).merge === true;
+  await app.proposals.show(merge ? { taskId, uri, merge } : { taskId, uri });
 }
 
 // -- tasks -----------------------------------------------------------------------------------

@@ -14,6 +14,9 @@ import { executeCommand, textDocuments } from "./vscodeapi";
 interface ProposalRef {
   taskId: string;
   uri: string;
+  /** A merge view: the agent's whole version of the file as the server has it (its hunks
+   * applied to the snapshot), not the hunks placed over the user's current text. */
+  merge?: boolean;
 }
 
 export function proposalUri(ref: ProposalRef): vscode.Uri {
@@ -24,7 +27,8 @@ export function proposalUri(ref: ProposalRef): vscode.Uri {
 function readRef(uri: vscode.Uri): ProposalRef | undefined {
   try {
     const o = JSON.parse(uri.query) as Partial<ProposalRef>;
-    return typeof o.taskId === "string" && typeof o.uri === "string" ? { taskId: o.taskId, uri: o.uri } : undefined;
+    if (typeof o.taskId !== "string" || typeof o.uri !== "string") return undefined;
+    return o.merge === true ? { taskId: o.taskId, uri: o.uri, merge: true } : { taskId: o.taskId, uri: o.uri };
   } catch {
     return undefined;
   }
@@ -35,12 +39,23 @@ export class ProposalView implements vscode.TextDocumentContentProvider, vscode.
   readonly onDidChange = this.changed.event;
   private readonly open = new Map<string, vscode.Uri>();
 
+  /** The agent's version of a file (`baton.proposed`), for merge views; set once the
+   * server exists. */
+  agentText: ((taskId: string, uri: string) => Promise<string>) | undefined;
+
   constructor(private readonly reviews: Reviews) {}
 
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
     const ref = readRef(uri);
     if (ref === undefined) return "";
     this.open.set(uri.toString(), uri);
+    if (ref.merge === true && this.agentText !== undefined) {
+      try {
+        return await this.agentText(ref.taskId, ref.uri);
+      } catch {
+        return "";
+      }
+    }
     const key = uriKey(ref.uri);
     const doc = textDocuments().find((d) => uriKey(d.uri.toString()) === key);
     let text: string;
@@ -66,7 +81,8 @@ export class ProposalView implements vscode.TextDocumentContentProvider, vscode.
     const name = file.path.split("/").pop() ?? file.path;
     const title = this.reviews.task(ref.taskId)?.title ?? ref.taskId;
     // Not a preview: a preview editor would replace the file's own preview tab and close it.
-    await executeCommand("vscode.diff", file, proposalUri(ref), `${name} ↔ Baton: ${title}`, { preview: false });
+    const label = ref.merge === true ? `${name} ↔ Baton: ${title} (merge: the agent's version, read-only)` : `${name} ↔ Baton: ${title}`;
+    await executeCommand("vscode.diff", file, proposalUri(ref), label, { preview: false });
   }
 
   dispose(): void {

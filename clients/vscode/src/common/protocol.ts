@@ -152,6 +152,7 @@ export const ServerCommand = {
   reopen: "baton.reopen",
   reaccept: "baton.reaccept",
   resolve: "baton.resolve",
+  proposed: "baton.proposed",
   tasks: "baton.tasks",
   inspect: "baton.inspect",
   transcript: "baton.transcript",

@@ -72,7 +72,7 @@ test("a hunk the server calls a conflict says so beforehand and offers the four 
     [
       [{ taskId: "t1", hunkId: "h2", choice: "mine" }],
       [{ taskId: "t1", hunkId: "h2", choice: "theirs" }],
-      [{ taskId: "t1", uri: URI }],
+      [{ taskId: "t1", uri: URI, merge: true }],
       [{ taskId: "t1", hunkId: "h2", choice: "redo" }],
     ],
   );
