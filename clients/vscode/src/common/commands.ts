@@ -8,12 +8,12 @@
 import * as vscode from "vscode";
 
 import { Command } from "./constants";
-import { Choices, KINDS, delegateSelection } from "./delegate";
+import { Choices, KINDS, WorkerItem, delegateSelection } from "./delegate";
 import { History } from "./history";
 import { decisionLine, delegatedLine, moveLine } from "./lifecycle";
 import { showLog, traceError, traceInfo } from "./log";
 import { ProposalView } from "./proposalView";
-import { DelegateArgs, HunkArgs, ServerCommand, TaskSummary, readTaskDiff, readTasks, readStatus } from "./protocol";
+import { DelegateArgs, HunkArgs, ServerCommand, TaskSummary, readTaskDiff, readTasks, readStatus, readWorkers } from "./protocol";
 import { ReviewDeps, decide, navigate } from "./review";
 import { Reviews, uriKey } from "./reviews";
 import { BatonServer } from "./server";
@@ -91,16 +91,12 @@ function askInstruction(history: string[], where: string): Promise<string | unde
   });
 }
 
-async function askChoices(defaults: Choices, workers: string[]): Promise<Choices | undefined> {
-  const workerItems = [
-    { label: "(default)", description: "the broker's default worker", value: null as string | null },
-    ...workers.map((w): { label: string; description: string; value: string | null } => ({
-      label: w,
-      description: w === defaults.worker ? "current" : "",
-      value: w,
-    })),
-  ];
-  const worker = await showQuickPick(workerItems, { title: "Baton: worker", placeHolder: "Which agent runs the task?" });
+async function askChoices(defaults: Choices, workerItems: WorkerItem[]): Promise<Choices | undefined> {
+  const worker = await showQuickPick(workerItems, {
+    title: "Baton: worker",
+    placeHolder: "Which agent runs the task? (the profiles the server resolved for this folder)",
+    matchOnDescription: true,
+  });
   if (worker === undefined) return undefined;
   const model = await showInputBox({
     title: "Baton: model",
@@ -132,6 +128,7 @@ async function delegate(app: App, askForChoices: boolean, arg: unknown): Promise
         };
       },
       askInstruction,
+      workers: async (uri: string) => readWorkers(await app.server.request(ServerCommand.workers, { uri })),
       askChoices,
       delegate: async (args: DelegateArgs) => {
         const result = await app.server.request(ServerCommand.delegate, args);
@@ -143,7 +140,7 @@ async function delegate(app: App, askForChoices: boolean, arg: unknown): Promise
       error: (m) => void showErrorMessage(m),
     },
     history,
-    { askChoices: askForChoices, defaults: { worker: s.worker, model: s.model, kind: "delegate" }, workers: s.workers, given: arg },
+    { askChoices: askForChoices, defaults: { worker: s.worker, model: s.model, kind: "delegate" }, onlyWorkers: s.workers, given: arg },
   );
   if (taskId !== undefined) await refreshTasks(app).catch(() => undefined);
 }

@@ -18,6 +18,7 @@ from urllib.parse import unquote
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from baton.config.layers import ConfigError
 from baton.core.diff import FileDiff, FileStatus, HunkState, find_hunk
 from baton.core.lifecycle import NEXT_MOVES, TaskState
 from baton.core.task import Target, next_moves
@@ -30,6 +31,7 @@ from baton.surfaces.lsp.documents import path_to_uri, relative_to, text_edits, u
 from baton.surfaces.lsp.notify import summary
 from baton.surfaces.lsp.payloads import Args, invalid, last_line
 from baton.surfaces.lsp.server import BatonServer
+from baton.surfaces.workers import workers_answer
 from baton.workspace import AcceptResult
 
 REQUEST_FAILED = -32803
@@ -467,6 +469,25 @@ async def status(ls: BatonServer, args: Args) -> Any:
     return await ls.notifier.send_status()
 
 
+async def workers(ls: BatonServer, args: Args) -> Any:
+    """The workers a task delegated from ``uri`` (default: the first workspace folder) may
+    use: the websocket's ``workers`` answer for that document's root."""
+    uri = args.optional_text("uri")
+    if uri is not None:
+        path = uri_to_path(uri)
+        if path is None or not path.is_absolute():
+            raise invalid(f"baton.workers: uri must be a file: URI, got {uri!r}")
+        root: Path | None = ls.root_for(path)
+    else:
+        folders = ls.folders()
+        root = folders[0] if folders else None
+    sup = await ls.broker()
+    try:
+        return await workers_answer(sup, root.resolve() if root is not None else None)
+    except ConfigError as exc:
+        raise failed(exc) from None
+
+
 async def answer_permission(ls: BatonServer, args: Args) -> Any:
     """Answer an ACP agent's permission request: ``{taskId, option, permissionId?}``."""
     sup = await ls.broker()
@@ -488,6 +509,7 @@ HANDLERS: dict[str, tuple[Handler, bool]] = {
     "baton.transcript": (transcript, False),
     "baton.diff": (diff, False),
     "baton.status": (status, True),
+    "baton.workers": (workers, True),
     "baton.answerPermission": (answer_permission, False),
 }
 #: Every command the server declares.
