@@ -24,7 +24,7 @@ from baton.core.task import Target, next_moves
 from baton.runtime.requests import DelegateRequest
 from baton.runtime.supervisor import TaskError
 from baton.store import AmbiguousTask, StoreError, UnknownTask
-from baton.surfaces.lsp import review
+from baton.surfaces.lsp import asking, review
 from baton.surfaces.lsp.actions import DEFAULT_INSTRUCTIONS, SUGGESTIONS
 from baton.surfaces.lsp.documents import path_to_uri, relative_to, text_edits, uri_to_path
 from baton.surfaces.lsp.notify import summary
@@ -137,8 +137,14 @@ async def cancel(ls: BatonServer, args: Args) -> Any:
 
 async def reply(ls: BatonServer, args: Args) -> Any:
     sup = await ls.broker()
-    task_id, text = args.task_id(), args.text("text")
+    task_id, text = args.task_id(), args.optional_text("text")
     task = await sup.get(task_id)
+    if text is None:  # the "Reply to" code action: ask the user (any LSP client can)
+        if task.state != TaskState.NEEDS_INPUT:
+            raise failed(TaskError(f"task {task.id} is {task.state}; say what to reply (text)"))
+        text = await asking.ask_reply(ls, task)
+        if text is None:
+            return {"taskId": task.id, "state": str(task.state), "cancelled": True}
     ls.task_progress.follow(task.id, task.title, TaskState.NEEDS_INPUT)
     task = await sup.reply(task.id, text)
     return await _moved(ls, task.id, task.state)
