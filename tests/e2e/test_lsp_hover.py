@@ -157,3 +157,22 @@ async def test_a_question_offers_reply_on_its_target_lines(lsp: Session) -> None
     said = "".join(str(e["data"].get("text", "")) for e in seen["events"] if e["type"] == "text")
     assert f"reply: {READY_ANSWERS[0]}" in said
     await eventually(lambda: replies(1), lambda found: found == [], "no Reply once answered")
+
+
+async def test_a_client_that_reports_accepts_itself_gets_no_warning(
+    repo: Path, baton_home: Path
+) -> None:
+    lsp = await start(EDITORS[1], repo, baton_home, options={"acceptReports": "inline"})
+    try:
+        notes = lsp.open("notes.txt")
+        script = fake_script({"edit": "notes.txt", "old": "three", "new": "THREE"})
+        started = await lsp.command("baton.delegate", {"uri": notes.uri, "instruction": script})
+        tid = started["taskId"]
+        assert await lsp.settle(tid) == "review"
+        lsp.change(notes, notes.text.replace("three", "3, mine"))
+        result = await lsp.command("baton.accept", {"taskId": tid})
+        assert result["applied"] == [] and len(result["conflicts"]) == 1
+        await lsp.command("baton.status")  # a round trip after any warning would have come
+        assert not [m for m in lsp.client.messages if "conflict" in m.message]
+    finally:
+        await stop(lsp)

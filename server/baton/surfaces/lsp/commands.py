@@ -238,7 +238,7 @@ async def accept(ls: BatonServer, args: Args) -> Any:
     if disk:
         out.add(await sup.accept(task.id, disk, write=True, allow_secret=allow_secret))
     ls.notifier.touch(task.id, diff=True)
-    _report(ls, task.id, out)
+    _report(ls, task.title or task.id, out)
     state = (await sup.get(task.id)).state
     return {
         "taskId": task.id,
@@ -352,7 +352,9 @@ async def _apply_edit(
     return True
 
 
-def _report(ls: BatonServer, task_id: str, out: _Outcome) -> None:
+def _report(ls: BatonServer, title: str, out: _Outcome) -> None:
+    if ls.settings.accept_reports == "inline":
+        return  # the client says it shows the answer's conflicts itself
     problems = []
     if out.conflicts:
         problems.append(f"{len(out.conflicts)} hunk(s) conflict with your edits and stay pending")
@@ -363,7 +365,7 @@ def _report(ls: BatonServer, task_id: str, out: _Outcome) -> None:
             f"{len(out.not_applied)} hunk(s) not applied: {out.not_applied[0]['reason']}"
         )
     if problems:
-        ls.warn(f"task {task_id}: " + "; ".join(problems))
+        ls.warn(f'"{title}": ' + "; ".join(problems))
 
 
 async def reject(ls: BatonServer, args: Args) -> Any:
