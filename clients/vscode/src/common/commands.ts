@@ -7,6 +7,7 @@
 
 import * as vscode from "vscode";
 
+import { reportAccept } from "./acceptUi";
 import { Command } from "./constants";
 import { Choices, KINDS, delegateSelection } from "./delegate";
 import { History } from "./history";
@@ -158,9 +159,18 @@ function reviewDeps(app: App): ReviewDeps {
       return editor ? { uri: editor.document.uri.toString(), line: editor.selection.active.line } : undefined;
     },
     execute: async (command: string, args: HunkArgs) => {
+      const uris = app.reviews.task(args.taskId)?.files.map((f) => f.uri) ?? [];
+      const title = app.tasks.get(args.taskId)?.title || app.reviews.task(args.taskId)?.title || args.taskId;
       const result = await app.server.request(command, args);
       const verb = command === ServerCommand.accept ? "accept" : "reject";
       traceInfo(decisionLine(verb, args.taskId, result, app.tasks.get(args.taskId)?.title));
+      if (verb === "accept") {
+        const arg = { taskId: args.taskId };
+        reportAccept(result, title, uris, {
+          showDiff: () => run("open diff", () => openDiff(app, arg)),
+          inspect: () => run("inspect", () => inspect(app, arg)),
+        });
+      }
     },
     reveal: (uri: string, line: number) => {
       const editor = visibleTextEditors().find((e) => uriKey(e.document.uri.toString()) === uriKey(uri));
