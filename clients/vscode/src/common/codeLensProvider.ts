@@ -10,7 +10,11 @@ export class HunkLenses implements vscode.CodeLensProvider, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.changed.event;
 
-  constructor(private readonly reviews: Reviews) {}
+  /** `stateOf(taskId)`: the task's last known state (a draft's lens depends on it). */
+  constructor(
+    private readonly reviews: Reviews,
+    private readonly stateOf: (taskId: string) => string | undefined = () => undefined,
+  ) {}
 
   refresh(): void {
     this.changed.fire();
@@ -19,7 +23,7 @@ export class HunkLenses implements vscode.CodeLensProvider, vscode.Disposable {
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
     const uri = document.uri.toString();
     const last = Math.max(0, document.lineCount - 1);
-    return lensesFor(this.reviews.entries(uri), uri).map(
+    return lensesFor(this.reviews.entries(uri), uri, this.stateOf).map(
       (l) =>
         new vscode.CodeLens(new vscode.Range(Math.min(l.line, last), 0, Math.min(l.line, last), 0), {
           title: l.title,

@@ -11,7 +11,7 @@ import { reportAccept } from "./acceptUi";
 import { Command } from "./constants";
 import { Choices, KINDS, delegateSelection } from "./delegate";
 import { History } from "./history";
-import { decisionLine, delegatedLine, moveLine } from "./lifecycle";
+import { decisionLine, delegatedLine, moveLine, startedMessage } from "./lifecycle";
 import { showLog, traceError, traceInfo } from "./log";
 import { ProposalView } from "./proposalView";
 import { DelegateArgs, HunkArgs, ServerCommand, TaskSummary, readTaskDiff, readTasks, readStatus } from "./protocol";
@@ -34,6 +34,7 @@ import {
 } from "./vscodeapi";
 
 export const HISTORY_KEY = "baton.instructionHistory";
+const CANCEL = "Cancel";
 
 export interface App {
   server: BatonServer;
@@ -138,6 +139,7 @@ async function delegate(app: App, askForChoices: boolean, arg: unknown): Promise
         const result = await app.server.request(ServerCommand.delegate, args);
         const line = delegatedLine(result, args.worker ?? s.worker);
         if (line !== undefined) traceInfo(line);
+        announceStart(app, result, args.worker ?? s.worker);
         return result;
       },
       saveHistory: (items) => Promise.resolve(app.memento.update(HISTORY_KEY, items)),
@@ -147,6 +149,17 @@ async function delegate(app: App, askForChoices: boolean, arg: unknown): Promise
     { askChoices: askForChoices, defaults: { worker: s.worker, model: s.model, kind: "delegate" }, workers: s.workers, given: arg },
   );
   if (taskId !== undefined) await refreshTasks(app).catch(() => undefined);
+}
+
+/** "Started <title> (task <id>)", with Show (the transcript) and Cancel. */
+function announceStart(app: App, result: unknown, worker: string | null): void {
+  const text = startedMessage(result, worker);
+  const id = taskIdOf(result);
+  if (text === undefined || id === undefined || !app.settings().notifications) return;
+  void showInformationMessage(text, SHOW, CANCEL).then(async (pick) => {
+    if (pick === SHOW) await run("inspect", () => inspect(app, { taskId: id }));
+    else if (pick === CANCEL) await run("cancel", () => simple(app, { taskId: id }, ServerCommand.cancel, "", []));
+  });
 }
 
 // -- review ----------------------------------------------------------------------------------

@@ -51,3 +51,17 @@ test("a stale hunk says so on its Accept", () => {
   r.update(d);
   assert.ok(lensesFor(r.entries(URI), URI).some((x) => x.title === "Accept (edited since)" && x.line === 5));
 });
+
+test("a draft of a task that stopped working draws no 'working' lens; one that asks says so", () => {
+  const r = new Reviews();
+  r.update(twoHunks("running", false));
+  const entries = r.entries(URI);
+  assert.match(lensesFor(entries, URI, () => "running")[0]!.title, /working…/);
+  assert.deepEqual(lensesFor(entries, URI, () => "review"), [], "review: the final diff is on its way");
+  const asks = lensesFor(entries, URI, () => "needs_input");
+  assert.equal(asks.length, 1);
+  assert.match(asks[0]!.title, /waits for your reply/);
+  assert.equal(asks[0]!.command, Command.reply);
+  assert.deepEqual(asks[0]!.args, [{ taskId: "t1" }]);
+  assert.match(lensesFor(entries, URI, () => undefined)[0]!.title, /working…/, "an unknown task: as the diff says");
+});
