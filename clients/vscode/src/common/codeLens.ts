@@ -63,3 +63,28 @@ export function lensesFor(entries: readonly Entry[], uri: string, stateOf: (task
   }
   return out;
 }
+
+/**
+ * Lines whose lenses changed are drawn anew, not relabelled (pure). VS Code keeps one lens
+ * widget per line: given new lenses on a line it already shows, it keeps the old titles on
+ * screen until its next resolve pass (a second or two later) — the "working…" lens of a draft
+ * stood beside the final Accept lenses that way. So a line whose titles changed is left out
+ * once (VS Code removes its widget), and the caller asks for the lenses again, which then
+ * come as a new widget with its titles at once.
+ */
+export class LensStager {
+  private readonly shown = new Map<string, Map<number, string>>();
+
+  /** The lenses to give now, and whether to ask VS Code for them again soon. */
+  stage(uri: string, plans: readonly LensPlan[]): { now: LensPlan[]; again: boolean } {
+    const byLine = new Map<number, string>();
+    for (const p of plans) byLine.set(p.line, [byLine.get(p.line), p.title].filter((t) => t !== undefined).join("\u0000"));
+    const before = this.shown.get(uri) ?? new Map<number, string>();
+    const changed = new Set([...byLine].filter(([line, titles]) => before.has(line) && before.get(line) !== titles).map(([line]) => line));
+    const now = plans.filter((p) => !changed.has(p.line));
+    const kept = new Map([...byLine].filter(([line]) => !changed.has(line)));
+    if (kept.size > 0) this.shown.set(uri, kept);
+    else this.shown.delete(uri);
+    return { now, again: changed.size > 0 };
+  }
+}

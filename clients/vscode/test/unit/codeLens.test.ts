@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { lensesFor } from "../../src/common/codeLens";
+import { LensPlan, LensStager, lensesFor } from "../../src/common/codeLens";
 import { Command } from "../../src/common/constants";
 import { Reviews } from "../../src/common/reviews";
 import { URI, twoHunks } from "./fixtures";
@@ -64,4 +64,18 @@ test("a draft of a task that stopped working draws no 'working' lens; one that a
   assert.equal(asks[0]!.command, Command.reply);
   assert.deepEqual(asks[0]!.args, [{ taskId: "t1" }]);
   assert.match(lensesFor(entries, URI, () => undefined)[0]!.title, /working…/, "an unknown task: as the diff says");
+});
+
+test("a line whose lenses changed is left out once, then drawn anew", () => {
+  const stager = new LensStager();
+  const plan = (line: number, title: string): LensPlan => ({ line, title, command: "c", args: [] });
+  const working = [plan(1, "working…")];
+  assert.deepEqual(stager.stage(URI, working), { now: working, again: false });
+  assert.deepEqual(stager.stage(URI, working), { now: working, again: false }, "unchanged: kept as is");
+  const final = [plan(0, "Open diff"), plan(1, "Accept"), plan(1, "Reject"), plan(5, "Accept")];
+  const first = stager.stage(URI, final);
+  assert.deepEqual(first.now.map((p) => [p.line, p.title]), [[0, "Open diff"], [5, "Accept"]], "line 1 changed: left out");
+  assert.equal(first.again, true);
+  assert.deepEqual(stager.stage(URI, final), { now: final, again: false }, "asked again: every line, fresh");
+  assert.deepEqual(stager.stage("file:///other.py", final), { now: final, again: false }, "per document");
 });
