@@ -226,7 +226,10 @@ try {
     await page.keyboard.press("Enter");
     const label = await waitStatus("1 running", 20000);
     const text = await status().innerText();
-    return { status: label, text };
+    // The delegation says it started, with the task's title and id.
+    const toast = page.locator(".notifications-toasts .notification-list-item-message", { hasText: "Baton: started" });
+    await toast.first().waitFor({ timeout: 20000 });
+    return { status: label, text, started: await toast.first().innerText() };
   });
 
   await step("draft-shown", async () => {
