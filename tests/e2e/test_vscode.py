@@ -330,6 +330,10 @@ def test_delegate_review_accept_undo_redo(workbench: Workbench, tools: Tools) ->
     assert "    return 10" in by["hunk-accepted"]["text"]
     assert by["hunk-accepted"]["ghosts"] == ["→ return 20"]
     assert by["hunk-accepted"]["lenses"].count("Accept") == 1
+    # code-server's files.autoSave is afterDelay: the status bar says auto save writes it.
+    assert (
+        "Baton: accepted into app.py; auto save writes it to disk" in by["hunk-accepted"]["saved"]
+    )
     # Ctrl+Z after an accept is a decision (issue 17): the hunk is pending and drawn again.
     undone = by["accept-undone"]
     assert undone["focusInEditor"] and undone["ghosts"] == ["→ return 10", "→ return 20"]

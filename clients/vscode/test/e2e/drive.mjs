@@ -278,7 +278,10 @@ try {
       (l) => count(l, "Accept") === 1 && count(l, "Reject") === 1 && !l.some((x) => x.includes("Accept all")),
       "one hunk left",
     );
-    return { text, ghosts: g, lenses };
+    // Where the accepted text is (the editor; the disk too with auto save) is said.
+    const saved = page.locator(".statusbar-item", { hasText: "Baton: accepted into" });
+    await saved.first().waitFor({ timeout: 10000 });
+    return { text, ghosts: g, lenses, saved: await saved.first().innerText() };
   });
 
   await step("accept-undone", async () => {
