@@ -110,6 +110,11 @@ def test_inspect_shows_the_live_transcript(
     assert ro["unchanged"] and "xyz" not in ro["text"] and not any(t["dirty"] for t in ro["tabs"])
     assert not any("Transcript:" in t["label"] for t in by["closed"]["tabs"])
     assert "conflict" in by["conflict"]["toast"] and "# mine" in by["rejected"]["text"]
+    # The conflict toast names the task by its title, with buttons (the server's bare
+    # message is not shown: the extension sets acceptReports inline).
+    toast = by["conflict"]["toast"]
+    assert f'"{INSTRUCTION}"' in toast or 'Baton: "' in toast, toast
+    assert "Show diff" in toast and "Inspect" in toast, toast
     # The log says the task's life at info level: delegated, started, ready, the accept that
     # conflicted with the user's edit (the hunk named, and why), the reject, the end.
     for said in (

@@ -41,7 +41,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const tasks = new TaskList();
   const status = new StatusBar();
   const proposals = new ProposalView(reviews);
-  const lenses = new HunkLenses(reviews);
+  const lenses = new HunkLenses(reviews, (taskId) => tasks.get(taskId)?.state);
   const decorations = new InlineDecorations(
     reviews,
     () => settings().inlineDiff,
@@ -94,6 +94,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         }
       }
       taskView.refresh();
+      // A draft whose task stopped working loses its "working…" lens now, not when the
+      // final diff comes (common/codeLens).
+      if (list.some((t) => reviews.task(t.id)?.final === false)) lenses.refresh();
       // A proposal's hover names its proposer: redraw once its summary is known.
       if (list.some((t) => t.proposedBy && t.state === "review")) app.diffsChanged();
     },

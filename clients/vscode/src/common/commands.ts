@@ -7,10 +7,11 @@
 
 import * as vscode from "vscode";
 
+import { reportAccept } from "./acceptUi";
 import { Command } from "./constants";
 import { Choices, KINDS, WorkerItem, delegateSelection } from "./delegate";
 import { History } from "./history";
-import { decisionLine, delegatedLine, moveLine } from "./lifecycle";
+import { decisionLine, delegatedLine, moveLine, startedMessage } from "./lifecycle";
 import { showLog, traceError, traceInfo } from "./log";
 import { ProposalView } from "./proposalView";
 import { DelegateArgs, HunkArgs, ServerCommand, TaskSummary, readTaskDiff, readTasks, readStatus, readWorkers } from "./protocol";
@@ -33,6 +34,7 @@ import {
 } from "./vscodeapi";
 
 export const HISTORY_KEY = "baton.instructionHistory";
+const CANCEL = "Cancel";
 
 export interface App {
   server: BatonServer;
@@ -134,6 +136,7 @@ async function delegate(app: App, askForChoices: boolean, arg: unknown): Promise
         const result = await app.server.request(ServerCommand.delegate, args);
         const line = delegatedLine(result, args.worker ?? s.worker);
         if (line !== undefined) traceInfo(line);
+        announceStart(app, result, args.worker ?? s.worker);
         return result;
       },
       saveHistory: (items) => Promise.resolve(app.memento.update(HISTORY_KEY, items)),
@@ -143,6 +146,17 @@ async function delegate(app: App, askForChoices: boolean, arg: unknown): Promise
     { askChoices: askForChoices, defaults: { worker: s.worker, model: s.model, kind: "delegate" }, onlyWorkers: s.workers, given: arg },
   );
   if (taskId !== undefined) await refreshTasks(app).catch(() => undefined);
+}
+
+/** "Started <title> (task <id>)", with Show (the transcript) and Cancel. */
+function announceStart(app: App, result: unknown, worker: string | null): void {
+  const text = startedMessage(result, worker);
+  const id = taskIdOf(result);
+  if (text === undefined || id === undefined || !app.settings().notifications) return;
+  void showInformationMessage(text, SHOW, CANCEL).then(async (pick) => {
+    if (pick === SHOW) await run("inspect", () => inspect(app, { taskId: id }));
+    else if (pick === CANCEL) await run("cancel", () => simple(app, { taskId: id }, ServerCommand.cancel, "", []));
+  });
 }
 
 // -- review ----------------------------------------------------------------------------------
@@ -155,9 +169,18 @@ function reviewDeps(app: App): ReviewDeps {
       return editor ? { uri: editor.document.uri.toString(), line: editor.selection.active.line } : undefined;
     },
     execute: async (command: string, args: HunkArgs) => {
+      const uris = app.reviews.task(args.taskId)?.files.map((f) => f.uri) ?? [];
+      const title = app.tasks.get(args.taskId)?.title || app.reviews.task(args.taskId)?.title || args.taskId;
       const result = await app.server.request(command, args);
       const verb = command === ServerCommand.accept ? "accept" : "reject";
       traceInfo(decisionLine(verb, args.taskId, result, app.tasks.get(args.taskId)?.title));
+      if (verb === "accept") {
+        const arg = { taskId: args.taskId };
+        reportAccept(result, title, uris, {
+          showDiff: () => run("open diff", () => openDiff(app, arg)),
+          inspect: () => run("inspect", () => inspect(app, arg)),
+        });
+      }
     },
     reveal: (uri: string, line: number) => {
       const editor = visibleTextEditors().find((e) => uriKey(e.document.uri.toString()) === uriKey(uri));

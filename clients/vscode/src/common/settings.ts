@@ -76,6 +76,8 @@ export function serverSettings(s: Settings): Record<string, unknown> {
       claudeIde: s.claudeIde,
       // ACP permission prompts are drawn by the extension (common/permissions), not as messages
       permissionPrompts: "inline",
+      // an accept's conflicts are reported by the extension, with buttons (common/acceptUi)
+      acceptReports: "inline",
     },
   };
 }

@@ -25,7 +25,7 @@ from baton.core.task import Target, next_moves
 from baton.runtime.requests import DelegateRequest
 from baton.runtime.supervisor import TaskError
 from baton.store import AmbiguousTask, StoreError, UnknownTask
-from baton.surfaces.lsp import review
+from baton.surfaces.lsp import asking, review
 from baton.surfaces.lsp.actions import DEFAULT_INSTRUCTIONS, SUGGESTIONS
 from baton.surfaces.lsp.documents import path_to_uri, relative_to, text_edits, uri_to_path
 from baton.surfaces.lsp.notify import summary
@@ -139,8 +139,14 @@ async def cancel(ls: BatonServer, args: Args) -> Any:
 
 async def reply(ls: BatonServer, args: Args) -> Any:
     sup = await ls.broker()
-    task_id, text = args.task_id(), args.text("text")
+    task_id, text = args.task_id(), args.optional_text("text")
     task = await sup.get(task_id)
+    if text is None:  # the "Reply to" code action: ask the user (any LSP client can)
+        if task.state != TaskState.NEEDS_INPUT:
+            raise failed(TaskError(f"task {task.id} is {task.state}; say what to reply (text)"))
+        text = await asking.ask_reply(ls, task)
+        if text is None:
+            return {"taskId": task.id, "state": str(task.state), "cancelled": True}
     ls.task_progress.follow(task.id, task.title, TaskState.NEEDS_INPUT)
     task = await sup.reply(task.id, text)
     return await _moved(ls, task.id, task.state)
@@ -234,7 +240,7 @@ async def accept(ls: BatonServer, args: Args) -> Any:
     if disk:
         out.add(await sup.accept(task.id, disk, write=True, allow_secret=allow_secret))
     ls.notifier.touch(task.id, diff=True)
-    _report(ls, task.id, out)
+    _report(ls, task.title or task.id, out)
     state = (await sup.get(task.id)).state
     return {
         "taskId": task.id,
@@ -348,7 +354,9 @@ async def _apply_edit(
     return True
 
 
-def _report(ls: BatonServer, task_id: str, out: _Outcome) -> None:
+def _report(ls: BatonServer, title: str, out: _Outcome) -> None:
+    if ls.settings.accept_reports == "inline":
+        return  # the client says it shows the answer's conflicts itself
     problems = []
     if out.conflicts:
         problems.append(f"{len(out.conflicts)} hunk(s) conflict with your edits and stay pending")
@@ -359,7 +367,7 @@ def _report(ls: BatonServer, task_id: str, out: _Outcome) -> None:
             f"{len(out.not_applied)} hunk(s) not applied: {out.not_applied[0]['reason']}"
         )
     if problems:
-        ls.warn(f"task {task_id}: " + "; ".join(problems))
+        ls.warn(f'"{title}": ' + "; ".join(problems))
 
 
 async def reject(ls: BatonServer, args: Args) -> Any:
