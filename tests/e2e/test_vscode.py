@@ -355,7 +355,8 @@ def test_delegate_review_accept_undo_redo(workbench: Workbench, tools: Tools) ->
     shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
     assert len(shots) == 17 and not any("FAILED" in s for s in shots), shots
     # The broker's record: one task, both hunks accepted (after the undos and redos), so it
-    # is applied; every accept went through the editor (unsaved buffer), never to disk.
+    # is applied; every accept went through the editor, never to disk by Baton: the file holds
+    # its old text, or the editor's once code-server's auto save (afterDelay) has written it.
     listed = subprocess.run(
         [str(ROOT / ".venv" / "bin" / "baton"), "tasks", "--json"],
         capture_output=True,
@@ -368,7 +369,9 @@ def test_delegate_review_accept_undo_redo(workbench: Workbench, tools: Tools) ->
     tasks = json.loads(listed.stdout)
     tasks = tasks["tasks"] if isinstance(tasks, dict) else tasks
     assert [t["state"] for t in tasks] == ["applied"], tasks
-    assert (workbench.repo / "app.py").read_text() == APP
+    on_disk = (workbench.repo / "app.py").read_text()
+    accepted = on_disk != APP
+    assert not accepted or ("    return 10" in on_disk and "    return 20" in on_disk), on_disk
 
 
 INSTALL_ARTIFACTS = ROOT / "artifacts" / "vscode-install"
