@@ -143,21 +143,35 @@ def _register(state_home: Path, common_dir: Path) -> None:
         entry.write_text(str(common_dir), encoding="utf-8")
 
 
-def _locate(root: Path, state_home: Path) -> tuple[Path, Path, Path, bool, list[str]]:
-    """(work tree top, git dir, common git dir, private?, notes) for ``root``."""
-    try:
-        out = run_git(
-            [
-                "rev-parse",
-                "--path-format=absolute",
-                "--show-toplevel",
-                "--git-dir",
-                "--git-common-dir",
-            ],
-            root,
-        )
-        top, own, common = out.splitlines()[:3]
-        return Path(top), Path(own), Path(common), False, []
+@dataclass(frozen=True)
+class _Place:
+    """Where a folder's files are tracked, as one ``rev-parse`` says."""
+
+    top: Path  # the work tree's top
+    git_dir: Path
+    common: Path  # the common git dir
+    private: bool
+    notes: list[str]
+    base: str | None = None  # HEAD's commit; None when unborn (or private)
+    detached: bool = False
+
+
+_WHERE = ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir"]
+
+
+def _locate(root: Path, state_home: Path) -> _Place:
+    """Where ``root`` is tracked, with HEAD's commit and whether it is detached: one git
+    process (two in a repository with no commit yet)."""
+    proc = git_process(
+        [*_WHERE, "HEAD^{commit}", "--symbolic-full-name", "HEAD", "--"], root, ok_codes=(0, 128)
+    )
+    lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if proc.returncode == 0 and len(lines) >= 5:
+        top, own, common, base, head = lines[:5]
+        return _Place(Path(top), Path(own), Path(common), False, [], base, head == "HEAD")
+    try:  # no commit yet, or no repository: ask again without HEAD
+        top, own, common = run_git(_WHERE, root).splitlines()[:3]
+        return _Place(Path(top), Path(own), Path(common), False, [])
     except (GitError, ValueError) as exc:
         private = private_git_dir(root, state_home)
         why = "not a git repository"
@@ -165,7 +179,7 @@ def _locate(root: Path, state_home: Path) -> tuple[Path, Path, Path, bool, list[
         if stderr and "not a git repository" not in stderr:
             why = f"git cannot use this folder ({stderr.splitlines()[0]})"
         notes = [f"{why}: tracked privately in {private}"]
-        return root, private, private, True, notes
+        return _Place(root, private, private, True, notes)
 
 
 def head_commit(cwd: Path, git_dir: Path) -> str | None:
@@ -354,21 +368,20 @@ def take_snapshot(
     if not root.is_dir():
         raise FileNotFoundError(f"not a folder: {root}")
     state_home.mkdir(parents=True, exist_ok=True)
-    top, git_dir, common, private, notes = _locate(root, state_home)
+    place = _locate(root, state_home)
+    top, git_dir, common, private, notes = (
+        place.top, place.git_dir, place.common, place.private, place.notes
+    )  # fmt: skip
     prefix = root.relative_to(top).as_posix() if root != top else ""
     if prefix:
         notes.append(f"{root} is inside the git repository at {top}")
     work_tree = top if private else None
-    base = None if private else head_commit(top, git_dir)
+    base = place.base
     if not private:
         if base is None:
             notes.append("the repository has no commit yet: the snapshot has no parent")
-        else:
-            head = git_process(
-                ["symbolic-ref", "-q", "HEAD"], top, git_dir=git_dir, ok_codes=(0, 1)
-            )
-            if head.returncode == 1:
-                notes.append(f"detached HEAD at {base[:12]}")
+        elif place.detached:
+            notes.append(f"detached HEAD at {base[:12]}")
     seed_index = git_dir / "index"
     tmp_root = state_home / "tmp"
     tmp_root.mkdir(exist_ok=True)
