@@ -23,7 +23,8 @@ import shutil
 import time
 from pathlib import Path
 
-from baton.workspace.git import git_process, run_git, split_z
+from baton.workspace.git import run_git
+from baton.workspace.gitconfig import repo_config
 from baton.workspace.snapshot import BRANCH_PREFIX, common_dir_of
 
 #: Beside the checkouts: Baton's index of each checkout (``<worktrees_dir>/.index/<id>``).
@@ -64,17 +65,8 @@ def _config_value(value: str) -> str:
 
 def _identity(git_dir: Path) -> dict[str, str]:
     """``user.name`` and ``user.email`` as git resolves them for the user's repository."""
-    out = git_process(
-        ["config", "-z", "--get-regexp", r"^user\.(name|email)$"],
-        git_dir,
-        git_dir=git_dir,
-        ok_codes=(0, 1),
-    ).stdout.decode("utf-8", "surrogateescape")
-    found: dict[str, str] = {}
-    for rec in split_z(out):
-        key, _, value = rec.partition("\n")
-        found[key.removeprefix("user.")] = value
-    return found
+    settings = repo_config(git_dir)
+    return {k: settings[f"user.{k}"] for k in ("email", "name") if f"user.{k}" in settings}
 
 
 def make_checkout(git_dir: Path, commit: str, task_id: str, path: Path) -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.workspace.git import GitError, git_process, run_git, split_z
+from baton.workspace.gitconfig import repo_config
 from baton.workspace.scope import normalize
 
 SNAPSHOT_REF = "refs/baton/snapshots/"
@@ -221,10 +222,7 @@ def _may_have_attributes(cwd: Path, paths: Iterable[str], common_dir: Path | Non
     xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     if (Path(xdg) / "git" / "attributes").exists() or Path("/etc/gitattributes").exists():
         return True
-    configured = git_process(
-        ["config", "--get", "core.attributesFile"], cwd, ok_codes=(0, 1)
-    ).stdout.strip()
-    return bool(configured)
+    return bool(repo_config(common_dir).get("core.attributesfile"))
 
 
 def converted_paths(
