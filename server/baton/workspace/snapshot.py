@@ -25,6 +25,7 @@ from typing import Any
 
 from baton.workspace.git import GitError, git_process, run_git, split_z
 from baton.workspace.gitconfig import repo_config
+from baton.workspace.indexfile import read_index
 from baton.workspace.scope import normalize
 
 SNAPSHOT_REF = "refs/baton/snapshots/"
@@ -213,6 +214,16 @@ def index_entries(cwd: Path, **kw: Any) -> dict[str, tuple[str, str]]:
     return entries
 
 
+def _read_staged(env: Mapping[str, str], common_dir: Path | None) -> dict[str, tuple[str, str]]:
+    """The entries of the index ``env`` names, read in-process; {} when git must say."""
+    index = env.get("GIT_INDEX_FILE")
+    if not index or common_dir is None:
+        return {}
+    if repo_config(common_dir).get("extensions.objectformat", "sha1").lower() != "sha1":
+        return {}
+    return read_index(Path(index)) or {}
+
+
 def _may_have_attributes(cwd: Path, paths: Iterable[str], common_dir: Path | None) -> bool:
     """False only when no attributes file can apply (no check-attr run is needed)."""
     if any(p == ".gitattributes" or p.endswith("/.gitattributes") for p in paths):
@@ -270,7 +281,7 @@ def exact_fixup(
     again with ``--no-filters`` and the index entry replaced. Returns how many were redone.
     """
     kw: dict[str, Any] = {"git_dir": git_dir, "work_tree": work_tree, "env": env}
-    entries = index_entries(cwd, **kw)
+    entries = _read_staged(env, common_dir) or index_entries(cwd, **kw)
     touched = converted_paths(cwd, entries, common_dir=common_dir, **kw)
     if not touched:
         return 0
