@@ -14,7 +14,8 @@ import struct
 from pathlib import Path
 
 _HEADER = struct.Struct(">4sLL")
-_ENTRY = struct.Struct(">24xL12x20sH")  # 62 bytes  # the stat data around the mode; the sha; the flags
+# An entry's first 62 bytes: stat data (skipped) around the mode, the sha, the flags.
+_ENTRY = struct.Struct(">24xL12x20sH")
 _SHA1 = 20
 _EXTENDED = 0x4000
 _STAGE = 0x3000

@@ -26,6 +26,7 @@ from typing import Any
 from baton.workspace.git import GitError, git_process, run_git, split_z
 from baton.workspace.gitconfig import repo_config
 from baton.workspace.indexfile import read_index
+from baton.workspace.objects import commit_tree
 from baton.workspace.scope import normalize
 
 SNAPSHOT_REF = "refs/baton/snapshots/"
@@ -413,12 +414,8 @@ def take_snapshot(
         if overlays:
             _add_overlays(top, git_dir, env, prefix, overlays)
         tree = run_git(["write-tree"], top, git_dir=git_dir, env=env).strip()
-    parents = ["-p", base] if base else []
-    commit = run_git(
-        ["commit-tree", tree, *parents, "-m", f"Baton snapshot for task {task_id}"],
-        top,
-        git_dir=git_dir,
-    ).strip()
+    parents = [base] if base else []
+    commit = commit_tree(top, git_dir, tree, parents, f"Baton snapshot for task {task_id}")
     run_git(["update-ref", SNAPSHOT_REF + task_id, commit], top, git_dir=git_dir)
     _register(state_home, common)
     return Snapshot(

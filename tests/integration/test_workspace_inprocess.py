@@ -1,13 +1,17 @@
-"""The in-process index reader gives what ``git ls-files -s`` gives, or declines."""
+"""In-process git: the index reader gives what ``git ls-files -s`` gives (or declines), and a
+commit written in-process is the one ``git commit-tree`` writes."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from baton.workspace.git import IDENTITY
 from baton.workspace.indexfile import read_index
+from baton.workspace.objects import commit_body, commit_tree, write_loose
 from baton.workspace.snapshot import index_entries
 from tests.conftest import git
 
@@ -49,3 +53,33 @@ def test_read_index_declines_what_it_cannot_read(repo: Path, tmp_path: Path) -> 
     assert read_index(tmp_path / "missing") is None
     git(repo, "update-index", "--split-index")
     assert read_index(index) is None  # a split index: git must say
+
+
+def test_a_commit_written_in_process_is_the_one_git_writes(repo: Path) -> None:
+    git_dir = repo / ".git"
+    tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    head = git(repo, "rev-parse", "HEAD").strip()
+    when = 1_700_000_000.0
+    body = commit_body(tree, [head], "Baton snapshot for task t1", when)
+    zone = body.decode().split("\n")[2].rsplit(" ", 1)[1]
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": IDENTITY[0],
+        "GIT_AUTHOR_EMAIL": IDENTITY[1],
+        "GIT_COMMITTER_NAME": IDENTITY[0],
+        "GIT_COMMITTER_EMAIL": IDENTITY[1],
+        "GIT_AUTHOR_DATE": f"@{int(when)} {zone}",
+        "GIT_COMMITTER_DATE": f"@{int(when)} {zone}",
+    }
+    by_git = subprocess.run(
+        ["git", "commit-tree", tree, "-p", head, "-m", "Baton snapshot for task t1"],
+        cwd=repo, env=env, check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    ours = write_loose(git_dir, "commit", body)
+    assert ours == by_git
+    made = commit_tree(repo, git_dir, tree, [head], "Baton result of task t1")
+    assert git(repo, "cat-file", "-t", made).strip() == "commit"
+    assert git(repo, "rev-parse", f"{made}^{{tree}}").strip() == tree
+    assert git(repo, "rev-parse", f"{made}^").strip() == head
+    git(repo, "update-ref", "refs/baton/results/t1", made)
+    git(repo, "fsck", "--strict", "--no-dangling")
