@@ -1,5 +1,6 @@
-"""In-process git: the index reader gives what ``git ls-files -s`` gives (or declines), and a
-commit written in-process is the one ``git commit-tree`` writes."""
+"""In-process git: the index reader gives what ``git ls-files -s`` gives (or declines), a commit
+written in-process is the one ``git commit-tree`` writes, and a checkout's repository made
+in-process is the one ``git init`` makes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from baton.workspace.checkout import _init
 from baton.workspace.git import IDENTITY
 from baton.workspace.indexfile import read_index
 from baton.workspace.objects import commit_body, commit_tree, write_loose
@@ -83,3 +85,20 @@ def test_a_commit_written_in_process_is_the_one_git_writes(repo: Path) -> None:
     assert git(repo, "rev-parse", f"{made}^").strip() == head
     git(repo, "update-ref", "refs/baton/results/t1", made)
     git(repo, "fsck", "--strict", "--no-dangling")
+
+
+def test_a_checkout_repository_made_in_process_is_what_git_init_makes(tmp_path: Path) -> None:
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    assert _init(ours, "baton/t1")
+    git(tmp_path, "init", "-q", "--template=", "-b", "baton/t1", str(theirs))
+
+    def tree(root: Path) -> dict[str, str]:
+        return {
+            str(p.relative_to(root)): p.read_text() if p.is_file() else "/"
+            for p in sorted(root.rglob("*"))
+        }
+
+    assert tree(ours) == tree(theirs)
+    assert git(ours, "symbolic-ref", "HEAD").strip() == "refs/heads/baton/t1"
+    assert not _init(ours, "baton/t1")  # never over something that is there
+    assert (ours / ".git" / "HEAD").exists()
