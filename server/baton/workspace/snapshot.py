@@ -185,16 +185,6 @@ def _locate(root: Path, state_home: Path) -> _Place:
         return _Place(root, private, private, True, notes)
 
 
-def head_commit(cwd: Path, git_dir: Path) -> str | None:
-    """The commit HEAD points at, or None in a repository with no commit yet."""
-    try:
-        return run_git(
-            ["rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd, git_dir=git_dir
-        ).strip()
-    except GitError:
-        return None
-
-
 def common_dir_of(git_dir: Path) -> Path:
     """The common git dir of a (possibly per-worktree) git dir."""
     try:
