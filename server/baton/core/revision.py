@@ -19,7 +19,7 @@ from baton.core.diff import FileDiff, Hunk
 
 @dataclass(frozen=True, slots=True)
 class Comment:
-    """A remark on ``path`` lines ``start``–``end`` (1-based, inclusive), or on one hunk."""
+    """A remark on ``path`` lines ``start`` to ``end`` (1-based, inclusive), or on one hunk."""
 
     path: str
     start: int
@@ -109,7 +109,10 @@ def revision_prompt(
             if lines:
                 out += ["  the lines:", *_quote(lines)]
     if reasons:
-        out += ["", "Hunks the user rejected (they are not applied; do not repeat them as they were):"]
+        out += [
+            "",
+            "Hunks the user rejected (not applied; do not propose them again as they were):",
+        ]
     for h, path, why in reasons:
         start, end = proposed_lines(h)
         out += ["", f"- {_where(path, start, end)}: {why or 'rejected'}", *_hunk_lines(h)]
@@ -136,4 +139,3 @@ def interdiff(turn: int, before: Iterable[str], files: Iterable[FileDiff]) -> In
         kept=tuple(h for h in now if h in earlier),
         dropped=tuple(sorted(earlier - set(now))),
     )
-

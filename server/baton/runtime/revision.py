@@ -19,7 +19,7 @@ from typing import Any
 
 from baton.core.diff import FileDiff, Hunk, HunkState, find_hunk, split_lines
 from baton.core.lifecycle import TaskState
-from baton.core.revision import Comment, Interdiff, interdiff, revision_prompt, reviewed
+from baton.core.revision import Comment, Interdiff, interdiff, reviewed, revision_prompt
 from baton.core.task import Task
 from baton.runtime.book import Book
 from baton.runtime.broker import TaskError

@@ -40,8 +40,8 @@ from baton.config.settings import Settings
 from baton.config.watch import SettingsCache
 from baton.core.diff import FileDiff
 from baton.core.events import Event
-from baton.core.revision import Comment
 from baton.core.lifecycle import Completion, TaskState
+from baton.core.revision import Comment
 from baton.core.routing import RoutingError
 from baton.core.settle import NextTurn, Stop
 from baton.core.task import Attempt, Task, new_task_id
