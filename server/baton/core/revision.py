@@ -139,3 +139,44 @@ def interdiff(turn: int, before: Iterable[str], files: Iterable[FileDiff]) -> In
         kept=tuple(h for h in now if h in earlier),
         dropped=tuple(sorted(earlier - set(now))),
     )
+
+
+def comments_from_json(raw: Any) -> list[Comment]:
+    """Comments as the protocol sends them: ``[{path, start, end?, text, hunkId?}]``
+    (lines 1-based, inclusive); ValueError saying what is wrong."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ValueError("comments: a list of {path, start, end, text, hunkId}")
+    out = []
+    for n, c in enumerate(raw):
+        if not isinstance(c, dict):
+            raise ValueError(f"comments[{n}]: an object {{path, start, end, text, hunkId}}")
+        path, text, hunk = c.get("path"), c.get("text"), c.get("hunkId")
+        start, end = c.get("start", 1), c.get("end", c.get("start", 1))
+        if not isinstance(path, str) or not path:
+            raise ValueError(f"comments[{n}].path: the file's path relative to the root")
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"comments[{n}].text: a non-empty string")
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)):
+            raise ValueError(f"comments[{n}].start/end: 1-based line numbers")
+        if hunk is not None and (not isinstance(hunk, str) or not hunk):
+            raise ValueError(f"comments[{n}].hunkId: a hunk id")
+        out.append(Comment(path, int(start), int(end), text, hunk))
+    return out
+
+
+def rejections_from_json(raw: Any) -> dict[str, str]:
+    """Reasons for rejected hunks: ``[{hunkId, reason}]`` → hunk id → reason."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, list):
+        raise ValueError("rejections: a list of {hunkId, reason}")
+    out: dict[str, str] = {}
+    for n, r in enumerate(raw):
+        hunk = r.get("hunkId") if isinstance(r, dict) else None
+        reason = r.get("reason", "") if isinstance(r, dict) else None
+        if not isinstance(hunk, str) or not hunk or not isinstance(reason, str):
+            raise ValueError(f"rejections[{n}]: an object {{hunkId, reason}}")
+        out[hunk] = reason
+    return out
