@@ -153,7 +153,8 @@ def comments_from_json(raw: Any) -> list[Comment]:
         if not isinstance(c, dict):
             raise ValueError(f"comments[{n}]: an object {{path, start, end, text, hunkId}}")
         path, text, hunk = c.get("path"), c.get("text"), c.get("hunkId")
-        start, end = c.get("start", 1), c.get("end", c.get("start", 1))
+        start: Any = c.get("start", 1)
+        end: Any = c.get("end", start)
         if not isinstance(path, str) or not path:
             raise ValueError(f"comments[{n}].path: the file's path relative to the root")
         if not isinstance(text, str) or not text.strip():
