@@ -13,7 +13,7 @@ from baton.core.revision import Comment
 from baton.runtime.requests import DelegateRequest
 from baton.runtime.revision import since_last_review
 from baton.runtime.supervisor import Supervisor, TaskError
-from tests.conftest import fake_script, settle
+from tests.conftest import fake_script, git, settle
 
 TWO_TURNS = fake_script(
     {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"},
@@ -107,3 +107,46 @@ async def test_a_comment_on_lines_outside_any_hunk_quotes_the_users_lines(
     prompt = (await sup.get(tid)).options["turn"]["prompt"]
     assert "notes.txt:4-5: number these too" in prompt
     assert "    four\n    five" in prompt
+
+
+async def test_each_turn_is_a_checkpoint_the_review_can_step_back_to(
+    sup: Supervisor, repo: Path
+) -> None:
+    tid, ids = await _in_review(sup, repo)
+    await sup.revise(tid, [Comment("app.py", 6, 6, "a product", ids["    return 20\n"])])
+    assert await settle(sup, tid) == TaskState.REVIEW
+    assert [(c["turn"], c["shown"]) for c in await sup.checkpoints(tid)] == [(1, False), (2, True)]
+    with pytest.raises(TaskError, match="no other turn 2"):
+        await sup.step_back(tid, 2)
+
+    await sup.step_back(tid, 1)  # the first result is the diff again, files and all
+    files, final = await sup.diff(tid)
+    assert final and sorted(h.new_text for f in files for h in f.hunks) == sorted(ids)
+    task = await sup.get(tid)
+    assert (Path(task.worktree or "") / "app.py").read_text().endswith("    return 20\n")
+    since = since_last_review(task, files)
+    assert since is not None and since.turn == 1 and since.dropped != ()
+    assert [(c["turn"], c["shown"]) for c in await sup.checkpoints(tid)] == [(1, True), (2, False)]
+
+    await sup.step_back(tid, 2)  # and forward again
+    files, _ = await sup.diff(tid)
+    assert "    return 2 * 10\n" in [h.new_text for f in files for h in f.hunks]
+
+    await sup.accept(tid)  # settled: the kept turns go with the task's other refs
+    refs = git(repo, "for-each-ref", "--format=%(refname)", "refs/baton/")
+    assert refs == "", refs
+
+
+async def test_stepping_back_keeps_a_hunk_accepted_since_or_refuses(
+    sup: Supervisor, repo: Path
+) -> None:
+    tid, ids = await _in_review(sup, repo)
+    await sup.revise(tid, [Comment("app.py", 6, 6, "a product", ids["    return 20\n"])])
+    assert await settle(sup, tid) == TaskState.REVIEW
+    files, _ = await sup.diff(tid)
+    revised = next(h.id for f in files for h in f.hunks if h.new_text == "    return 2 * 10\n")
+    await sup.accept(tid, [revised])
+    with pytest.raises(TaskError, match="undo them first"):
+        await sup.step_back(tid, 1)
+    files, _ = await sup.diff(tid)  # nothing changed: the revised result is still shown
+    assert {h.id: h.state for f in files for h in f.hunks}[revised] == HunkState.ACCEPTED

@@ -25,6 +25,8 @@ from baton.runtime.book import Book
 from baton.runtime.broker import TaskError
 from baton.runtime.drafts import Drafts
 from baton.runtime.recorded import snapshot_of
+from baton.workspace import checkpoints
+from baton.workspace.git import in_background
 
 S = TaskState
 #: The most comments one revision takes (each is quoted in the prompt).
@@ -60,13 +62,21 @@ class Revisions:
         rejected = _rejected(files, rejections)
         quoted = await asyncio.to_thread(_quote_lines, task, comments)
         prompt = revision_prompt(comments, [(h, p, why) for p, h, why in rejected], by_id, quoted)
-        turn = _turn_of(task) + 1
+        if _shown_turn(task) != _turn_of(task):
+            prompt = (
+                f"Your working folder was set back to your result of turn {_shown_turn(task)}; "
+                "the later changes are not there.\n\n" + prompt
+            )
+        turn, shown = _turn_of(task) + 1, _shown_turn(task)
+        snap = snapshot_of(task)
+        kept = await asyncio.to_thread(in_background, checkpoints.keep_turn, snap, shown)
         decisions = reviewed(files) | {h.id: str(HunkState.REJECTED) for _, h, _ in rejected}
         record: dict[str, Any] = {
             "turn": turn,
             "before": decisions,
             "comments": [c.to_json() for c in comments],
             "rejections": {h.id: why for _, h, why in rejected},
+            "checkpoint": kept,  # the reviewed result, refs/baton/turns/<shown>/<id>
         }
         task = await self.reply(task.id, prompt, options={"revision": record})
         if rejected:
@@ -74,13 +84,81 @@ class Revisions:
             await self.book.store.call(lambda s: s.set_hunk_states(task.id, states))
         return task
 
+    async def checkpoints(self, task_id: str) -> list[dict[str, Any]]:
+        """The task's kept turn results: ``[{turn, commit, shown}]`` (``shown``: the one
+        its diff is now)."""
+        task = await self.book.get(task_id)
+        snap = snapshot_of(task)
+        kept = await asyncio.to_thread(checkpoints.turns, snap.git_dir, task.id)
+        shown = _shown_turn(task)
+        out = [{"turn": t, "commit": c, "shown": t == shown} for t, c in kept.items()]
+        if shown not in kept:
+            out.append({"turn": shown, "commit": None, "shown": True})
+        return out
+
+    async def step_back(self, task_id: str, turn: int) -> Task:
+        """Show an earlier turn's result as the task's diff (its checkout gets that result's
+        files); the result shown until now is kept, so the review can step forward again.
+        Refused when a hunk accepted since is not in that result (undo it first)."""
+        task = await self.book.get(task_id)
+        async with self.book.lock(task.id):
+            task = await self.book.fresh(task.id)
+            if task.state != S.REVIEW:
+                raise TaskError(f"task {task.id} is {task.state}; stepping back is for review")
+            if not task.worktree or not await asyncio.to_thread(Path(task.worktree).is_dir):
+                raise TaskError(f"task {task.id}'s checkout was removed; nothing to step back to")
+            snap = snapshot_of(task)
+            kept = await asyncio.to_thread(checkpoints.turns, snap.git_dir, task.id)
+            shown = _shown_turn(task)
+            if turn not in kept or turn == shown:
+                have = ", ".join(str(t) for t in kept if t != shown) or "none"
+                raise TaskError(f"task {task.id} has no other turn {turn}; kept turns: {have}")
+            before, _ = await self.drafts.load(task.id)
+            now = await asyncio.to_thread(in_background, checkpoints.keep_turn, snap, shown)
+            worktree = Path(task.worktree)
+            await asyncio.to_thread(
+                in_background, checkpoints.restore_turn, snap, worktree, kept[turn]
+            )
+            files = await self.drafts.compute(task, final=True)
+            ids = {h.id for f in files for h in f.hunks}
+            lost = [
+                h.id
+                for f in before
+                for h in f.hunks
+                if h.state == HunkState.ACCEPTED and h.id not in ids
+            ]
+            if lost and now is not None:
+                await asyncio.to_thread(
+                    in_background, checkpoints.restore_turn, snap, worktree, now
+                )
+                await self.drafts.compute(task, final=True)
+                raise TaskError(
+                    f"turn {turn}'s result does not have hunk(s) {', '.join(lost)}, accepted "
+                    "since; undo them first"
+                )
+            task.options["revision"] = {
+                "turn": _turn_of(task),
+                "shown": turn,
+                "before": reviewed(before),
+            }
+            await self.book.save(task)
+            await self.book.log(task, f"the review stepped back to turn {turn}'s result")
+            return task
+
+
+def _shown_turn(task: Task) -> int:
+    record = task.options.get("revision")
+    if not isinstance(record, dict):
+        return 1
+    return int(record.get("shown") or record.get("turn") or 1)
+
 
 def since_last_review(task: Task, files: Sequence[FileDiff]) -> Interdiff | None:
     """The task's hunks against its previous review, when it was revised; else None."""
     record = task.options.get("revision")
     if not isinstance(record, dict) or not isinstance(record.get("before"), dict):
         return None
-    return interdiff(int(record.get("turn", 2)), record["before"], files)
+    return interdiff(_shown_turn(task), record["before"], files)
 
 
 def _turn_of(task: Task) -> int:

@@ -336,6 +336,14 @@ class Supervisor:
         """Comments on a task in review (and reasons of rejected hunks) as its next turn."""
         return await self._revisions.revise(task_id, comments, rejections)
 
+    async def checkpoints(self, task_id: str) -> list[dict[str, Any]]:
+        """The kept results of a revised task's turns (``[{turn, commit, shown}]``)."""
+        return await self._revisions.checkpoints(task_id)
+
+    async def step_back(self, task_id: str, turn: int) -> Task:
+        """Show an earlier turn's kept result as the diff of a task in review."""
+        return await self._revisions.step_back(task_id, turn)
+
     async def steer(self, task_id: str, text: str) -> Task:
         """Interrupt the running attempt and continue the same session with new guidance."""
         task = await self._adoption.owned_or_adopt(task_id)

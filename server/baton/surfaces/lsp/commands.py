@@ -164,6 +164,24 @@ async def revise(ls: BatonServer, args: Args) -> Any:
     return await _moved(ls, task.id, task.state)
 
 
+async def checkpoints(ls: BatonServer, args: Args) -> Any:
+    """The kept results of a revised task's turns: ``{taskId, turns: [{turn, commit,
+    shown}]}``."""
+    sup = await ls.broker()
+    task = await sup.get(args.task_id())
+    return {"taskId": task.id, "turns": await sup.checkpoints(task.id)}
+
+
+async def step_back(ls: BatonServer, args: Args) -> Any:
+    """Show an earlier turn's result as the diff: ``{taskId, turn}``."""
+    sup = await ls.broker()
+    turn = args.integer("turn", 1, 10_000)
+    if turn is None:
+        raise invalid("baton.stepBack: turn is required (see baton.checkpoints)")
+    task = await sup.step_back(args.task_id(), turn)
+    return await _moved(ls, task.id, task.state)
+
+
 def _with_path(ls: BatonServer, root: str, c: Any) -> Any:
     if not isinstance(c, dict) or "path" in c or not isinstance(c.get("uri"), str):
         return c
@@ -508,6 +526,8 @@ HANDLERS: dict[str, tuple[Handler, bool]] = {
     "baton.cancel": (cancel, False),
     "baton.reply": (reply, False),
     "baton.revise": (revise, False),
+    "baton.checkpoints": (checkpoints, False),
+    "baton.stepBack": (step_back, False),
     "baton.steer": (steer, False),
     "baton.retry": (retry, False),
     "baton.accept": (accept, False),
