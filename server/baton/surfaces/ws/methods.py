@@ -67,6 +67,8 @@ class Methods:
             "reopen": self.reopen,
             "reply": self.reply,
             "revise": self.revise,
+            "checkpoints": self.checkpoints,
+            "stepBack": self.step_back,
             "steer": self.steer,
             "answer": self.answer,
             "cancel": self.cancel,
@@ -328,6 +330,21 @@ class Methods:
         except ValueError as exc:
             raise p.RpcError(p.INVALID_PARAMS, str(exc)) from None
         task = await self._moved(self.sup.revise(tid, comments, rejections), tid)
+        return {"task": answers.line(task)}
+
+    async def checkpoints(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The kept results of a revised task's turns: ``[{turn, commit, shown}]``."""
+        p.known(params, "id")
+        tid = _id(params)
+        return {"turns": await self._moved(self.sup.checkpoints(tid), tid)}
+
+    async def step_back(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Show an earlier turn's kept result as the diff of a task in review."""
+        p.known(params, "id", "turn")
+        tid, turn = _id(params), p.integer(params, "turn", lo=1, hi=10_000)
+        if turn is None:
+            raise p.RpcError(p.INVALID_PARAMS, "turn: required (see checkpoints)")
+        task = await self._moved(self.sup.step_back(tid, turn), tid)
         return {"task": answers.line(task)}
 
     async def steer(self, params: dict[str, Any]) -> dict[str, Any]:
