@@ -37,14 +37,21 @@ def editor(repo: Path, baton_home: Path, tmp_path: Path) -> Iterator[Editor]:
     ed.close()
 
 
-def prompt_of(ed: Editor, task_id: str) -> str:
-    out: str = ed.lua(
+def prompt_of(ed: Editor, task_id: str) -> str | None:
+    out: str | None = ed.lua(
         "local c = vim.lsp.get_clients({ name = 'baton' })[1]"
         " return c:request_sync('workspace/executeCommand', { command = 'baton.inspect',"
         f" arguments = {{ {{ taskId = '{task_id}' }} }} }}, 5000, 0)"
         ".result.task.options.turn.prompt"
     )
     return out
+
+
+def revised(ed: Editor, said: str) -> dict[str, Any] | None:
+    """The task once the turn the comment started is over and its result is in review."""
+    t = task(ed)
+    prompt = prompt_of(ed, t["id"]) or ""
+    return t if t["state"] == "review" and said in prompt else None
 
 
 def test_a_comment_typed_in_a_float_is_a_revision_turn_shown_as_an_interdiff(
@@ -66,11 +73,7 @@ def test_a_comment_typed_in_a_float_is_a_revision_turn_shown_as_an_interdiff(
     ed.feed("write it as a product<Esc><CR>")
     wait_for(lambda: len(ed.nvim.api.list_wins()) == windows, what="the float closed")
 
-    t = wait_for(
-        lambda: (t := task(ed))["state"] == "review" and len(t["hunks"]) == 2 and t,
-        timeout=30,
-        what="the revised result in review",
-    )
+    t = wait_for(lambda: revised(ed, "write it as a product"), 30, "the revised result")
     assert t["hunks"] == ["accepted", "pending"]  # the accepted hunk kept its decision
     prompt = prompt_of(ed, t["id"])
     assert "app.py:6: write it as a product" in prompt
@@ -93,3 +96,39 @@ def test_a_comment_typed_in_a_float_is_a_revision_turn_shown_as_an_interdiff(
     ed.feed("6G\\ba")
     wait_for(lambda: ed.lines()[5] == "    return 2 * 10", what="the revised hunk accepted")
     wait_for(lambda: task(ed)["state"] == "applied", timeout=20, what="the task applied")
+
+
+def test_a_rejection_with_its_reason_is_a_revision_turn_then_the_review_steps_back(
+    editor: Editor,
+) -> None:
+    ed = editor
+    delegate_lines_2_to_6(ed)
+    wait_for(lambda: status(ed) == "Baton ✓1", timeout=20, what="the task ready for review")
+    wait_for(lambda: [h["row"] for h in hunks(ed)] == [1, 5], what="both hunks drawn")
+    windows = len(ed.nvim.api.list_wins())
+    ed.feed("6G")
+    ed.command("Baton reject_why")
+    wait_for(lambda: len(ed.nvim.api.list_wins()) == windows + 1, what="the reason float")
+    ed.feed("twenty is too much<Esc>:w<CR>")  # :w sends it too
+    t = wait_for(lambda: revised(ed, "twenty is too much"), 30, "the revised result")
+    # the first hunk pending as before; the rejected one replaced by the revised one, new
+    assert t["hunks"] == ["pending", "pending"]
+    prompt = prompt_of(ed, t["id"])
+    assert "app.py:6: twenty is too much" in prompt
+    wait_for(
+        lambda: [(h["row"], h["revised"]) for h in hunks(ed)] == [(1, False), (5, True)],
+        what="the revised hunk drawn as new, the unchanged one as before",
+    )
+
+    ed.command("Baton step_back 1")
+    wait_for(
+        lambda: [(h["row"], h["new_text"]) for h in hunks(ed)] == [(1, "    return 10\n")],
+        timeout=20,
+        what="the first turn's result drawn again (its second hunk still rejected)",
+    )
+    ed.command("Baton step_back 2")
+    wait_for(
+        lambda: [h["new_text"] for h in hunks(ed)] == ["    return 10\n", "    return 2 * 10\n"],
+        timeout=20,
+        what="the second turn's result drawn again",
+    )

@@ -69,6 +69,9 @@ M.subcommands = {
   reject_why = function(_, words)
     require('baton.comment').reject_why(#words > 0 and table.concat(words, ' ') or nil)
   end,
+  step_back = function(_, words)
+    require('baton.comment').step_back(tonumber(words[1]))
+  end,
   preview = function()
     require('baton.hunks').preview()
   end,

@@ -38,7 +38,13 @@ function M.target(range)
   end
   local line = vim.api.nvim_win_get_cursor(0)[1]
   range = range or { line, line }
-  return { task = any.task, client_id = any.client_id, uri = uri, line1 = range[1], line2 = range[2] }
+  return {
+    task = any.task,
+    client_id = any.client_id,
+    uri = uri,
+    line1 = range[1],
+    line2 = range[2],
+  }
 end
 
 ---Send a comment (or, with `reject`, a rejected hunk's reason) as the task's next turn.
@@ -139,6 +145,47 @@ function M.reject_why(text)
   else
     M.float(t, true)
   end
+end
+
+---`:Baton step_back [turn]`: show an earlier turn's result of the task whose hunks this buffer
+---shows (each revision keeps the result reviewed before it); without a turn, pick one.
+---@param turn? integer
+function M.step_back(turn)
+  local t = M.target()
+  local client = t and vim.lsp.get_client_by_id(t.client_id)
+  if not t or not client then
+    vim.notify('Baton: no task has hunks in this buffer', vim.log.levels.WARN)
+    return
+  end
+  local command = require('baton.client').command
+  local function go(n)
+    command(client, 'baton.stepBack', { taskId = t.task, turn = n }, function()
+      vim.notify(string.format('Baton: %s shows its turn %d result', t.task, n))
+    end)
+  end
+  if turn then
+    go(turn)
+    return
+  end
+  command(client, 'baton.checkpoints', { taskId = t.task }, function(result)
+    local others = vim.tbl_filter(function(c)
+      return not c.shown and c.commit ~= nil
+    end, result.turns or {})
+    if #others == 0 then
+      vim.notify('Baton: ' .. t.task .. ' has no other turn to step back to', vim.log.levels.WARN)
+      return
+    end
+    vim.ui.select(others, {
+      prompt = 'Baton: show the result of turn',
+      format_item = function(c)
+        return string.format('turn %d (%s)', c.turn, c.commit:sub(1, 10))
+      end,
+    }, function(choice)
+      if choice then
+        go(choice.turn)
+      end
+    end)
+  end)
 end
 
 return M
