@@ -51,3 +51,18 @@ test("a stale hunk says so on its Accept", () => {
   r.update(d);
   assert.ok(lensesFor(r.entries(URI), URI).some((x) => x.title === "Accept (edited since)" && x.line === 5));
 });
+
+test("a hunk new since the last review (a revision's answer) says so on its Accept", () => {
+  const r = new Reviews();
+  const d = twoHunks();
+  d.files[0]!.hunks[1]!.revised = true;
+  r.update(d);
+  const titles = lensesFor(r.entries(URI), URI).filter((x) => x.command === Command.acceptHunk);
+  assert.deepEqual(
+    titles.map((x) => [x.line, x.title]),
+    [
+      [1, "Accept"],
+      [5, "Accept (revised)"],
+    ],
+  );
+});
