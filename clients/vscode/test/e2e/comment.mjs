@@ -78,16 +78,6 @@ async function waitActive(pred, what, timeout = 20000, seen = undefined) {
   throw new Error(`the editor never showed ${what}; it shows:\n${text}`);
 }
 
-async function tabs() {
-  return page.evaluate(() =>
-    [...document.querySelectorAll(".tabs-container .tab")].map((t) => ({
-      label: t.getAttribute("aria-label") ?? "",
-      dirty: t.classList.contains("dirty"),
-      active: t.classList.contains("active"),
-    })),
-  );
-}
-
 async function palette(command) {
   await page.keyboard.press("Control+Shift+P");
   const input = page.locator(".quick-input-widget input.input");
@@ -126,17 +116,6 @@ async function ghosts() {
     }
     return out;
   });
-}
-
-async function waitGhosts(pred, what, timeout = 15000) {
-  const deadline = Date.now() + timeout;
-  let g = [];
-  while (Date.now() < deadline) {
-    g = await ghosts();
-    if (pred(g)) return g;
-    await page.waitForTimeout(100);
-  }
-  throw new Error(`never saw ${what}; ghosts: ${JSON.stringify(g)}`);
 }
 
 /** The CodeLens links (text) currently shown in the editor. */
