@@ -3,8 +3,9 @@ and the real ``baton lsp`` with the fake agent scripted for two turns; the harne
 test_vscode.py): the first hunk is accepted, a comment thread (the Comments API) is opened
 on the second and "Send to the Agent" sends it; the agent's next turn in the same session
 revises that hunk; the result comes back with the accepted hunk kept and the new one marked
-"Accept (revised)". The clicking is clients/vscode/test/e2e/comment.mjs; screenshots go to
-artifacts/vscode-revision/.
+"Accept (revised)"; "Step Back to an Earlier Turn…" shows the first turn's result, then the
+second's again, which is accepted. The clicking is clients/vscode/test/e2e/comment.mjs;
+screenshots go to artifacts/vscode-revision/.
 """
 
 from __future__ import annotations
@@ -87,6 +88,11 @@ def test_a_comment_thread_on_a_hunk_is_a_revision_turn(
     assert "    return 10" in revised["text"] and revised["ghosts"] == ["→ return 2 * 10"]
     assert revised["lenses"].count("Accept (revised)") == 1 and "Accept" not in revised["lenses"]
     assert revised["threads"] == 0  # the sent thread is closed once the answer is back
+    # each turn is a checkpoint: back to the first turn's result (its accepted hunk kept),
+    # and forward again
+    back = by["stepped-back"]
+    assert back["ghosts"] == ["→ return 20"] and "    return 10" in back["text"], back
+    assert by["stepped-forward"]["ghosts"] == ["→ return 2 * 10"], by["stepped-forward"]
     done = by["revised-accepted"]
     assert "    return 2 * 10" in done["text"] and "idle" in done["status"]
     assert "comment on hunk" in log and "sent to the agent" in log, log[-3000:]
@@ -102,4 +108,4 @@ def test_a_comment_thread_on_a_hunk_is_a_revision_turn(
         store.close()
     # (the file on disk is what the editor saved: code-server auto-saves after a delay)
     shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
-    assert len(shots) == 8 and not any("FAILED" in s for s in shots), shots
+    assert len(shots) == 10 and not any("FAILED" in s for s in shots), shots

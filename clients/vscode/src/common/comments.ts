@@ -68,3 +68,19 @@ export function spotOf(entry: { taskId: string; final: boolean; file: { uri: str
     revised: entry.hunk.revised === true,
   };
 }
+
+/** One kept result of a revised task's turn, as `baton.checkpoints` lists it. */
+export interface Checkpoint {
+  turn: number;
+  commit: string | null;
+  shown: boolean;
+}
+
+/** The turns a review can step back (or forward) to: kept, and not the one shown. */
+export function otherTurns(value: unknown): Checkpoint[] {
+  const turns = (value as { turns?: unknown } | undefined)?.turns;
+  if (!Array.isArray(turns)) return [];
+  return turns
+    .filter((t): t is Checkpoint => typeof t === "object" && t !== null && typeof (t as Checkpoint).turn === "number")
+    .filter((t) => !t.shown && typeof t.commit === "string");
+}

@@ -18,6 +18,7 @@ export const Command = {
   reply: "baton.client.reply",
   sendComment: "baton.client.sendComment",
   rejectWithReason: "baton.client.rejectWithReason",
+  stepBack: "baton.client.stepBack",
   cancel: "baton.client.cancel",
   retry: "baton.client.retry",
   inspect: "baton.client.inspect",

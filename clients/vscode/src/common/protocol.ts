@@ -146,6 +146,8 @@ export const ServerCommand = {
   cancel: "baton.cancel",
   reply: "baton.reply",
   revise: "baton.revise",
+  checkpoints: "baton.checkpoints",
+  stepBack: "baton.stepBack",
   steer: "baton.steer",
   retry: "baton.retry",
   accept: "baton.accept",

@@ -1,7 +1,8 @@
 // Drives code-server in headless Chromium: delegate a task, accept its first hunk, open a
 // comment thread (VS Code's Comments API) on the second and send the comment to the agent;
 // the revised result comes back with the accepted hunk kept and the new hunk marked
-// "Accept (revised)", which is accepted. Run by tests/e2e/test_vscode_revision.py; one JSON
+// "Accept (revised)"; "Step Back to an Earlier Turn…" shows the first turn's result, then the
+// second's again, which is accepted. Run by tests/e2e/test_vscode_revision.py; one JSON
 // line per step on stdout, a screenshot each.
 //
 // Env: BATON_E2E_URL, BATON_E2E_ARTIFACTS, BATON_E2E_PROFILE, BATON_E2E_CHROMIUM (as
@@ -220,6 +221,34 @@ try {
     const lenses = await waitLenses((l) => l.includes("Accept (revised)"), "the revised hunk", 45000);
     const text = await activeText();
     return { lenses, text, ghosts: await ghosts(), status: await waitStatus("ready for review"), threads: await page.locator(".review-widget").count() };
+  });
+
+  async function stepTo(turn) {
+    await palette("Baton: Step Back to an Earlier Turn…");
+    await page.locator(".quick-input-widget .monaco-list-row.focused", { hasText: `Turn ${turn}` }).waitFor();
+    await page.keyboard.press("Enter");
+  }
+
+  await step("stepped-back", async () => {
+    await stepTo(1);
+    const deadline = Date.now() + 20000;
+    let g = await ghosts();
+    while (Date.now() < deadline && !(g.length === 1 && g[0] === "→ return 20")) {
+      await page.waitForTimeout(100);
+      g = await ghosts();
+    }
+    return { ghosts: g, lenses: await lensTexts(), text: await activeText() };
+  });
+
+  await step("stepped-forward", async () => {
+    await stepTo(2);
+    const deadline = Date.now() + 20000;
+    let g = await ghosts();
+    while (Date.now() < deadline && !(g.length === 1 && g[0] === "→ return 2 * 10")) {
+      await page.waitForTimeout(100);
+      g = await ghosts();
+    }
+    return { ghosts: g, lenses: await waitLenses((l) => l.includes("Accept (revised)"), "the revised hunk again", 15000) };
   });
 
   await step("revised-accepted", async () => {

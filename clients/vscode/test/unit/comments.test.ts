@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { reviseRequest, threadLabel, threadSpots } from "../../src/common/comments";
+import { otherTurns, reviseRequest, threadLabel, threadSpots } from "../../src/common/comments";
 import { URI, twoHunks } from "./fixtures";
 
 test("threads sit on the pending hunks of a task in review, and nowhere in a draft", () => {
@@ -37,4 +37,21 @@ test("a rejection's reason goes as rejections, with no comment", () => {
 test("the label says when a hunk is new since the last review", () => {
   assert.equal(threadLabel({ newText: "    return 20\n", revised: true }), "Baton (revised): return 20");
   assert.equal(threadLabel({ newText: "" }), "Baton: removes these lines");
+});
+
+test("the turns to step back to are the kept ones not shown", () => {
+  const listed = {
+    taskId: "t1",
+    turns: [
+      { turn: 1, commit: "abc1234567890", shown: false },
+      { turn: 2, commit: null, shown: true },
+      { turn: 3, commit: "def", shown: true },
+      { nonsense: true },
+    ],
+  };
+  assert.deepEqual(
+    otherTurns(listed).map((t) => t.turn),
+    [1],
+  );
+  assert.deepEqual(otherTurns(undefined), []);
 });
