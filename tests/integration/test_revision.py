@@ -67,6 +67,12 @@ async def test_a_comment_on_a_hunk_is_a_revision_turn_shown_as_an_interdiff(
     }
     since = since_last_review(task, files)
     assert since is not None and since.turn == 2
+    stored = await sup.store.call(lambda s: s.get_task(tid))  # what another broker reads
+    assert stored.options["revision"]["before"] == {
+        first: "accepted",
+        commented: "pending",
+        notes: "rejected",
+    }
     revised = next(h.id for f in files for h in f.hunks if h.new_text == "    return 2 * 10\n")
     assert since.new == (revised,)
     assert set(since.kept) == {first, notes}
