@@ -18,6 +18,7 @@ import { ProposalView } from "./common/proposalView";
 import { ServerCommand, WORKING_STATES, readTaskDiff } from "./common/protocol";
 import { ServerInstaller } from "./common/install";
 import { onInterpreterChange, selectedInterpreter } from "./common/python";
+import { ReviewComments } from "./common/reviewComments";
 import { Reviews, uriKey } from "./common/reviews";
 import { BatonServer } from "./common/server";
 import { openServerSettings } from "./common/serverSettings";
@@ -76,6 +77,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (server === undefined) return Promise.reject(new Error("the Baton server is not running"));
     return server.request(command, args);
   });
+  const comments = new ReviewComments(reviews, (command, args) => {
+    if (server === undefined) return Promise.reject(new Error("the Baton server is not running"));
+    return server.request(command, args);
+  });
   // eslint-disable-next-line prefer-const
   let app: App;
   server = new BatonServer(channel, {
@@ -103,6 +108,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     status: (counts) => status.setCounts(counts),
     diff: (diff) => {
       app.diffsChanged(reviews.update(diff));
+      comments.diffArrived(diff);
       for (const key of undo.update(diff)) lookForUndo(key);
     },
     permission: (request) => permissions.update(request),
@@ -207,6 +213,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.registerTextDocumentContentProvider(PERMISSION_SCHEME, permissionView),
     transcripts,
     vscode.workspace.registerTextDocumentContentProvider(TRANSCRIPT_SCHEME, transcripts),
+    comments,
+    ...comments.register(),
     vscode.commands.registerCommand(Command.answerPermission, async (arg?: { taskId?: string }) => {
       const waiting = permissions.list(arg?.taskId);
       if (waiting.length === 0) {

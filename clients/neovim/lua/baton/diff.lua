@@ -34,6 +34,7 @@ local SHOWN = {
 ---@field anchor integer extmark id in `ns_anchor`
 ---@field marks integer[] extmark ids in `ns`
 ---@field title string the task's title
+---@field revised? boolean new since the last review (after a comment's revision turn)
 ---@field old_text string the lines it replaces, as the snapshot had them
 ---@field new_text string the lines it proposes
 
@@ -309,6 +310,9 @@ local function draw(buf, client_id, payload, hunk)
       local a, r = key(c.keymaps, 'accept'), key(c.keymaps, 'reject')
       -- "(edited since)" first: a long title must not push it past the window's edge
       local lead = hunk.stale and 'Baton (edited since): ' or 'Baton: '
+      if hunk.revised then -- new since the last review (a revision turn)
+        lead = lead .. '(revised) '
+      end
       local known = require('baton.status').tasks[payload.taskId]
       if known and require('baton.status').proposer(known) then
         hint = lead .. require('baton.status').title(known)
@@ -328,6 +332,7 @@ local function draw(buf, client_id, payload, hunk)
     client_id = client_id,
     final = final,
     stale = hunk.stale == true,
+    revised = hunk.revised == true,
     anchor = anchor,
     marks = marks,
     title = payload.title or payload.taskId,
@@ -589,6 +594,7 @@ end
 ---@field end_row integer 0-based last line (equal to row for a pure addition)
 ---@field title string
 ---@field client_id integer
+---@field revised? boolean new since the last review (after a comment's revision turn)
 ---@field old_text string the lines it replaces, as the snapshot had them
 ---@field new_text string the lines it proposes
 
@@ -608,6 +614,7 @@ function M.hunks(buf)
           id = h.id,
           final = h.final,
           stale = h.stale,
+          revised = h.revised,
           row = pos[1],
           end_row = details.end_row or pos[1],
           title = h.title,

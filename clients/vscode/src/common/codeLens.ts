@@ -57,7 +57,9 @@ export function lensesFor(entries: readonly Entry[], uri: string, stateOf: (task
     for (const e of list) {
       const args = [{ taskId, hunkIds: [e.hunk.id] }];
       const line = e.hunk.range.start.line;
-      out.push({ line, title: e.hunk.stale ? "Accept (edited since)" : "Accept", command: Command.acceptHunk, args });
+      // "revised": new since the last review (the agent's answer to a comment)
+      const title = e.hunk.stale ? "Accept (edited since)" : e.hunk.revised === true ? "Accept (revised)" : "Accept";
+      out.push({ line, title, command: Command.acceptHunk, args });
       out.push({ line, title: "Reject", command: Command.rejectHunk, args });
     }
   }

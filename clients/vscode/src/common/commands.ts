@@ -8,6 +8,7 @@
 import * as vscode from "vscode";
 
 import { reportAccept } from "./acceptUi";
+import { otherTurns } from "./comments";
 import { Command } from "./constants";
 import { Choices, KINDS, WorkerItem, delegateSelection } from "./delegate";
 import { History } from "./history";
@@ -274,6 +275,22 @@ async function reply(app: App, arg: unknown): Promise<void> {
   await app.server.request(ServerCommand.reply, { taskId: id, text });
 }
 
+/** Show an earlier turn's kept result of a task in review as its diff (checkpoints). */
+async function stepBack(app: App, arg: unknown): Promise<void> {
+  const id = taskIdOf(Array.isArray(arg) ? arg[0] : arg) ?? (await pickTask(app, "Baton: step back", ["review"]))?.id;
+  if (id === undefined) return;
+  const turns = otherTurns(await app.server.request(ServerCommand.checkpoints, { taskId: id }));
+  if (turns.length === 0) {
+    void showInformationMessage("Baton: this task has no other turn to step back to (each comment sent keeps one).");
+    return;
+  }
+  const items = turns.map((t) => ({ label: `Turn ${t.turn}`, description: (t.commit ?? "").slice(0, 10), turn: t.turn }));
+  const pick = await showQuickPick(items, { title: `Baton: show the result of which turn of "${app.tasks.get(id)?.title ?? id}"?` });
+  if (pick === undefined) return;
+  await app.server.request(ServerCommand.stepBack, { taskId: id, turn: pick.turn });
+  traceInfo(`task ${id}: the review shows turn ${pick.turn}'s result`);
+}
+
 async function simple(
   app: App,
   arg: unknown,
@@ -368,6 +385,7 @@ export function registerCommands(app: App): vscode.Disposable[] {
     cmd(Command.openDiff, "open diff", (a) => openDiff(app, a)),
     cmd(Command.showTasks, "show tasks", () => showTasks(app)),
     cmd(Command.reply, "reply", (a) => reply(app, a)),
+    cmd(Command.stepBack, "step back", (a) => stepBack(app, a)),
     cmd(Command.cancel, "cancel", (a) => simple(app, a, ServerCommand.cancel, "Baton: cancel", ["queued", "preparing", "running", "verifying", "rate_limited", "needs_input"])),
     cmd(Command.retry, "retry", (a) => simple(app, a, ServerCommand.retry, "Baton: retry", ["failed", "interrupted", "cancelled"], canRetry)),
     cmd(Command.inspect, "inspect", (a) => inspect(app, a)),

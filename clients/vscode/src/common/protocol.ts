@@ -27,6 +27,8 @@ export interface Hunk {
   state: HunkState;
   stale: boolean;
   wholeFile: boolean;
+  /** New since the last review (after a `baton.revise` turn). */
+  revised?: boolean;
 }
 
 export interface FileDiff {
@@ -143,6 +145,9 @@ export const ServerCommand = {
   delegate: "baton.delegate",
   cancel: "baton.cancel",
   reply: "baton.reply",
+  revise: "baton.revise",
+  checkpoints: "baton.checkpoints",
+  stepBack: "baton.stepBack",
   steer: "baton.steer",
   retry: "baton.retry",
   accept: "baton.accept",
@@ -248,6 +253,7 @@ function readHunk(value: unknown, what: string): Hunk {
     state: str(o, "state", what),
     stale: o.stale === true,
     wholeFile: o.wholeFile === true,
+    revised: o.revised === true,
   };
 }
 

@@ -79,3 +79,18 @@ test("a line whose lenses changed is left out once, then drawn anew", () => {
   assert.deepEqual(stager.stage(URI, final), { now: final, again: false }, "asked again: every line, fresh");
   assert.deepEqual(stager.stage("file:///other.py", final), { now: final, again: false }, "per document");
 });
+
+test("a hunk new since the last review (a revision's answer) says so on its Accept", () => {
+  const r = new Reviews();
+  const d = twoHunks();
+  d.files[0]!.hunks[1]!.revised = true;
+  r.update(d);
+  const titles = lensesFor(r.entries(URI), URI).filter((x) => x.command === Command.acceptHunk);
+  assert.deepEqual(
+    titles.map((x) => [x.line, x.title]),
+    [
+      [1, "Accept"],
+      [5, "Accept (revised)"],
+    ],
+  );
+});

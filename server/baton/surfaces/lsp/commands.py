@@ -19,6 +19,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from baton.config.layers import ConfigError
+from baton.core import revision
 from baton.core.diff import FileDiff, FileStatus, HunkState, find_hunk
 from baton.core.lifecycle import NEXT_MOVES, TaskState
 from baton.core.task import Target, next_moves
@@ -150,6 +151,53 @@ async def reply(ls: BatonServer, args: Args) -> Any:
     ls.task_progress.follow(task.id, task.title, TaskState.NEEDS_INPUT)
     task = await sup.reply(task.id, text)
     return await _moved(ls, task.id, task.state)
+
+
+async def revise(ls: BatonServer, args: Args) -> Any:
+    """Comments on a task in review, and reasons of hunks to reject, as its next turn:
+    ``{taskId, comments: [{path | uri, start, end, text, hunkId?}], rejections?:
+    [{hunkId, reason}]}`` (lines 1-based)."""
+    sup = await ls.broker()
+    task = await sup.get(args.task_id())
+    raw = args.obj.get("comments")
+    if isinstance(raw, list):  # a client that knows the document's uri, not its path
+        raw = [_with_path(ls, task.root, c) for c in raw]
+    try:
+        comments = revision.comments_from_json(raw)
+        rejections = revision.rejections_from_json(args.obj.get("rejections"))
+    except ValueError as exc:
+        raise invalid(f"baton.revise: {exc}") from None
+    ls.task_progress.follow(task.id, task.title, TaskState.REVIEW)
+    task = await sup.revise(task.id, comments, rejections)
+    return await _moved(ls, task.id, task.state)
+
+
+async def checkpoints(ls: BatonServer, args: Args) -> Any:
+    """The kept results of a revised task's turns: ``{taskId, turns: [{turn, commit,
+    shown}]}``."""
+    sup = await ls.broker()
+    task = await sup.get(args.task_id())
+    return {"taskId": task.id, "turns": await sup.checkpoints(task.id)}
+
+
+async def step_back(ls: BatonServer, args: Args) -> Any:
+    """Show an earlier turn's result as the diff: ``{taskId, turn}``."""
+    sup = await ls.broker()
+    turn = args.integer("turn", 1, 10_000)
+    if turn is None:
+        raise invalid("baton.stepBack: turn is required (see baton.checkpoints)")
+    task = await sup.step_back(args.task_id(), turn)
+    return await _moved(ls, task.id, task.state)
+
+
+def _with_path(ls: BatonServer, root: str, c: Any) -> Any:
+    if not isinstance(c, dict) or "path" in c or not isinstance(c.get("uri"), str):
+        return c
+    path = uri_to_path(c["uri"])
+    rel = relative_to(path, Path(root)) if path is not None else None
+    if rel is None:
+        raise invalid(f"baton.revise: {c['uri']} is not in the task's folder")
+    return {k: v for k, v in c.items() if k != "uri"} | {"path": rel}
 
 
 async def steer(ls: BatonServer, args: Args) -> Any:
@@ -506,6 +554,9 @@ HANDLERS: dict[str, tuple[Handler, bool]] = {
     "baton.delegate": (delegate, False),
     "baton.cancel": (cancel, False),
     "baton.reply": (reply, False),
+    "baton.revise": (revise, False),
+    "baton.checkpoints": (checkpoints, False),
+    "baton.stepBack": (step_back, False),
     "baton.steer": (steer, False),
     "baton.retry": (retry, False),
     "baton.accept": (accept, False),

@@ -20,6 +20,7 @@ from typing import Any
 
 from baton import __version__
 from baton.config.layers import ConfigError
+from baton.core import revision
 from baton.core.lifecycle import TaskState
 from baton.core.task import Target, next_moves
 from baton.runtime.requests import DelegateRequest, GraphNode
@@ -65,6 +66,9 @@ class Methods:
             "reject": self.reject,
             "reopen": self.reopen,
             "reply": self.reply,
+            "revise": self.revise,
+            "checkpoints": self.checkpoints,
+            "stepBack": self.step_back,
             "steer": self.steer,
             "answer": self.answer,
             "cancel": self.cancel,
@@ -313,6 +317,34 @@ class Methods:
         p.known(params, "id", "text")
         tid, text = _id(params), p.nonempty(params, "text")
         task = await self._moved(self.sup.reply(tid, text), tid)
+        return {"task": answers.line(task)}
+
+    async def revise(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Comments (``[{path, start, end, text, hunkId?}]``) and reasons of rejected hunks
+        (``[{hunkId, reason}]``) on a task in review, as its next turn."""
+        p.known(params, "id", "comments", "rejections")
+        tid = _id(params)
+        try:
+            comments = revision.comments_from_json(params.get("comments"))
+            rejections = revision.rejections_from_json(params.get("rejections"))
+        except ValueError as exc:
+            raise p.RpcError(p.INVALID_PARAMS, str(exc)) from None
+        task = await self._moved(self.sup.revise(tid, comments, rejections), tid)
+        return {"task": answers.line(task)}
+
+    async def checkpoints(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The kept results of a revised task's turns: ``[{turn, commit, shown}]``."""
+        p.known(params, "id")
+        tid = _id(params)
+        return {"turns": await self._moved(self.sup.checkpoints(tid), tid)}
+
+    async def step_back(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Show an earlier turn's kept result as the diff of a task in review."""
+        p.known(params, "id", "turn")
+        tid, turn = _id(params), p.integer(params, "turn", lo=1, hi=10_000)
+        if turn is None:
+            raise p.RpcError(p.INVALID_PARAMS, "turn: required (see checkpoints)")
+        task = await self._moved(self.sup.step_back(tid, turn), tid)
         return {"task": answers.line(task)}
 
     async def steer(self, params: dict[str, Any]) -> dict[str, Any]:
