@@ -27,6 +27,7 @@ BENCHMARKS = (
     "startup",
     "checkout_isolated",
     "workspace_diff",
+    "task_overhead",
     "sandbox_start",
     "store_events",
     "lsp_roundtrip",

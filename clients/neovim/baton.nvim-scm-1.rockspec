@@ -37,6 +37,7 @@ build = {
     ['baton'] = 'lua/baton/init.lua',
     ['baton.client'] = 'lua/baton/client.lua',
     ['baton.command'] = 'lua/baton/command.lua',
+    ['baton.comment'] = 'lua/baton/comment.lua',
     ['baton.complete'] = 'lua/baton/complete.lua',
     ['baton.config'] = 'lua/baton/config.lua',
     ['baton.delegate'] = 'lua/baton/delegate.lua',

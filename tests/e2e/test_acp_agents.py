@@ -238,7 +238,12 @@ async def scenario(lsp: Session, agent: Agent, srv: ModelServer) -> None:
     task = info["task"]
     assert task["summary"].endswith("Wrote hello.txt.")
     worktree = Path(task["worktree"])
-    assert (worktree / "ran.txt").exists()  # the allowed command ran, in the worktree
+    steps = [  # what the agent did, should the command not have run (seen once under load)
+        (e["type"], e.get("data"))
+        for e in info.get("events", [])
+        if e["type"] in ("permission", "tool", "tool_result", "error")
+    ]
+    assert (worktree / "ran.txt").exists(), steps  # the allowed command ran, in the worktree
     perms = [e["data"] for e in info["events"] if e["type"] == "permission"]
     answered = next(p for p in perms if p["status"] == "answered" and p.get("by") == "user")
     chosen = {o["id"]: o["kind"] for o in answered["options"]}[answered["answer"]]

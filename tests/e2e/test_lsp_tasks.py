@@ -153,9 +153,12 @@ async def test_user_edits_while_a_task_runs_accept_merges_or_reports_a_conflict(
     assert result["applied"] == [] and len(result["conflicts"]) == 1
     assert result["state"] == "review"
     assert len(lsp.rec.edits) == 1 and notes.text == mine
-    await wait_for(
-        lambda: any("conflict" in m.message for m in lsp.client.messages), what="warning"
+    warning = await wait_for(
+        lambda: next((m for m in lsp.client.messages if "conflict" in m.message), None),
+        what="warning",
     )
+    assert warning.message.startswith('Baton: "Do the scripted work": 1 hunk(s) conflict')
+    assert task_id not in warning.message, "the warning names the task by its title"
     # The hunk is still there to decide.
     rejected = await lsp.command("baton.reject", {"taskId": task_id})
     assert rejected["state"] == "rejected"

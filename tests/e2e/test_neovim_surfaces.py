@@ -326,7 +326,7 @@ def test_completion_of_task_ids_and_profiles(repo: Path, baton_home: Path, tmp_p
         assert complete("Baton delegate worker=") == ["worker=fake", "worker=quick"]
         assert complete("Baton explain worker=q") == ["worker=quick"]
         assert complete("Baton delegate worker=quick model=") == ["model=m-large", "model=m-small"]
-        # `baton workers` asked the server's own broker: no second broker was started
+        # the server answered (`baton.workers`): no second broker was started
         brokers = list((tmp_path / "run" / "baton").glob("broker-*.json"))
         assert len(brokers) == 1, brokers
     finally:

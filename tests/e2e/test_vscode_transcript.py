@@ -116,6 +116,11 @@ def test_inspect_shows_the_live_transcript(
         assert label in conflict["lenses"], conflict["lenses"]
     assert not any(x.startswith("Accept") for x in conflict["lenses"]), conflict["lenses"]
     assert conflict["buttons"][:4] == ["Keep mine", "Take theirs", "Merge view", "Ask the agent"]
+    # The conflict toast names the task by its title, with buttons (the server's bare
+    # message is not shown: the extension sets acceptReports inline).
+    toast = conflict["toast"]
+    assert f'"{INSTRUCTION}"' in toast or 'Baton: "' in toast, toast
+    assert "Show diff" in toast and "Inspect" in toast, toast
     # The log says the task's life at info level: delegated, started, ready, the accept that
     # conflicted with the user's edit (the hunk named, and why), the reject, the end.
     for said in (

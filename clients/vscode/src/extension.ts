@@ -18,6 +18,7 @@ import { ProposalView } from "./common/proposalView";
 import { ServerCommand, WORKING_STATES, readTaskDiff } from "./common/protocol";
 import { ServerInstaller } from "./common/install";
 import { onInterpreterChange, selectedInterpreter } from "./common/python";
+import { ReviewComments } from "./common/reviewComments";
 import { Reviews, uriKey } from "./common/reviews";
 import { BatonServer } from "./common/server";
 import { openServerSettings } from "./common/serverSettings";
@@ -41,7 +42,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const tasks = new TaskList();
   const status = new StatusBar();
   const proposals = new ProposalView(reviews);
-  const lenses = new HunkLenses(reviews);
+  const lenses = new HunkLenses(reviews, (taskId) => tasks.get(taskId)?.state);
   const decorations = new InlineDecorations(
     reviews,
     () => settings().inlineDiff,
@@ -76,6 +77,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (server === undefined) return Promise.reject(new Error("the Baton server is not running"));
     return server.request(command, args);
   });
+  const comments = new ReviewComments(reviews, (command, args) => {
+    if (server === undefined) return Promise.reject(new Error("the Baton server is not running"));
+    return server.request(command, args);
+  });
   proposals.agentText = async (taskId, uri) => {
     const r = await server?.request<{ text?: unknown }>(ServerCommand.proposed, { taskId, path: uri });
     return typeof r?.text === "string" ? r.text : "";
@@ -98,12 +103,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         }
       }
       taskView.refresh();
+      // A draft whose task stopped working loses its "working…" lens now, not when the
+      // final diff comes (common/codeLens).
+      if (list.some((t) => reviews.task(t.id)?.final === false)) lenses.refresh();
       // A proposal's hover names its proposer: redraw once its summary is known.
       if (list.some((t) => t.proposedBy && t.state === "review")) app.diffsChanged();
     },
     status: (counts) => status.setCounts(counts),
     diff: (diff) => {
       app.diffsChanged(reviews.update(diff));
+      comments.diffArrived(diff);
       for (const key of undo.update(diff)) lookForUndo(key);
     },
     permission: (request) => permissions.update(request),
@@ -208,6 +217,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.registerTextDocumentContentProvider(PERMISSION_SCHEME, permissionView),
     transcripts,
     vscode.workspace.registerTextDocumentContentProvider(TRANSCRIPT_SCHEME, transcripts),
+    comments,
+    ...comments.register(),
     vscode.commands.registerCommand(Command.answerPermission, async (arg?: { taskId?: string }) => {
       const waiting = permissions.list(arg?.taskId);
       if (waiting.length === 0) {

@@ -233,6 +233,7 @@ async def workers(args: argparse.Namespace, out: Output) -> int:
         f"{w['name']:<14} {w['provider']:<9} {w.get('model') or '-':<20} {w.get('label', '')}"
         + ("" if w["enabled"] else "  (disabled)")
         + ("" if w.get("allowed", True) else "  (not allowed here)")
+        + (f"  (cannot run: {w['problem']})" if w["enabled"] and w.get("problem") else "")
         + (f"  [{w['source']}]" if w.get("source") in ("user", "project") else "")
         for w in res["workers"]
     ]

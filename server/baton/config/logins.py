@@ -128,30 +128,51 @@ def _codex_provider_key(folder: Path, env: Mapping[str, str]) -> str | None:
 NOT_DEFAULT = frozenset({"fake", "command"})
 
 
+def why_unusable(profile: Profile, path: str | None = None) -> str | None:
+    """Why ``profile`` cannot run now, or None when it can, as far as an offline look tells.
+
+    Its binary must be installed (on ``path``, default $PATH) and, for a real agent CLI, a
+    login or key found; a disabled profile never runs. Nothing is started: ``baton doctor``
+    also runs each CLI's ``--version`` and checks its known misconfigurations.
+    """
+    if not profile.enabled:
+        return "disabled"
+    if profile.provider == "fake":
+        return None  # the fake agent is Baton's own module
+    known = (e for prov, e, _ in DISCOVERABLE if prov == profile.provider)
+    exe = profile.binary or next(known, None)
+    if profile.provider == "command" and exe is None:
+        argv = profile.options.get("argv")
+        exe = str(argv[0]) if isinstance(argv, list) and argv else None
+    found = exe and (
+        os.path.isfile(exe) if os.sep in exe else shutil.which(exe, path=path) is not None
+    )
+    if not found:
+        return f"{exe or profile.provider} not installed"
+    login = find_login(profile)
+    if login is not None and login.how is None:
+        return f"not logged in ({login.folder})"
+    return None
+
+
 def choose_default(profiles: Mapping[str, Profile], path: str | None = None) -> tuple[str, str]:
     """The best usable profile to be the default worker, and why; ``("", why not)`` if none.
 
-    Usable: enabled, a real agent CLI whose binary is installed, with a login or key found.
-    Among those, the order of :data:`~baton.config.profiles.DISCOVERABLE` decides (Claude
-    Code, Codex, OpenCode, Gemini, Pi), a profile named after its provider first. The fake
-    agent is never chosen.
+    Usable (:func:`why_unusable`): enabled, a real agent CLI whose binary is installed, with
+    a login or key found. Among those, the order of
+    :data:`~baton.config.profiles.DISCOVERABLE` decides (Claude Code, Codex, OpenCode,
+    Gemini, Pi), a profile named after its provider first. The fake agent is never chosen.
     """
     rank = {provider: i for i, (provider, _, _) in enumerate(DISCOVERABLE)}
     real = [p for p in profiles.values() if p.enabled and p.provider not in NOT_DEFAULT]
     real.sort(key=lambda p: (rank.get(p.provider, len(rank)), p.name != p.provider, p.name))
     unusable: list[str] = []
     for p in real:
-        exe = p.binary or next((e for prov, e, _ in DISCOVERABLE if prov == p.provider), None)
-        found = exe and (
-            os.path.isfile(exe) if os.sep in exe else shutil.which(exe, path=path) is not None
-        )
-        if not found:
-            unusable.append(f"{p.name}: {exe or p.provider} not installed")
+        why = why_unusable(p, path)
+        if why is not None:
+            unusable.append(f"{p.name}: {why}")
             continue
         login = find_login(p)
-        if login is not None and login.how is None:
-            unusable.append(f"{p.name}: not logged in ({login.folder})")
-            continue
         how = f"logged in: {login.how}" if login is not None and login.how else "installed"
         return p.name, f"the first usable agent CLI found ({p.label or p.provider}, {how})"
     if not real:

@@ -37,6 +37,7 @@ from baton.core.settle import NextTurn, Stop
 from baton.core.task import Attempt, Task
 from baton.faults import crash_point
 from baton.process import spawn as procs
+from baton.process.exitwatch import ExitWatch
 from baton.process.tail import Tailer, lines_before
 from baton.process.transport import Transport
 from baton.runtime.book import Book
@@ -342,6 +343,8 @@ class Attempts:
         attempt, record = live.attempt, live.record
         exit_path = Path(attempt.exit_path)
         last_alive_check = 0.0
+        ended = ExitWatch(record.pid, record.create_time)  # wakes the poll below at the end
+        pump.add_done_callback(lambda _: ended.close())  # follow cancels the pump when done
         while True:
             rec = procs.read_exit(exit_path) if exit_path.exists() else None
             if rec is not None:
@@ -383,7 +386,7 @@ class Attempts:
                 if why is not None:
                     live.stop = why
                     await procs.kill_tree(record.pid, self.limits.kill_grace, record.create_time)
-            await asyncio.sleep(self.limits.poll)
+            await ended.wait(self.limits.poll)
 
     async def _pump(self, live: Live) -> None:
         async for line in live.tailer:

@@ -41,6 +41,7 @@ from baton.config.watch import SettingsCache
 from baton.core.diff import FileDiff
 from baton.core.events import Event
 from baton.core.lifecycle import Completion, TaskState
+from baton.core.revision import Comment
 from baton.core.routing import RoutingError
 from baton.core.settle import NextTurn, Stop
 from baton.core.task import Attempt, Task, new_task_id
@@ -64,6 +65,7 @@ from baton.runtime.recorded import (
 from baton.runtime.redo import redo_turn
 from baton.runtime.reopen import Redecided
 from baton.runtime.requests import DelegateRequest, GraphNode
+from baton.runtime.revision import Revisions
 from baton.runtime.turns import TurnLoop
 from baton.runtime.verify import Verifier
 from baton.store import AsyncStore, Store, UnknownTask
@@ -133,6 +135,7 @@ class Supervisor:
             self._after_decided,
             self._secrets_of,
         )
+        self._revisions = Revisions(book, self._drafts, self.reply)
         self._adoption = Adoption(
             home,
             book,
@@ -297,8 +300,12 @@ class Supervisor:
                 return task
             raise TaskError(f"task {task.id} is {task.state}: nothing to cancel")
 
-    async def reply(self, task_id: str, text: str) -> Task:
-        """Answer a question (needs_input) or ask for changes (review): resumes the session."""
+    async def reply(
+        self, task_id: str, text: str, *, options: Mapping[str, Any] | None = None
+    ) -> Task:
+        """Answer a question (needs_input) or ask for changes (review): resumes the session.
+
+        ``options`` are recorded on the task with the move (a revision's review record)."""
         task = await self._adoption.owned_or_adopt(task_id)
         not_a_proposal(task, "reply")
         async with self.book.lock(task.id):
@@ -316,9 +323,27 @@ class Supervisor:
                     f"task {task.id}'s checkout was removed when it was applied; accept or "
                     "reject its hunks, or delegate the change again"
                 )
+            task.options.update(options or {})
             await self.book.move(task, S.RUNNING, "reply")
             self._loop.start(task, NextTurn(text, "reply"))
             return task
+
+    async def revise(
+        self,
+        task_id: str,
+        comments: Sequence[Comment],
+        rejections: Mapping[str, str] | None = None,
+    ) -> Task:
+        """Comments on a task in review (and reasons of rejected hunks) as its next turn."""
+        return await self._revisions.revise(task_id, comments, rejections)
+
+    async def checkpoints(self, task_id: str) -> list[dict[str, Any]]:
+        """The kept results of a revised task's turns (``[{turn, commit, shown}]``)."""
+        return await self._revisions.checkpoints(task_id)
+
+    async def step_back(self, task_id: str, turn: int) -> Task:
+        """Show an earlier turn's kept result as the diff of a task in review."""
+        return await self._revisions.step_back(task_id, turn)
 
     async def steer(self, task_id: str, text: str) -> Task:
         """Interrupt the running attempt and continue the same session with new guidance."""

@@ -19,11 +19,15 @@ every attribute that converts bytes (the snapshot holds the bytes as they were o
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
+import stat
+import sys
 import time
 from pathlib import Path
 
-from baton.workspace.git import git_process, run_git, split_z
+from baton.workspace.git import run_git
+from baton.workspace.gitconfig import repo_config
 from baton.workspace.snapshot import BRANCH_PREFIX, common_dir_of
 
 #: Beside the checkouts: Baton's index of each checkout (``<worktrees_dir>/.index/<id>``).
@@ -64,25 +68,53 @@ def _config_value(value: str) -> str:
 
 def _identity(git_dir: Path) -> dict[str, str]:
     """``user.name`` and ``user.email`` as git resolves them for the user's repository."""
-    out = git_process(
-        ["config", "-z", "--get-regexp", r"^user\.(name|email)$"],
-        git_dir,
-        git_dir=git_dir,
-        ok_codes=(0, 1),
-    ).stdout.decode("utf-8", "surrogateescape")
-    found: dict[str, str] = {}
-    for rec in split_z(out):
-        key, _, value = rec.partition("\n")
-        found[key.removeprefix("user.")] = value
-    return found
+    settings = repo_config(git_dir)
+    return {k: settings[f"user.{k}"] for k in ("email", "name") if f"user.{k}" in settings}
+
+
+def _init(path: Path, branch: str) -> bool:
+    """What ``git init -q --template= -b <branch> <path>`` makes (SHA-1), made in-process:
+    ``HEAD`` on the branch, the empty object and ref folders, and the ``config`` with what
+    git finds of the file system (executable bits, symbolic links, case). False, and
+    nothing left at ``path``, when it could not be made; git is asked then."""
+    own = path / ".git"
+    if path.exists() or path.is_symlink():
+        return False
+    try:
+        for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
+            (own / sub).mkdir(parents=True)
+        (own / "HEAD").write_text(f"ref: refs/heads/{branch}\n", encoding="utf-8")
+        config = own / "config"
+        config.write_text("", encoding="utf-8")
+        mode = config.stat().st_mode
+        config.chmod(mode ^ stat.S_IXUSR)
+        filemode = config.stat().st_mode == mode ^ stat.S_IXUSR
+        config.chmod(mode)
+        try:
+            os.symlink("config", own / "tXXXXXX")
+            symlinks = True
+            (own / "tXXXXXX").unlink()
+        except OSError:
+            symlinks = False
+        ignorecase = (own / "CoNfIg").exists()
+        lines = ["[core]", "\trepositoryformatversion = 0", f"\tfilemode = {str(filemode).lower()}"]
+        lines += ["\tbare = false", "\tlogallrefupdates = true"]
+        lines += [] if symlinks else ["\tsymlinks = false"]
+        lines += ["\tignorecase = true"] if ignorecase else []
+        config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    except OSError:
+        shutil.rmtree(path, ignore_errors=True)
+        return False
+    return True
 
 
 def make_checkout(git_dir: Path, commit: str, task_id: str, path: Path) -> None:
     """Create the checkout of ``commit`` at ``path`` (which must not exist) on the task's
     branch, in a repository of its own that borrows the objects of ``git_dir``."""
-    fmt = ["--object-format=sha256"] if len(commit) == _SHA256_HEX else []
     branch = BRANCH_PREFIX + task_id
-    run_git(["init", "-q", "--template=", "-b", branch, *fmt, str(path)], path.parent)
+    if len(commit) == _SHA256_HEX or sys.platform == "darwin" or not _init(path, branch):
+        fmt = ["--object-format=sha256"] if len(commit) == _SHA256_HEX else []
+        run_git(["init", "-q", "--template=", "-b", branch, *fmt, str(path)], path.parent)
     own = path / ".git"
     try:
         (own / "objects" / "info").mkdir(parents=True, exist_ok=True)

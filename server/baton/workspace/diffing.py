@@ -27,6 +27,7 @@ from baton.core.diff import (
 )
 from baton.workspace.checkout import SCRATCH_PREFIX, seed_index_of
 from baton.workspace.git import git_process, read_blobs, run_git, split_z
+from baton.workspace.objects import commit_tree
 from baton.workspace.snapshot import Snapshot, common_dir_of, stage_work_tree
 
 NULL_SHA = "0" * 40
@@ -130,11 +131,8 @@ def stage_checkout(snap: Snapshot, worktree: Path) -> str:
 def stage_result(snap: Snapshot, worktree: Path) -> str:
     """Stage ``worktree`` (:func:`stage_checkout`), point the result ref at it; the tree."""
     tree = stage_checkout(snap, worktree)
-    commit = run_git(
-        ["commit-tree", tree, "-p", snap.commit, "-m", f"Baton result of task {snap.task_id}"],
-        worktree,
-        git_dir=snap.git_dir,
-    ).strip()
+    message = f"Baton result of task {snap.task_id}"
+    commit = commit_tree(worktree, snap.git_dir, tree, [snap.commit], message)
     if snap.task_id:
         run_git(["update-ref", snap.result_ref, commit], worktree, git_dir=snap.git_dir)
     return tree

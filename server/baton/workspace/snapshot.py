@@ -24,6 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from baton.workspace.git import GitError, git_process, run_git, split_z
+from baton.workspace.gitconfig import repo_config
+from baton.workspace.indexfile import read_index
+from baton.workspace.objects import commit_tree
 from baton.workspace.scope import normalize
 
 SNAPSHOT_REF = "refs/baton/snapshots/"
@@ -143,21 +146,35 @@ def _register(state_home: Path, common_dir: Path) -> None:
         entry.write_text(str(common_dir), encoding="utf-8")
 
 
-def _locate(root: Path, state_home: Path) -> tuple[Path, Path, Path, bool, list[str]]:
-    """(work tree top, git dir, common git dir, private?, notes) for ``root``."""
-    try:
-        out = run_git(
-            [
-                "rev-parse",
-                "--path-format=absolute",
-                "--show-toplevel",
-                "--git-dir",
-                "--git-common-dir",
-            ],
-            root,
-        )
-        top, own, common = out.splitlines()[:3]
-        return Path(top), Path(own), Path(common), False, []
+@dataclass(frozen=True)
+class _Place:
+    """Where a folder's files are tracked, as one ``rev-parse`` says."""
+
+    top: Path  # the work tree's top
+    git_dir: Path
+    common: Path  # the common git dir
+    private: bool
+    notes: list[str]
+    base: str | None = None  # HEAD's commit; None when unborn (or private)
+    detached: bool = False
+
+
+_WHERE = ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir"]
+
+
+def _locate(root: Path, state_home: Path) -> _Place:
+    """Where ``root`` is tracked, with HEAD's commit and whether it is detached: one git
+    process (two in a repository with no commit yet)."""
+    proc = git_process(
+        [*_WHERE, "HEAD^{commit}", "--symbolic-full-name", "HEAD", "--"], root, ok_codes=(0, 128)
+    )
+    lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if proc.returncode == 0 and len(lines) >= 5:
+        top, own, common, base, head = lines[:5]
+        return _Place(Path(top), Path(own), Path(common), False, [], base, head == "HEAD")
+    try:  # no commit yet, or no repository: ask again without HEAD
+        top, own, common = run_git(_WHERE, root).splitlines()[:3]
+        return _Place(Path(top), Path(own), Path(common), False, [])
     except (GitError, ValueError) as exc:
         private = private_git_dir(root, state_home)
         why = "not a git repository"
@@ -165,17 +182,7 @@ def _locate(root: Path, state_home: Path) -> tuple[Path, Path, Path, bool, list[
         if stderr and "not a git repository" not in stderr:
             why = f"git cannot use this folder ({stderr.splitlines()[0]})"
         notes = [f"{why}: tracked privately in {private}"]
-        return root, private, private, True, notes
-
-
-def head_commit(cwd: Path, git_dir: Path) -> str | None:
-    """The commit HEAD points at, or None in a repository with no commit yet."""
-    try:
-        return run_git(
-            ["rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd, git_dir=git_dir
-        ).strip()
-    except GitError:
-        return None
+        return _Place(root, private, private, True, notes)
 
 
 def common_dir_of(git_dir: Path) -> Path:
@@ -198,6 +205,16 @@ def index_entries(cwd: Path, **kw: Any) -> dict[str, tuple[str, str]]:
     return entries
 
 
+def _read_staged(env: Mapping[str, str], common_dir: Path | None) -> dict[str, tuple[str, str]]:
+    """The entries of the index ``env`` names, read in-process; {} when git must say."""
+    index = env.get("GIT_INDEX_FILE")
+    if not index or common_dir is None:
+        return {}
+    if repo_config(common_dir).get("extensions.objectformat", "sha1").lower() != "sha1":
+        return {}
+    return read_index(Path(index)) or {}
+
+
 def _may_have_attributes(cwd: Path, paths: Iterable[str], common_dir: Path | None) -> bool:
     """False only when no attributes file can apply (no check-attr run is needed)."""
     if any(p == ".gitattributes" or p.endswith("/.gitattributes") for p in paths):
@@ -207,10 +224,7 @@ def _may_have_attributes(cwd: Path, paths: Iterable[str], common_dir: Path | Non
     xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     if (Path(xdg) / "git" / "attributes").exists() or Path("/etc/gitattributes").exists():
         return True
-    configured = git_process(
-        ["config", "--get", "core.attributesFile"], cwd, ok_codes=(0, 1)
-    ).stdout.strip()
-    return bool(configured)
+    return bool(repo_config(common_dir).get("core.attributesfile"))
 
 
 def converted_paths(
@@ -258,7 +272,7 @@ def exact_fixup(
     again with ``--no-filters`` and the index entry replaced. Returns how many were redone.
     """
     kw: dict[str, Any] = {"git_dir": git_dir, "work_tree": work_tree, "env": env}
-    entries = index_entries(cwd, **kw)
+    entries = _read_staged(env, common_dir) or index_entries(cwd, **kw)
     touched = converted_paths(cwd, entries, common_dir=common_dir, **kw)
     if not touched:
         return 0
@@ -354,21 +368,20 @@ def take_snapshot(
     if not root.is_dir():
         raise FileNotFoundError(f"not a folder: {root}")
     state_home.mkdir(parents=True, exist_ok=True)
-    top, git_dir, common, private, notes = _locate(root, state_home)
+    place = _locate(root, state_home)
+    top, git_dir, common, private, notes = (
+        place.top, place.git_dir, place.common, place.private, place.notes
+    )  # fmt: skip
     prefix = root.relative_to(top).as_posix() if root != top else ""
     if prefix:
         notes.append(f"{root} is inside the git repository at {top}")
     work_tree = top if private else None
-    base = None if private else head_commit(top, git_dir)
+    base = place.base
     if not private:
         if base is None:
             notes.append("the repository has no commit yet: the snapshot has no parent")
-        else:
-            head = git_process(
-                ["symbolic-ref", "-q", "HEAD"], top, git_dir=git_dir, ok_codes=(0, 1)
-            )
-            if head.returncode == 1:
-                notes.append(f"detached HEAD at {base[:12]}")
+        elif place.detached:
+            notes.append(f"detached HEAD at {base[:12]}")
     seed_index = git_dir / "index"
     tmp_root = state_home / "tmp"
     tmp_root.mkdir(exist_ok=True)
@@ -391,12 +404,8 @@ def take_snapshot(
         if overlays:
             _add_overlays(top, git_dir, env, prefix, overlays)
         tree = run_git(["write-tree"], top, git_dir=git_dir, env=env).strip()
-    parents = ["-p", base] if base else []
-    commit = run_git(
-        ["commit-tree", tree, *parents, "-m", f"Baton snapshot for task {task_id}"],
-        top,
-        git_dir=git_dir,
-    ).strip()
+    parents = [base] if base else []
+    commit = commit_tree(top, git_dir, tree, parents, f"Baton snapshot for task {task_id}")
     run_git(["update-ref", SNAPSHOT_REF + task_id, commit], top, git_dir=git_dir)
     _register(state_home, common)
     return Snapshot(

@@ -21,6 +21,7 @@ from baton.workspace.checkout import (
     remove_checkout,
     sweep_seeds,
 )
+from baton.workspace.checkpoints import TURN_REF, delete_turns
 from baton.workspace.diffing import stage_checkout
 from baton.workspace.git import GitError, run_git
 from baton.workspace.snapshot import (
@@ -102,6 +103,7 @@ def worktree_fits(snap: Snapshot, path: Path) -> bool:
 def _delete_refs(git_dir: Path, task_id: str) -> None:
     """Delete the task's refs in the user's repository (the branch: left by older Batons)."""
     refs = (f"refs/heads/{BRANCH_PREFIX}{task_id}", SNAPSHOT_REF + task_id, RESULT_REF + task_id)
+    delete_turns(git_dir, task_id)  # the results of earlier turns, kept for stepping back
     with contextlib.suppress(GitError):
         run_git(
             ["update-ref", "--stdin"],
@@ -202,6 +204,7 @@ def sweep_orphans(state_home: Path, worktrees_dir: Path, keep: set[str]) -> list
                     f"refs/heads/{BRANCH_PREFIX}",
                     SNAPSHOT_REF,
                     RESULT_REF,
+                    TURN_REF,
                 ],
                 repo,
                 git_dir=repo,

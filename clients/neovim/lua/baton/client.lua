@@ -142,6 +142,22 @@ local function commands()
         require('baton.delegate').from_action(ctx.client_id, args, ctx.bufnr)
       end
     end,
+    -- "Reply to <title>" carries no text: ask for it here (free text), not with the
+    -- server's pick list of ready-made answers.
+    ['baton.reply'] = function(command, ctx)
+      local args = (command.arguments or {})[1]
+      if type(args) ~= 'table' or type(args.taskId) ~= 'string' then
+        return
+      end
+      if args.text then
+        local c = vim.lsp.get_client_by_id(ctx.client_id)
+        if c then
+          M.command(c, 'baton.reply', args)
+        end
+      else
+        require('baton.tasks').reply(args.taskId)
+      end
+    end,
   }
 end
 

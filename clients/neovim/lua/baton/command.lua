@@ -62,6 +62,16 @@ M.subcommands = {
   reject = function(a)
     require('baton.diff').reject(a.range > 0 and { a.line1, a.line2 } or nil)
   end,
+  comment = function(a, words)
+    local text = #words > 0 and table.concat(words, ' ') or nil
+    require('baton.comment').comment(a.range > 0 and { a.line1, a.line2 } or nil, text)
+  end,
+  reject_why = function(_, words)
+    require('baton.comment').reject_why(#words > 0 and table.concat(words, ' ') or nil)
+  end,
+  step_back = function(_, words)
+    require('baton.comment').step_back(tonumber(words[1]))
+  end,
   resolve = function(_, words)
     require('baton.resolve').command(words[1])
   end,

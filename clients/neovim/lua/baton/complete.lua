@@ -1,7 +1,7 @@
 --- Completion for `:Baton`: task ids (from the server's `baton.tasks`) after the task moves,
---- and profile names after `worker=` (from `baton workers --json`, the same resolved settings
---- routing reads; cached per root and refreshed in the background at each completion, so a
---- profile added to the config shows at the next <Tab>).
+--- and profile names after `worker=` (from the server's `baton.workers`, the same resolved
+--- settings routing and `baton workers` read; cached per root and refreshed in the background
+--- at each completion, so a profile added to the config shows at the next <Tab>).
 
 local client = require('baton.client')
 
@@ -24,9 +24,11 @@ M.STATES = {
 ---@field model? string
 ---@field enabled boolean
 ---@field allowed? boolean
+---@field can_run? boolean
+---@field problem? string
 
----Workers per root: the last answer, and the run that refreshes it.
----@type table<string, { workers: baton.WorkerInfo[]|nil, running: vim.SystemObj|nil }>
+---Workers per root: the last answer, and whether a request for a newer one is out.
+---@type table<string, { workers: baton.WorkerInfo[]|nil, running: true|nil }>
 local by_root = {}
 
 ---@param items string[]
@@ -74,37 +76,31 @@ function M.task_ids(move, timeout_ms)
   return out
 end
 
+---Ask the server for the workers of `root` (`baton.workers`: the websocket's `workers`
+---answer, the same resolved settings routing reads) and keep its answer.
+---@param c vim.lsp.Client
 ---@param root string
----@param on_done? fun()
----@return vim.SystemObj|nil
-local function refresh(root, on_done)
+---@return table entry
+local function refresh(c, root)
   local entry = by_root[root] or {}
   by_root[root] = entry
   if entry.running then
-    return entry.running
+    return entry
   end
-  local cmd = client.cmd(root)
-  if not cmd then
-    return nil
-  end
-  local argv = client.sibling(cmd, 'workers', '--json')
-  local ok, run = pcall(vim.system, argv, { cwd = root, text = true }, function(res)
+  local name = vim.api.nvim_buf_get_name(0)
+  local args = name ~= '' and { uri = vim.uri_from_fname(name) } or {}
+  entry.running = true
+  local params = { command = 'baton.workers', arguments = { args } }
+  local ok = pcall(client.request, c, 'workspace/executeCommand', params, function(err, result)
     entry.running = nil
-    if res.code == 0 then
-      local decoded, data = pcall(vim.json.decode, res.stdout or '')
-      if decoded and type(data) == 'table' and type(data.workers) == 'table' then
-        entry.workers = data.workers
-      end
+    if not err and type(result) == 'table' and type(result.workers) == 'table' then
+      entry.workers = result.workers
     end
-    if on_done then
-      on_done()
-    end
-  end)
+  end, 0)
   if not ok then
-    return nil
+    entry.running = nil
   end
-  entry.running = run
-  return run
+  return entry
 end
 
 ---The workers of the current buffer's root (waiting up to `timeout_ms` the first time).
@@ -113,18 +109,16 @@ end
 function M.workers(timeout_ms)
   local c = current_client()
   local root = c and c.root_dir
-  if not root then
+  if not c or not root then
     return {} -- no server: a <Tab> must not start a broker
   end
-  local entry = by_root[root]
-  local run = refresh(root)
-  if (not entry or not entry.workers) and run then
-    pcall(run.wait, run, timeout_ms or 3000)
-    vim.wait(50, function()
-      return by_root[root].running == nil
-    end)
+  local entry = refresh(c, root)
+  if not entry.workers and entry.running then
+    vim.wait(timeout_ms or 3000, function()
+      return entry.running == nil
+    end, 20)
   end
-  return (by_root[root] and by_root[root].workers) or {}
+  return entry.workers or {}
 end
 
 ---`worker=NAME` for every usable profile, and `model=NAME` for the models of the chosen

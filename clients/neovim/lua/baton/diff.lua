@@ -35,6 +35,7 @@ local SHOWN = {
 ---@field anchor integer extmark id in `ns_anchor`
 ---@field marks integer[] extmark ids in `ns`
 ---@field title string the task's title
+---@field revised? boolean new since the last review (after a comment's revision turn)
 ---@field old_text string the lines it replaces, as the snapshot had them
 ---@field new_text string the lines it proposes
 
@@ -313,6 +314,8 @@ local function draw(buf, client_id, payload, hunk)
       local lead = hunk.stale and 'Baton (edited since): ' or 'Baton: '
       if hunk.conflict == true then
         lead = (hunk.stale and 'Baton (edited since)' or 'Baton') .. ' conflicts, :Baton resolve: '
+      elseif hunk.revised then -- new since the last review (a revision turn)
+        lead = lead .. '(revised) '
       end
       local known = require('baton.status').tasks[payload.taskId]
       if known and require('baton.status').proposer(known) then
@@ -333,6 +336,7 @@ local function draw(buf, client_id, payload, hunk)
     client_id = client_id,
     final = final,
     stale = hunk.stale == true,
+    revised = hunk.revised == true,
     conflict = hunk.conflict == true,
     anchor = anchor,
     marks = marks,
@@ -596,6 +600,7 @@ end
 ---@field end_row integer 0-based last line (equal to row for a pure addition)
 ---@field title string
 ---@field client_id integer
+---@field revised? boolean new since the last review (after a comment's revision turn)
 ---@field old_text string the lines it replaces, as the snapshot had them
 ---@field new_text string the lines it proposes
 
@@ -615,6 +620,7 @@ function M.hunks(buf)
           id = h.id,
           final = h.final,
           stale = h.stale,
+          revised = h.revised,
           conflict = h.conflict,
           row = pos[1],
           end_row = details.end_row or pos[1],

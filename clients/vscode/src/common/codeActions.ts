@@ -1,6 +1,7 @@
 /** The server's code actions as the client shows them (pure): "Delegate selection…" carries
- * no instruction, so it is routed to the client's instruction picker instead of the server's
- * plain-client fallback (a `window/showMessageRequest` with canned instructions). */
+ * no instruction, and "Reply to <title>" no text, so they are routed to the client's own
+ * instruction picker and reply box instead of the server's plain-client fallback (a
+ * `window/showMessageRequest` with canned instructions or answers). */
 
 import type * as vscode from "vscode";
 
@@ -9,9 +10,12 @@ import { ServerCommand } from "./protocol";
 
 export function routeDelegateAction(item: vscode.Command | vscode.CodeAction): vscode.Command | vscode.CodeAction {
   const cmd = "command" in item && typeof item.command === "object" ? item.command : undefined;
-  if (cmd?.command !== ServerCommand.delegate) return item;
-  const arg: unknown = cmd.arguments?.[0];
-  if (typeof arg === "object" && arg !== null && "instruction" in arg) return item;
-  (item as vscode.CodeAction).command = { ...cmd, command: Command.delegateSelection };
+  const arg: unknown = cmd?.arguments?.[0];
+  const has = (key: string): boolean => typeof arg === "object" && arg !== null && key in arg;
+  if (cmd?.command === ServerCommand.delegate && !has("instruction")) {
+    (item as vscode.CodeAction).command = { ...cmd, command: Command.delegateSelection };
+  } else if (cmd?.command === ServerCommand.reply && !has("text")) {
+    (item as vscode.CodeAction).command = { ...cmd, command: Command.reply };
+  }
   return item;
 }

@@ -7,14 +7,16 @@
 
 import * as vscode from "vscode";
 
-import { CONFLICT_CHOICES, MERGE_VIEW, firstConflict, resolveChoice, resolvedLine } from "./conflicts";
+import { reportAccept } from "./acceptUi";
+import { otherTurns } from "./comments";
+import { MERGE_VIEW, resolveChoice, resolvedLine } from "./conflicts";
 import { Command } from "./constants";
-import { Choices, KINDS, delegateSelection } from "./delegate";
+import { Choices, KINDS, WorkerItem, delegateSelection } from "./delegate";
 import { History } from "./history";
-import { decisionLine, delegatedLine, moveLine } from "./lifecycle";
+import { decisionLine, delegatedLine, moveLine, startedMessage } from "./lifecycle";
 import { showLog, traceError, traceInfo } from "./log";
 import { ProposalView } from "./proposalView";
-import { DelegateArgs, HunkArgs, ServerCommand, TaskSummary, readTaskDiff, readTasks, readStatus } from "./protocol";
+import { DelegateArgs, HunkArgs, ServerCommand, TaskSummary, readTaskDiff, readTasks, readStatus, readWorkers } from "./protocol";
 import { ReviewDeps, decide, navigate } from "./review";
 import { Reviews, uriKey } from "./reviews";
 import { BatonServer } from "./server";
@@ -30,11 +32,11 @@ import {
   showInformationMessage,
   showInputBox,
   showQuickPick,
-  showWarningMessage,
   visibleTextEditors,
 } from "./vscodeapi";
 
 export const HISTORY_KEY = "baton.instructionHistory";
+const CANCEL = "Cancel";
 
 export interface App {
   server: BatonServer;
@@ -93,16 +95,12 @@ function askInstruction(history: string[], where: string): Promise<string | unde
   });
 }
 
-async function askChoices(defaults: Choices, workers: string[]): Promise<Choices | undefined> {
-  const workerItems = [
-    { label: "(default)", description: "the broker's default worker", value: null as string | null },
-    ...workers.map((w): { label: string; description: string; value: string | null } => ({
-      label: w,
-      description: w === defaults.worker ? "current" : "",
-      value: w,
-    })),
-  ];
-  const worker = await showQuickPick(workerItems, { title: "Baton: worker", placeHolder: "Which agent runs the task?" });
+async function askChoices(defaults: Choices, workerItems: WorkerItem[]): Promise<Choices | undefined> {
+  const worker = await showQuickPick(workerItems, {
+    title: "Baton: worker",
+    placeHolder: "Which agent runs the task? (the profiles the server resolved for this folder)",
+    matchOnDescription: true,
+  });
   if (worker === undefined) return undefined;
   const model = await showInputBox({
     title: "Baton: model",
@@ -134,20 +132,33 @@ async function delegate(app: App, askForChoices: boolean, arg: unknown): Promise
         };
       },
       askInstruction,
+      workers: async (uri: string) => readWorkers(await app.server.request(ServerCommand.workers, { uri })),
       askChoices,
       delegate: async (args: DelegateArgs) => {
         const result = await app.server.request(ServerCommand.delegate, args);
         const line = delegatedLine(result, args.worker ?? s.worker);
         if (line !== undefined) traceInfo(line);
+        announceStart(app, result, args.worker ?? s.worker);
         return result;
       },
       saveHistory: (items) => Promise.resolve(app.memento.update(HISTORY_KEY, items)),
       error: (m) => void showErrorMessage(m),
     },
     history,
-    { askChoices: askForChoices, defaults: { worker: s.worker, model: s.model, kind: "delegate" }, workers: s.workers, given: arg },
+    { askChoices: askForChoices, defaults: { worker: s.worker, model: s.model, kind: "delegate" }, onlyWorkers: s.workers, given: arg },
   );
   if (taskId !== undefined) await refreshTasks(app).catch(() => undefined);
+}
+
+/** "Started <title> (task <id>)", with Show (the transcript) and Cancel. */
+function announceStart(app: App, result: unknown, worker: string | null): void {
+  const text = startedMessage(result, worker);
+  const id = taskIdOf(result);
+  if (text === undefined || id === undefined || !app.settings().notifications) return;
+  void showInformationMessage(text, SHOW, CANCEL).then(async (pick) => {
+    if (pick === SHOW) await run("inspect", () => inspect(app, { taskId: id }));
+    else if (pick === CANCEL) await run("cancel", () => simple(app, { taskId: id }, ServerCommand.cancel, "", []));
+  });
 }
 
 // -- review ----------------------------------------------------------------------------------
@@ -160,12 +171,19 @@ function reviewDeps(app: App): ReviewDeps {
       return editor ? { uri: editor.document.uri.toString(), line: editor.selection.active.line } : undefined;
     },
     execute: async (command: string, args: HunkArgs) => {
+      const uris = app.reviews.task(args.taskId)?.files.map((f) => f.uri) ?? [];
+      const title = app.tasks.get(args.taskId)?.title || app.reviews.task(args.taskId)?.title || args.taskId;
       const result = await app.server.request(command, args);
       const verb = command === ServerCommand.accept ? "accept" : "reject";
-      const line = decisionLine(verb, args.taskId, result, app.tasks.get(args.taskId)?.title);
-      traceInfo(line);
-      const hunkId = verb === "accept" ? firstConflict(result) : undefined;
-      if (hunkId !== undefined) void offerResolution(app, args.taskId, hunkId, line);
+      traceInfo(decisionLine(verb, args.taskId, result, app.tasks.get(args.taskId)?.title));
+      if (verb === "accept") {
+        const arg = { taskId: args.taskId };
+        reportAccept(result, title, uris, {
+          showDiff: () => run("open diff", () => openDiff(app, arg)),
+          inspect: () => run("inspect", () => inspect(app, arg)),
+          resolve: (label, hunkIds) => onResolveButton(app, args.taskId, hunkIds[0], label),
+        });
+      }
     },
     reveal: (uri: string, line: number) => {
       const editor = visibleTextEditors().find((e) => uriKey(e.document.uri.toString()) === uriKey(uri));
@@ -178,9 +196,9 @@ function reviewDeps(app: App): ReviewDeps {
   };
 }
 
-/** A conflicting hunk: the ways to settle it, as the warning's buttons. */
-async function offerResolution(app: App, taskId: string, hunkId: string, line: string): Promise<void> {
-  const button = await showWarningMessage(line, ...CONFLICT_CHOICES);
+/** A resolve button of an accept's conflict warning (see RESOLVE_ACTIONS): settle the hunk. */
+async function onResolveButton(app: App, taskId: string, hunkId: string | undefined, button: string): Promise<void> {
+  if (hunkId === undefined) return;
   const choice = resolveChoice(button);
   if (choice !== undefined) await resolveHunk(app, { taskId, hunkId, choice });
   else if (button === MERGE_VIEW) {
@@ -283,6 +301,22 @@ async function reply(app: App, arg: unknown): Promise<void> {
   await app.server.request(ServerCommand.reply, { taskId: id, text });
 }
 
+/** Show an earlier turn's kept result of a task in review as its diff (checkpoints). */
+async function stepBack(app: App, arg: unknown): Promise<void> {
+  const id = taskIdOf(Array.isArray(arg) ? arg[0] : arg) ?? (await pickTask(app, "Baton: step back", ["review"]))?.id;
+  if (id === undefined) return;
+  const turns = otherTurns(await app.server.request(ServerCommand.checkpoints, { taskId: id }));
+  if (turns.length === 0) {
+    void showInformationMessage("Baton: this task has no other turn to step back to (each comment sent keeps one).");
+    return;
+  }
+  const items = turns.map((t) => ({ label: `Turn ${t.turn}`, description: (t.commit ?? "").slice(0, 10), turn: t.turn }));
+  const pick = await showQuickPick(items, { title: `Baton: show the result of which turn of "${app.tasks.get(id)?.title ?? id}"?` });
+  if (pick === undefined) return;
+  await app.server.request(ServerCommand.stepBack, { taskId: id, turn: pick.turn });
+  traceInfo(`task ${id}: the review shows turn ${pick.turn}'s result`);
+}
+
 async function simple(
   app: App,
   arg: unknown,
@@ -378,6 +412,7 @@ export function registerCommands(app: App): vscode.Disposable[] {
     cmd(Command.openDiff, "open diff", (a) => openDiff(app, a)),
     cmd(Command.showTasks, "show tasks", () => showTasks(app)),
     cmd(Command.reply, "reply", (a) => reply(app, a)),
+    cmd(Command.stepBack, "step back", (a) => stepBack(app, a)),
     cmd(Command.cancel, "cancel", (a) => simple(app, a, ServerCommand.cancel, "Baton: cancel", ["queued", "preparing", "running", "verifying", "rate_limited", "needs_input"])),
     cmd(Command.retry, "retry", (a) => simple(app, a, ServerCommand.retry, "Baton: retry", ["failed", "interrupted", "cancelled"], canRetry)),
     cmd(Command.inspect, "inspect", (a) => inspect(app, a)),

@@ -17,6 +17,9 @@ export const Command = {
   openDiff: "baton.client.openDiff",
   showTasks: "baton.client.showTasks",
   reply: "baton.client.reply",
+  sendComment: "baton.client.sendComment",
+  rejectWithReason: "baton.client.rejectWithReason",
+  stepBack: "baton.client.stepBack",
   cancel: "baton.client.cancel",
   retry: "baton.client.retry",
   inspect: "baton.client.inspect",
@@ -27,6 +30,9 @@ export const Command = {
   installServer: "baton.client.installServer",
   openServerSettings: "baton.client.openServerSettings",
 } as const;
+
+/** The comment controller's id (`commentController == baton` in menus). */
+export const COMMENT_CONTROLLER = "baton";
 
 /** Context key: the server's state (statusText's ServerState), for the view's welcome. */
 export const CONTEXT_SERVER_STATE = "baton.serverState";

@@ -1,11 +1,13 @@
 /**
  * "Delegate Selection…": ask for an instruction (with history) and optionally the worker,
- * model and kind, then run the server's `baton.delegate`. The UI is passed in, so the flow is
- * tested without VS Code.
+ * model and kind, then run the server's `baton.delegate`. The workers offered are the
+ * server's (`baton.workers` for the document's folder: the same profiles routing and
+ * `baton workers` read), each with its provider, model and whether it can run. The UI is
+ * passed in, so the flow is tested without VS Code.
  */
 
 import { History } from "./history";
-import { DelegateArgs, Range, readRange } from "./protocol";
+import { DelegateArgs, Range, Workers, readRange } from "./protocol";
 
 export type Kind = NonNullable<DelegateArgs["kind"]>;
 export const KINDS: readonly Kind[] = ["delegate", "fix", "explain", "tests"];
@@ -16,13 +18,23 @@ export interface Choices {
   kind: Kind;
 }
 
+/** One row of the worker picker; `value` null: the server's default worker. */
+export interface WorkerItem {
+  label: string;
+  description: string;
+  detail?: string;
+  value: string | null;
+}
+
 export interface DelegateUi {
   /** The active editor's document and selection (file documents only). */
   selection(): { uri: string; range: Range; label: string } | undefined;
   /** The instruction: typed, or picked from the history. undefined: dismissed. */
   askInstruction(history: string[], where: string): Promise<string | undefined>;
-  /** Worker, model and kind. undefined: dismissed. */
-  askChoices(defaults: Choices, workers: string[]): Promise<Choices | undefined>;
+  /** The server's workers for a task delegated from `uri` (`baton.workers`). */
+  workers(uri: string): Promise<Workers>;
+  /** Worker (from `workers`), model and kind. undefined: dismissed. */
+  askChoices(defaults: Choices, workers: WorkerItem[]): Promise<Choices | undefined>;
   /** Run `baton.delegate` on the server; resolves to its answer. */
   delegate(args: DelegateArgs): Promise<unknown>;
   /** Store the new history. */
@@ -34,7 +46,8 @@ export interface DelegateOptions {
   /** Ask for worker, model and kind too. */
   askChoices: boolean;
   defaults: Choices;
-  workers: string[];
+  /** The `baton.workers` setting: offer only these of the server's workers (empty: all). */
+  onlyWorkers: string[];
   /** Arguments given by the caller (a code action, a keybinding's args). */
   given?: unknown;
 }
@@ -60,6 +73,41 @@ function given(value: unknown): Partial<DelegateArgs> {
   return out;
 }
 
+/**
+ * The worker picker's rows: the server's default first, then each profile the server lists
+ * (only those of `only` when it names any) with its provider and model, and why it cannot
+ * run when it cannot. Without the server's answer, the names of `only` alone.
+ */
+export function workerItems(known: Workers | undefined, only: string[], current: string | null): WorkerItem[] {
+  const first: WorkerItem = {
+    label: "(default)",
+    description:
+      current !== null
+        ? `baton.worker: ${current}`
+        : known === undefined
+          ? "the server's default worker"
+          : known.default
+            ? `the server's default: ${known.default}`
+            : "no default worker",
+    value: null,
+  };
+  if (known !== undefined && known.defaultReason) first.detail = known.defaultReason;
+  if (known === undefined) {
+    return [first, ...only.map((w) => ({ label: w, description: w === current ? "current" : "", value: w }))];
+  }
+  const listed = only.length > 0 ? known.workers.filter((w) => only.includes(w.name)) : known.workers;
+  const rows = listed.map((w): WorkerItem => {
+    const marks = [w.name === known.default ? "default" : "", w.name === current ? "current" : ""].filter(Boolean);
+    const what = [w.provider, w.model ?? "", ...marks].filter(Boolean).join(" · ");
+    const why = !w.enabled ? "disabled" : !w.allowed ? "not allowed in this project" : !w.canRun ? `cannot run: ${w.problem || "see baton doctor"}` : "";
+    const row: WorkerItem = { label: why ? w.name : `$(check) ${w.name}`, description: what, value: w.name };
+    const detail = why || w.label;
+    if (detail) row.detail = detail;
+    return row;
+  });
+  return [first, ...rows];
+}
+
 /** The outcome: the new task's id, or undefined when dismissed or refused. */
 export async function delegateSelection(
   ui: DelegateUi,
@@ -80,7 +128,8 @@ export async function delegateSelection(
     kind: g.kind ?? options.defaults.kind,
   };
   if (options.askChoices) {
-    const picked = await ui.askChoices(choices, options.workers);
+    const known = await ui.workers(uri).catch(() => undefined);
+    const picked = await ui.askChoices(choices, workerItems(known, options.onlyWorkers, choices.worker));
     if (picked === undefined) return undefined;
     choices = picked;
   }

@@ -56,7 +56,7 @@ export function paint(hunk: Hunk): HunkPaint {
   const rest = news.slice(removed.length);
   if (rest.length > 0) {
     const anchor = removed.length > 0 ? removed[removed.length - 1]! : Math.max(0, hunk.range.start.line - 1);
-    const text = "＋ " + clip(rest.map((l) => l.trim()).join(" ⏎ "));
+    const text = "+ " + clip(rest.map((l) => l.trim()).join(" ⏎ "));
     const same = added.find((g) => g.line === anchor);
     if (same) same.text += "   " + text;
     else added.push({ line: anchor, text });

@@ -22,6 +22,18 @@ export function delegatedLine(result: unknown, worker?: string | null): string |
   return `${name(r.taskId, title)}: delegated${worker ? ` to ${worker}` : ""} (${state})`;
 }
 
+/** The message shown when a delegation started: the task's title and id (and the others
+ * of a comparison), so the user can find it again (`baton inspect <id>`, the task view). */
+export function startedMessage(result: unknown, worker?: string | null): string | undefined {
+  if (typeof result !== "object" || result === null) return undefined;
+  const r = result as { taskId?: unknown; title?: unknown; taskIds?: unknown };
+  if (typeof r.taskId !== "string") return undefined;
+  const title = typeof r.title === "string" && r.title ? `"${r.title}" ` : "";
+  const ids = Array.isArray(r.taskIds) && r.taskIds.length > 1 ? r.taskIds.map(String) : [r.taskId];
+  const tasks = ids.length > 1 ? `tasks ${ids.join(", ")}` : `task ${r.taskId}`;
+  return `Baton: started ${title}(${tasks})${worker ? ` with ${worker}` : ""}.`;
+}
+
 /** A task's summary arrived: a line when its state changed (not for an older summary). */
 export function stateLine(old: TaskSummary | undefined, now: TaskSummary): string | undefined {
   if (old !== undefined && (old.updatedAt > now.updatedAt || old.state === now.state)) return undefined;

@@ -29,6 +29,8 @@ export interface Hunk {
   /** Accept would call it a conflict with the user's edits (said beforehand). */
   conflict: boolean;
   wholeFile: boolean;
+  /** New since the last review (after a `baton.revise` turn). */
+  revised?: boolean;
 }
 
 export interface FileDiff {
@@ -145,6 +147,9 @@ export const ServerCommand = {
   delegate: "baton.delegate",
   cancel: "baton.cancel",
   reply: "baton.reply",
+  revise: "baton.revise",
+  checkpoints: "baton.checkpoints",
+  stepBack: "baton.stepBack",
   steer: "baton.steer",
   retry: "baton.retry",
   accept: "baton.accept",
@@ -159,7 +164,32 @@ export const ServerCommand = {
   diff: "baton.diff",
   status: "baton.status",
   answerPermission: "baton.answerPermission",
+  workers: "baton.workers",
 } as const;
+
+/** One profile of `baton.workers`, as the server resolved it for a folder. */
+export interface WorkerInfo {
+  name: string;
+  provider: string;
+  model: string | null;
+  label: string;
+  enabled: boolean;
+  /** The project's config lets its tasks use it. */
+  allowed: boolean;
+  /** Installed, logged in and enabled, as far as the server can tell without running it. */
+  canRun: boolean;
+  /** Why it cannot run ("" when it can). */
+  problem: string;
+  /** Where it was configured: "user", "project" or "default" (found on PATH). */
+  source: string | null;
+}
+
+/** `baton.workers`: the workers a task in the document's folder may use, and the default. */
+export interface Workers {
+  default: string | null;
+  defaultReason: string;
+  workers: WorkerInfo[];
+}
 
 /** States in which a task's agent is at work. */
 export const WORKING_STATES: ReadonlySet<string> = new Set([
@@ -228,6 +258,7 @@ function readHunk(value: unknown, what: string): Hunk {
     stale: o.stale === true,
     conflict: o.conflict === true,
     wholeFile: o.wholeFile === true,
+    revised: o.revised === true,
   };
 }
 
@@ -340,5 +371,28 @@ export function readPermission(value: unknown): PermissionRequest {
     status: str(o, "status", what),
     answer: optStr(o, "answer"),
     by: optStr(o, "by"),
+  };
+}
+
+export function readWorkers(value: unknown): Workers {
+  const o = obj(value, "workers");
+  if (!Array.isArray(o.workers)) throw new ProtocolError("workers.workers must be a list");
+  return {
+    default: optStr(o, "default") || null,
+    defaultReason: optStr(o, "default_reason") ?? "",
+    workers: o.workers.map((v: unknown, i: number): WorkerInfo => {
+      const w = obj(v, `workers[${i}]`);
+      return {
+        name: str(w, "name", `workers[${i}]`),
+        provider: optStr(w, "provider") ?? "",
+        model: optStr(w, "model") || null,
+        label: optStr(w, "label") ?? "",
+        enabled: w.enabled !== false,
+        allowed: w.allowed !== false,
+        canRun: w.can_run !== false, // an older server does not say
+        problem: optStr(w, "problem") ?? "",
+        source: optStr(w, "source"),
+      };
+    }),
   };
 }

@@ -2,9 +2,10 @@
  * The language client: starts `baton lsp`, passes the Baton notifications to the extension,
  * and runs the server's `baton.*` commands. Restarting is stop + start with fresh settings.
  *
- * Two middlewares: the server's CodeLenses are dropped (the extension draws its own from
- * `baton/diff`, draft included, with "Open diff"), and the server's "Delegate selection…"
- * code action, which carries no instruction, is routed to the client's input box.
+ * Middlewares: the server's CodeLenses and hovers are dropped (the extension draws its own
+ * from `baton/diff`, draft included, with "Open diff"), and the server's "Delegate
+ * selection…" and "Reply to" code actions, which carry no instruction or text, are routed to
+ * the client's input boxes.
  */
 
 import * as fs from "node:fs";
@@ -205,6 +206,7 @@ export class BatonServer implements vscode.Disposable {
       synchronize: { configurationSection: "baton" },
       middleware: {
         provideCodeLenses: () => [],
+        provideHover: () => null, // the extension's own hover shows hunks, with links
         provideCodeActions: async (document, range, context, token, next) => {
           const items = await next(document, range, context, token);
           return items?.map(routeDelegateAction);

@@ -6,6 +6,7 @@ export interface Settings {
   serverEnv: Record<string, string>;
   worker: string | null;
   model: string | null;
+  /** Offer only these of the server's workers in "Delegate with Options" (empty: all). */
   workers: string[];
   isolation: string;
   briefRules: string[];
@@ -46,14 +47,13 @@ function number(value: unknown, low: number, high: number, fallback: number): nu
 
 /** `get` reads one key under `baton.` (e.g. `get("server.path")`). */
 export function readSettings(get: Getter): Settings {
-  const workers = strings(get("workers"));
   return {
     serverPath: strings(get("server.path")),
     interpreter: text(get("interpreter")) ?? "",
     serverEnv: env(get("server.env")),
     worker: text(get("worker")),
     model: text(get("model")),
-    workers: workers.length > 0 ? workers : ["fake"],
+    workers: strings(get("workers")),
     isolation: text(get("isolation")) ?? "worktree",
     briefRules: strings(get("briefRules")),
     progressInterval: number(get("progressInterval"), 0, 60, 0.5),
@@ -76,6 +76,8 @@ export function serverSettings(s: Settings): Record<string, unknown> {
       claudeIde: s.claudeIde,
       // ACP permission prompts are drawn by the extension (common/permissions), not as messages
       permissionPrompts: "inline",
+      // an accept's conflicts are reported by the extension, with buttons (common/acceptUi)
+      acceptReports: "inline",
     },
   };
 }

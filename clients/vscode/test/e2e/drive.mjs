@@ -226,7 +226,10 @@ try {
     await page.keyboard.press("Enter");
     const label = await waitStatus("1 running", 20000);
     const text = await status().innerText();
-    return { status: label, text };
+    // The delegation says it started, with the task's title and id.
+    const toast = page.locator(".notifications-toasts .notification-list-item-message", { hasText: "Baton: started" });
+    await toast.first().waitFor({ timeout: 20000 });
+    return { status: label, text, started: await toast.first().innerText() };
   });
 
   await step("draft-shown", async () => {
@@ -275,7 +278,10 @@ try {
       (l) => count(l, "Accept") === 1 && count(l, "Reject") === 1 && !l.some((x) => x.includes("Accept all")),
       "one hunk left",
     );
-    return { text, ghosts: g, lenses };
+    // Where the accepted text is (the editor; the disk too with auto save) is said.
+    const saved = page.locator(".statusbar-item", { hasText: "Baton: accepted into" });
+    await saved.first().waitFor({ timeout: 10000 });
+    return { text, ghosts: g, lenses, saved: await saved.first().innerText() };
   });
 
   await step("accept-undone", async () => {

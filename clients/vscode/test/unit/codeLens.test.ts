@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { lensesFor } from "../../src/common/codeLens";
+import { LensPlan, LensStager, lensesFor } from "../../src/common/codeLens";
 import { Command } from "../../src/common/constants";
 import { Reviews } from "../../src/common/reviews";
 import { URI, twoHunks } from "./fixtures";
@@ -50,6 +50,49 @@ test("a stale hunk says so on its Accept", () => {
   d.files[0]!.hunks[1]!.stale = true;
   r.update(d);
   assert.ok(lensesFor(r.entries(URI), URI).some((x) => x.title === "Accept (edited since)" && x.line === 5));
+});
+
+test("a draft of a task that stopped working draws no 'working' lens; one that asks says so", () => {
+  const r = new Reviews();
+  r.update(twoHunks("running", false));
+  const entries = r.entries(URI);
+  assert.match(lensesFor(entries, URI, () => "running")[0]!.title, /working…/);
+  assert.deepEqual(lensesFor(entries, URI, () => "review"), [], "review: the final diff is on its way");
+  const asks = lensesFor(entries, URI, () => "needs_input");
+  assert.equal(asks.length, 1);
+  assert.match(asks[0]!.title, /waits for your reply/);
+  assert.equal(asks[0]!.command, Command.reply);
+  assert.deepEqual(asks[0]!.args, [{ taskId: "t1" }]);
+  assert.match(lensesFor(entries, URI, () => undefined)[0]!.title, /working…/, "an unknown task: as the diff says");
+});
+
+test("a line whose lenses changed is left out once, then drawn anew", () => {
+  const stager = new LensStager();
+  const plan = (line: number, title: string): LensPlan => ({ line, title, command: "c", args: [] });
+  const working = [plan(1, "working…")];
+  assert.deepEqual(stager.stage(URI, working), { now: working, again: false });
+  assert.deepEqual(stager.stage(URI, working), { now: working, again: false }, "unchanged: kept as is");
+  const final = [plan(0, "Open diff"), plan(1, "Accept"), plan(1, "Reject"), plan(5, "Accept")];
+  const first = stager.stage(URI, final);
+  assert.deepEqual(first.now.map((p) => [p.line, p.title]), [[0, "Open diff"], [5, "Accept"]], "line 1 changed: left out");
+  assert.equal(first.again, true);
+  assert.deepEqual(stager.stage(URI, final), { now: final, again: false }, "asked again: every line, fresh");
+  assert.deepEqual(stager.stage("file:///other.py", final), { now: final, again: false }, "per document");
+});
+
+test("a hunk new since the last review (a revision's answer) says so on its Accept", () => {
+  const r = new Reviews();
+  const d = twoHunks();
+  d.files[0]!.hunks[1]!.revised = true;
+  r.update(d);
+  const titles = lensesFor(r.entries(URI), URI).filter((x) => x.command === Command.acceptHunk);
+  assert.deepEqual(
+    titles.map((x) => [x.line, x.title]),
+    [
+      [1, "Accept"],
+      [5, "Accept (revised)"],
+    ],
+  );
 });
 
 test("a hunk the server calls a conflict says so beforehand and offers the four ways", () => {

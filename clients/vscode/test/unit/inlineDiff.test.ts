@@ -13,7 +13,7 @@ test("a one-line change: the line is removed, the new one trails it", () => {
 
 test("more new lines than old: the rest trail the last removed line", () => {
   const p = paint(hunk("h", 2, "x\n", "a\nb\nc\n"));
-  assert.deepEqual(p.added, [{ line: 2, text: "→ a   ＋ b ⏎ c" }]);
+  assert.deepEqual(p.added, [{ line: 2, text: "→ a   + b ⏎ c" }]);
 });
 
 test("a deletion marks its lines removed", () => {
@@ -23,8 +23,8 @@ test("a deletion marks its lines removed", () => {
 });
 
 test("an insertion trails the line above it (or the first line)", () => {
-  assert.deepEqual(paint(hunk("h", 4, "", "new\n")).added, [{ line: 3, text: "＋ new" }]);
-  assert.deepEqual(paint(hunk("h", 0, "", "new\n")).added, [{ line: 0, text: "＋ new" }]);
+  assert.deepEqual(paint(hunk("h", 4, "", "new\n")).added, [{ line: 3, text: "+ new" }]);
+  assert.deepEqual(paint(hunk("h", 0, "", "new\n")).added, [{ line: 0, text: "+ new" }]);
   assert.deepEqual(paint(hunk("h", 4, "", "new\n")).removed, []);
 });
 

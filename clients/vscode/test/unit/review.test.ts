@@ -86,3 +86,12 @@ test("the server's instruction-less delegate action opens the client's picker", 
   const plain = { title: "t", command: "other" };
   assert.equal(routeDelegateAction(plain), plain);
 });
+
+test("the server's text-less reply action opens the client's reply box", () => {
+  const ask = { title: "Baton: Reply to t", command: { title: "x", command: "baton.reply", arguments: [{ taskId: "abcd" }] } };
+  const routed = routeDelegateAction(ask) as { command: { command: string; arguments: unknown[] } };
+  assert.equal(routed.command.command, Command.reply);
+  assert.deepEqual(routed.command.arguments, [{ taskId: "abcd" }]);
+  const given = { title: "r", command: { title: "x", command: "baton.reply", arguments: [{ taskId: "abcd", text: "42" }] } };
+  assert.equal((routeDelegateAction(given) as { command: { command: string } }).command.command, "baton.reply");
+});

@@ -24,7 +24,7 @@ test("settings: defaults, and bad values fall back", () => {
 test("the server gets its settings under a baton key", () => {
   const s = settingsOf({ worker: "codex", briefRules: ["Keep the API"] });
   assert.deepEqual(serverSettings(s), {
-    baton: { worker: "codex", model: null, isolation: "worktree", briefRules: ["Keep the API"], progressInterval: 0.5, claudeIde: true, permissionPrompts: "inline" },
+    baton: { worker: "codex", model: null, isolation: "worktree", briefRules: ["Keep the API"], progressInterval: 0.5, claudeIde: true, permissionPrompts: "inline", acceptReports: "inline" },
   });
 });
 

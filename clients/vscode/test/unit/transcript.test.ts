@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { ProtocolError } from "../../src/common/protocol";
-import { decisionLine, delegatedLine, moveLine, stateLine } from "../../src/common/lifecycle";
+import { decisionLine, delegatedLine, moveLine, startedMessage, stateLine } from "../../src/common/lifecycle";
 import { Transcripts, readTranscript, readTranscriptChange } from "../../src/common/transcript";
 import { TranscriptView, taskOfTranscript, transcriptUri } from "../../src/common/transcriptView";
 import { task } from "./fixtures";
@@ -105,4 +105,11 @@ test("the log says each step of a task's life", () => {
   );
   assert.equal(decisionLine("reject", "t1", { rejected: ["h1", "h2"], state: "rejected" }), "task t1: rejected 2 hunk(s); task rejected");
   assert.equal(moveLine("cancel", "t1", { state: "cancelled" }), "task t1: cancel asked (now cancelled)");
+});
+
+test("a delegation that started says so with its title and id", () => {
+  assert.equal(startedMessage({ taskId: "t1", title: "Make it so", state: "queued" }, "fake"), 'Baton: started "Make it so" (task t1) with fake.');
+  assert.equal(startedMessage({ taskId: "t1", title: "", state: "queued" }, null), "Baton: started (task t1).");
+  assert.equal(startedMessage({ taskId: "t1", title: "Both", taskIds: ["t1", "t2"] }, null), 'Baton: started "Both" (tasks t1, t2).');
+  assert.equal(startedMessage({ taskId: null, cancelled: true }), undefined);
 });

@@ -18,18 +18,21 @@ from urllib.parse import unquote
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from baton.config.layers import ConfigError
+from baton.core import revision
 from baton.core.diff import FileDiff, FileStatus, HunkState, apply_hunks, find_hunk
 from baton.core.lifecycle import NEXT_MOVES, TaskState
 from baton.core.task import Target, next_moves
 from baton.runtime.requests import DelegateRequest
 from baton.runtime.supervisor import TaskError
 from baton.store import AmbiguousTask, StoreError, UnknownTask
-from baton.surfaces.lsp import review
+from baton.surfaces.lsp import asking, review
 from baton.surfaces.lsp.actions import DEFAULT_INSTRUCTIONS, SUGGESTIONS
 from baton.surfaces.lsp.documents import path_to_uri, relative_to, text_edits, uri_to_path
 from baton.surfaces.lsp.notify import summary
 from baton.surfaces.lsp.payloads import Args, invalid, last_line
 from baton.surfaces.lsp.server import BatonServer
+from baton.surfaces.workers import workers_answer
 from baton.workspace import AcceptResult
 
 REQUEST_FAILED = -32803
@@ -137,11 +140,64 @@ async def cancel(ls: BatonServer, args: Args) -> Any:
 
 async def reply(ls: BatonServer, args: Args) -> Any:
     sup = await ls.broker()
-    task_id, text = args.task_id(), args.text("text")
+    task_id, text = args.task_id(), args.optional_text("text")
     task = await sup.get(task_id)
+    if text is None:  # the "Reply to" code action: ask the user (any LSP client can)
+        if task.state != TaskState.NEEDS_INPUT:
+            raise failed(TaskError(f"task {task.id} is {task.state}; say what to reply (text)"))
+        text = await asking.ask_reply(ls, task)
+        if text is None:
+            return {"taskId": task.id, "state": str(task.state), "cancelled": True}
     ls.task_progress.follow(task.id, task.title, TaskState.NEEDS_INPUT)
     task = await sup.reply(task.id, text)
     return await _moved(ls, task.id, task.state)
+
+
+async def revise(ls: BatonServer, args: Args) -> Any:
+    """Comments on a task in review, and reasons of hunks to reject, as its next turn:
+    ``{taskId, comments: [{path | uri, start, end, text, hunkId?}], rejections?:
+    [{hunkId, reason}]}`` (lines 1-based)."""
+    sup = await ls.broker()
+    task = await sup.get(args.task_id())
+    raw = args.obj.get("comments")
+    if isinstance(raw, list):  # a client that knows the document's uri, not its path
+        raw = [_with_path(ls, task.root, c) for c in raw]
+    try:
+        comments = revision.comments_from_json(raw)
+        rejections = revision.rejections_from_json(args.obj.get("rejections"))
+    except ValueError as exc:
+        raise invalid(f"baton.revise: {exc}") from None
+    ls.task_progress.follow(task.id, task.title, TaskState.REVIEW)
+    task = await sup.revise(task.id, comments, rejections)
+    return await _moved(ls, task.id, task.state)
+
+
+async def checkpoints(ls: BatonServer, args: Args) -> Any:
+    """The kept results of a revised task's turns: ``{taskId, turns: [{turn, commit,
+    shown}]}``."""
+    sup = await ls.broker()
+    task = await sup.get(args.task_id())
+    return {"taskId": task.id, "turns": await sup.checkpoints(task.id)}
+
+
+async def step_back(ls: BatonServer, args: Args) -> Any:
+    """Show an earlier turn's result as the diff: ``{taskId, turn}``."""
+    sup = await ls.broker()
+    turn = args.integer("turn", 1, 10_000)
+    if turn is None:
+        raise invalid("baton.stepBack: turn is required (see baton.checkpoints)")
+    task = await sup.step_back(args.task_id(), turn)
+    return await _moved(ls, task.id, task.state)
+
+
+def _with_path(ls: BatonServer, root: str, c: Any) -> Any:
+    if not isinstance(c, dict) or "path" in c or not isinstance(c.get("uri"), str):
+        return c
+    path = uri_to_path(c["uri"])
+    rel = relative_to(path, Path(root)) if path is not None else None
+    if rel is None:
+        raise invalid(f"baton.revise: {c['uri']} is not in the task's folder")
+    return {k: v for k, v in c.items() if k != "uri"} | {"path": rel}
 
 
 async def steer(ls: BatonServer, args: Args) -> Any:
@@ -243,7 +299,7 @@ async def _accept(
             await sup.accept(task.id, disk, write=True, allow_secret=allow_secret, theirs=taken)
         )
     ls.notifier.touch(task.id, diff=True)
-    _report(ls, task.id, out)
+    _report(ls, task.title or task.id, out)
     state = (await sup.get(task.id)).state
     return {
         "taskId": task.id,
@@ -359,7 +415,9 @@ async def _apply_edit(
     return True
 
 
-def _report(ls: BatonServer, task_id: str, out: _Outcome) -> None:
+def _report(ls: BatonServer, title: str, out: _Outcome) -> None:
+    if ls.settings.accept_reports == "inline":
+        return  # the client says it shows the answer's conflicts itself
     problems = []
     if out.conflicts:
         problems.append(f"{len(out.conflicts)} hunk(s) conflict with your edits and stay pending")
@@ -370,7 +428,7 @@ def _report(ls: BatonServer, task_id: str, out: _Outcome) -> None:
             f"{len(out.not_applied)} hunk(s) not applied: {out.not_applied[0]['reason']}"
         )
     if problems:
-        ls.warn(f"task {task_id}: " + "; ".join(problems))
+        ls.warn(f'"{title}": ' + "; ".join(problems))
 
 
 #: The ways to settle a hunk that conflicts with the user's edits (``baton.resolve``).
@@ -534,6 +592,25 @@ async def status(ls: BatonServer, args: Args) -> Any:
     return await ls.notifier.send_status()
 
 
+async def workers(ls: BatonServer, args: Args) -> Any:
+    """The workers a task delegated from ``uri`` (default: the first workspace folder) may
+    use: the websocket's ``workers`` answer for that document's root."""
+    uri = args.optional_text("uri")
+    if uri is not None:
+        path = uri_to_path(uri)
+        if path is None or not path.is_absolute():
+            raise invalid(f"baton.workers: uri must be a file: URI, got {uri!r}")
+        root: Path | None = ls.root_for(path)
+    else:
+        folders = ls.folders()
+        root = folders[0] if folders else None
+    sup = await ls.broker()
+    try:
+        return await workers_answer(sup, root.resolve() if root is not None else None)
+    except ConfigError as exc:
+        raise failed(exc) from None
+
+
 async def answer_permission(ls: BatonServer, args: Args) -> Any:
     """Answer an ACP agent's permission request: ``{taskId, option, permissionId?}``."""
     sup = await ls.broker()
@@ -544,6 +621,9 @@ HANDLERS: dict[str, tuple[Handler, bool]] = {
     "baton.delegate": (delegate, False),
     "baton.cancel": (cancel, False),
     "baton.reply": (reply, False),
+    "baton.revise": (revise, False),
+    "baton.checkpoints": (checkpoints, False),
+    "baton.stepBack": (step_back, False),
     "baton.steer": (steer, False),
     "baton.retry": (retry, False),
     "baton.accept": (accept, False),
@@ -557,6 +637,7 @@ HANDLERS: dict[str, tuple[Handler, bool]] = {
     "baton.transcript": (transcript, False),
     "baton.diff": (diff, False),
     "baton.status": (status, True),
+    "baton.workers": (workers, True),
     "baton.answerPermission": (answer_permission, False),
 }
 #: Every command the server declares.

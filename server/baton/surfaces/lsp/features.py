@@ -1,5 +1,5 @@
 """LSP features other than commands: lifecycle, document sync, settings, code actions,
-code lenses and progress cancel. Each handler takes the server as its first parameter."""
+code lenses, hover and progress cancel. Each handler takes the server as its first parameter."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from baton.surfaces.lsp import actions, lenses, settings
+from baton.surfaces.lsp import actions, asking, hover, lenses, settings
 from baton.surfaces.lsp.server import BatonServer
 
 
@@ -82,7 +82,30 @@ async def code_action(ls: BatonServer, params: types.CodeActionParams) -> list[t
             ls.encoding,
             params.range,
         )
+    if doc is not None and actions.wanted(asking.REPLY_KIND, only):
+        found += asking.reply_actions(
+            ls.questions.tasks.values(), params.text_document.uri, params.range
+        )
     return found
+
+
+async def hover_at(ls: BatonServer, params: types.HoverParams) -> types.Hover | None:
+    """The proposed text of the pending hunk under the cursor, or a task's question."""
+    uri = params.text_document.uri
+    doc = ls.open_document(uri)
+    reviews = list(ls.reviews.values())
+    questions = list(ls.questions.tasks.values())
+    if not reviews and not questions:
+        return None
+    current = doc[0] if doc is not None else None
+    text = await asyncio.to_thread(
+        hover.hover_text, reviews, questions, uri, current, ls.encoding, params.position.line
+    )
+    if text is None:
+        return None
+    caps = ls.client_capabilities.text_document
+    formats = caps.hover.content_format if caps and caps.hover else None
+    return types.Hover(contents=hover.markup(text, formats))
 
 
 async def code_lens(ls: BatonServer, params: types.CodeLensParams) -> list[types.CodeLens]:
@@ -120,4 +143,5 @@ def register(server: BatonServer) -> None:
     server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))(
         code_lens
     )
+    server.feature(types.TEXT_DOCUMENT_HOVER)(hover_at)
     server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)(progress_cancel)

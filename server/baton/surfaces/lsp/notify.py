@@ -169,6 +169,7 @@ class Notifier:
             self.server.protocol.notify(TASKS, {"tasks": [summary(t) for t in changed]})
         for task in changed:
             self._watch(task)
+            self.server.questions.update(task)
         await self.send_status()
         lenses = False
         for tid in sorted(diffs):

@@ -21,6 +21,7 @@ from baton.core.diff import FileDiff, FileStatus, Hunk, HunkState, split_lines
 from baton.core.relocate import applies
 from baton.core.task import Task
 from baton.runtime.redo import redone_of
+from baton.runtime.revision import since_last_review
 from baton.runtime.supervisor import Supervisor
 from baton.surfaces.lsp.documents import LineMap, hunk_old_span, line_range, path_to_uri
 from baton.workspace import Snapshot, snapshot_text, worktree_text
@@ -190,6 +191,8 @@ def payload(
     encoding: str,
 ) -> dict[str, Any]:
     """The ``baton/diff`` notification for one task (CPU only: call it off the loop)."""
+    since = since_last_review(td.task, td.files) if td.final else None
+    revised = set(since.new) if since is not None else set()
     files = []
     for f in td.files:
         uri = td.uri(f)
@@ -209,6 +212,8 @@ def payload(
             }
             if p.hunk.secret:
                 hunk["secret"] = True  # masked; baton.accept takes it only with allowSecret
+            if p.hunk.id in revised:
+                hunk["revised"] = True  # new since the last review (an interdiff)
             hunks.append(hunk)
         files.append(
             {
@@ -221,13 +226,16 @@ def payload(
                 "hunks": hunks,
             }
         )
-    return {
+    out = {
         "taskId": td.task.id,
         "title": td.task.title,
         "state": str(td.task.state),
         "final": td.final,
         "files": files,
     }
+    if since is not None:
+        out["revision"] = since.to_json()  # the turn, and new/kept/dropped hunk ids
+    return out
 
 
 def _range_json(r: types.Range) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from baton.core.task import Task
 from baton.runtime.supervisor import Supervisor, TaskError
 from baton.store import state_home
 from baton.surfaces.ide import IdeServer
-from baton.surfaces.lsp import ide, review, settings
+from baton.surfaces.lsp import asking, ide, review, settings
 from baton.surfaces.lsp.documents import OpenDocuments, relative_to, uri_to_path
 from baton.surfaces.lsp.foresee import Foresee
 from baton.surfaces.lsp.notify import Notifier
@@ -113,6 +113,7 @@ class BatonServer(LanguageServer):
         self.ide: IdeServer | None = None  # the Claude Code IDE server (setting claudeIde)
         self.endpoint: Endpoint | None = None  # the broker's websocket (other agents, CLI)
         self.reviews: dict[str, review.TaskDiff] = {}
+        self.questions = asking.Questions()  # tasks asking a question (reply code action)
         # Review findings shown as diagnostics: task id → uri → diagnostics.
         self.findings: dict[str, dict[str, list[types.Diagnostic]]] = {}
         self.notifier = Notifier(self)
@@ -184,6 +185,8 @@ class BatonServer(LanguageServer):
             tasks = await sup.list_tasks(states=["review"], root=root, limit=200)
             for task in tasks:
                 await self.notifier.send_diff(task.id)
+            for task in await sup.list_tasks(states=["needs_input"], root=root, limit=200):
+                self.questions.update(task)
         if self.reviews:
             self.refresh_code_lenses()
         await self.permissions.resend_pending(sorted(self.roots))

@@ -19,6 +19,9 @@ from typing import Any
 ISOLATION_MODES = ("worktree",)
 #: How ACP permission prompts reach the user: a message request, or the client's own UI.
 PERMISSION_PROMPTS = ("message", "inline")
+#: How an accept's conflicts and refusals reach the user: a message, or the client's own UI
+#: (it reads them from the accept's answer).
+ACCEPT_REPORTS = ("message", "inline")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -31,6 +34,7 @@ class Settings:
     brief_rules: tuple[str, ...] = ()
     progress_interval: float = 0.5  # seconds between two progress reports of one task
     permission_prompts: str = "message"  # "inline": the client shows baton/permission itself
+    accept_reports: str = "message"  # "inline": the client reports an accept's conflicts
     #: Be the IDE of Claude Code sessions in a terminal: their edits arrive as Baton diffs.
     claude_ide: bool = True
 
@@ -42,6 +46,7 @@ class Settings:
             "briefRules": list(self.brief_rules),
             "progressInterval": self.progress_interval,
             "permissionPrompts": self.permission_prompts,
+            "acceptReports": self.accept_reports,
             "claudeIde": self.claude_ide,
         }
 
@@ -98,6 +103,12 @@ def merge(current: Settings, raw: object) -> tuple[Settings, list[str]]:
             changes["permission_prompts"] = value
         else:
             warnings.append("setting permissionPrompts must be one of message, inline")
+    if "acceptReports" in section:
+        value = section["acceptReports"]
+        if value in ACCEPT_REPORTS:
+            changes["accept_reports"] = value
+        else:
+            warnings.append("setting acceptReports must be one of message, inline")
     if "claudeIde" in section:
         value = section["claudeIde"]
         if isinstance(value, bool):

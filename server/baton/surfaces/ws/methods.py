@@ -20,12 +20,13 @@ from typing import Any
 
 from baton import __version__
 from baton.config.layers import ConfigError
-from baton.config.settings import Settings, load_settings
+from baton.core import revision
 from baton.core.lifecycle import TaskState
 from baton.core.task import Target, next_moves
 from baton.runtime.requests import DelegateRequest, GraphNode
 from baton.runtime.supervisor import Supervisor, TaskError, broker_alive
 from baton.store import AmbiguousTask, UnknownTask
+from baton.surfaces.workers import workers_answer
 from baton.surfaces.ws import answers, views, waiting
 from baton.surfaces.ws import protocol as p
 
@@ -65,6 +66,9 @@ class Methods:
             "reject": self.reject,
             "reopen": self.reopen,
             "reply": self.reply,
+            "revise": self.revise,
+            "checkpoints": self.checkpoints,
+            "stepBack": self.step_back,
             "steer": self.steer,
             "answer": self.answer,
             "cancel": self.cancel,
@@ -315,6 +319,34 @@ class Methods:
         task = await self._moved(self.sup.reply(tid, text), tid)
         return {"task": answers.line(task)}
 
+    async def revise(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Comments (``[{path, start, end, text, hunkId?}]``) and reasons of rejected hunks
+        (``[{hunkId, reason}]``) on a task in review, as its next turn."""
+        p.known(params, "id", "comments", "rejections")
+        tid = _id(params)
+        try:
+            comments = revision.comments_from_json(params.get("comments"))
+            rejections = revision.rejections_from_json(params.get("rejections"))
+        except ValueError as exc:
+            raise p.RpcError(p.INVALID_PARAMS, str(exc)) from None
+        task = await self._moved(self.sup.revise(tid, comments, rejections), tid)
+        return {"task": answers.line(task)}
+
+    async def checkpoints(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The kept results of a revised task's turns: ``[{turn, commit, shown}]``."""
+        p.known(params, "id")
+        tid = _id(params)
+        return {"turns": await self._moved(self.sup.checkpoints(tid), tid)}
+
+    async def step_back(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Show an earlier turn's kept result as the diff of a task in review."""
+        p.known(params, "id", "turn")
+        tid, turn = _id(params), p.integer(params, "turn", lo=1, hi=10_000)
+        if turn is None:
+            raise p.RpcError(p.INVALID_PARAMS, "turn: required (see checkpoints)")
+        task = await self._moved(self.sup.step_back(tid, turn), tid)
+        return {"task": answers.line(task)}
+
     async def steer(self, params: dict[str, Any]) -> dict[str, Any]:
         p.known(params, "id", "text")
         tid, text = _id(params), p.nonempty(params, "text")
@@ -400,42 +432,15 @@ class Methods:
         return {"root": root, "memory": [{"id": i, "text": t} for i, t in items]}
 
     async def workers(self, params: dict[str, Any]) -> dict[str, Any]:
-        """The workers a task in ``root`` (default: the first served folder) may use, from the
-        same resolved settings routing reads (defaults, user and project config): the default
-        worker and why, and every profile with its model and where it was configured."""
+        """The workers a task in ``root`` (default: the first served folder) may use
+        (:func:`baton.surfaces.workers.workers_answer`)."""
         p.known(params, "root")
         root_text = p.opt_text(params, "root") or (self.roots[0] if self.roots else None)
         root = Path(root_text).expanduser().resolve() if root_text else None
         try:
-            if root is not None:
-                settings = await asyncio.to_thread(self.sup.settings.get, root)
-            else:
-                settings = await asyncio.to_thread(load_settings, None, profiles=self.sup.profiles)
+            return await workers_answer(self.sup, root)
         except ConfigError as exc:
             raise p.RpcError(p.INVALID_PARAMS, f"Baton's settings: {exc}") from None
-        profiles = {**self.sup.profiles, **settings.profiles}
-        allowed = settings.allowed_profiles()
-        return {
-            "root": str(root) if root is not None else None,
-            "default": settings.default_worker or None,
-            "default_reason": settings.default_reason,
-            "workers": [
-                answers.lean(
-                    {
-                        "name": prof.name,
-                        "provider": prof.provider,
-                        "model": prof.model,
-                        "models": list(prof.models),
-                        "label": prof.label,
-                        "enabled": prof.enabled,
-                        "allowed": prof.name in allowed,
-                        "concurrency": prof.concurrency,
-                        "source": _source(settings, prof.name),
-                    }
-                )
-                for prof in profiles.values()
-            ],
-        }
 
     async def health(self, params: dict[str, Any]) -> dict[str, Any]:
         p.known(params)
@@ -479,9 +484,3 @@ def _targets(value: Any) -> list[Target]:
             raise p.RpcError(p.INVALID_PARAMS, "targets: end needs a start and must be >= it")
         out.append(Target(path, start, end))
     return out
-
-
-def _source(settings: Settings, name: str) -> str | None:
-    """Where a profile was configured: ``user``, ``project`` or ``default`` (found on PATH)."""
-    src = settings.provenance.get(f"profiles.{name}.provider")
-    return src.layer if src is not None else None

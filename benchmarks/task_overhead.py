@@ -1,0 +1,228 @@
+"""What the broker adds to each task on a tiny repository, beside the simplest script's cost.
+
+Tasks run one after the other in an in-process broker (the fake agent edits one file, so
+each task ends in review). For each, from the broker's own records:
+
+- created → agent started: the task's ``created_at`` to the fake agent's first act (the
+  time in its run log line, ``BATON_FAKE_RUNLOG``): snapshot, checkout, brief, the wrapper
+  and the sandbox, and the agent's own start-up;
+- created → spawn: ``created_at`` to the moment the broker starts the agent's wrapper (the
+  attempt's ``started_at``): Baton's own work before any agent process exists;
+- agent exited → review: the wrapper's exit record (``ended_at``) to a subscriber seeing the
+  task move to review: noticing the exit, staging the checkout, the diff, its storage.
+
+Their floors are measured in the same rounds (the order alternates every round): the same
+fake agent started by a raw fork/exec (``subprocess.Popen`` to its run log line) in a raw
+``git worktree add`` of the same tree (timed on its own: the floor of created → spawn), and,
+once it exited, the raw ``git add -A`` + ``git diff --cached`` that show what it changed.
+Goals (issue 18): created → spawn ≤ 25 ms, agent exited → review ≤ 25 ms.
+
+Run: .venv/bin/python benchmarks/task_overhead.py [--tasks 20] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from figures import figure, load, median
+
+SCRIPT = {"steps": [{"edit": "f0.txt", "old": "file 0", "new": "file zero"}, {"say": "done"}]}
+PROMPT = "bench\n```baton-fake\n" + json.dumps(SCRIPT) + "\n```\n"
+ENV = {
+    "GIT_AUTHOR_NAME": "b",
+    "GIT_AUTHOR_EMAIL": "b@l",
+    "GIT_COMMITTER_NAME": "b",
+    "GIT_COMMITTER_EMAIL": "b@l",
+}
+
+
+def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    out = subprocess.run(
+        ["git", "-c", "core.hooksPath=/dev/null", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env={**os.environ, **ENV, **(env or {})},
+    )
+    return out.stdout.decode()
+
+
+def make_repo(base: Path) -> Path:
+    """A tiny repository: 20 small text files, one commit."""
+    repo = base / "repo"
+    repo.mkdir()
+    for i in range(20):
+        (repo / f"f{i}.txt").write_text(f"file {i}\n" * 20)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "init")
+    return repo
+
+
+def last_run(runlog: Path, where: str) -> dict[str, Any]:
+    """The last run log line of an agent whose task folder or working folder is ``where``."""
+    for line in reversed(runlog.read_text().splitlines()):
+        rec = json.loads(line)
+        if where in (rec.get("task_dir"), rec.get("cwd")):
+            return dict(rec)
+    raise LookupError(f"no fake agent run for {where}")
+
+
+class Raw:
+    """The floors: what a plain script does per task, with the same agent and tree."""
+
+    def __init__(self, base: Path, repo: Path, runlog: Path) -> None:
+        self.base, self.repo, self.runlog = base, repo, runlog
+        self.n = 0
+        self.prompt = base / "raw-prompt.md"
+        self.prompt.write_text(PROMPT)
+        self.got: dict[str, list[float]] = {"worktree": [], "fork": [], "changes": []}
+
+    def task(self) -> float:
+        self.n += 1
+        wt = self.base / f"raw{self.n}"
+        t0 = time.perf_counter()
+        git(self.repo, "worktree", "add", "-q", "--detach", str(wt))
+        self.got["worktree"].append(time.perf_counter() - t0)
+        argv = [sys.executable, "-P", "-m", "baton.agents.fake_agent"]
+        start = time.time()
+        proc = subprocess.Popen(
+            [*argv, "--prompt-file", str(self.prompt)],
+            cwd=wt,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "BATON_TASK_DIR": str(self.base / "raw-task")},
+        )
+        if proc.wait() != 0:
+            raise RuntimeError(f"the raw fake agent failed ({proc.returncode})")
+        t1 = time.perf_counter()
+        index = {"GIT_INDEX_FILE": str(self.base / "raw-index")}
+        shutil.copy(git(wt, "rev-parse", "--git-path", "index").strip(), self.base / "raw-index")
+        git(wt, "add", "-A", env=index)
+        if "file zero" not in git(wt, "diff", "--cached", "--no-color", env=index):
+            raise RuntimeError("the raw fake agent changed nothing")
+        self.got["changes"].append(time.perf_counter() - t1)
+        self.got["fork"].append(last_run(self.runlog, str(wt))["time"] - start)
+        git(self.repo, "worktree", "remove", "--force", str(wt))
+        return 0.0
+
+
+class Broker:
+    """Tasks delegated one at a time to a broker in this process, timed from its records."""
+
+    def __init__(self, home: Path, repo: Path, runlog: Path) -> None:
+        from baton.config.profiles import default_profiles
+        from baton.runtime.supervisor import Limits, Supervisor
+
+        self.repo, self.runlog = repo, runlog
+        self.sup = Supervisor(home, profiles=default_profiles(), limits=Limits(stall_after=120))
+        self.got: dict[str, list[float]] = {"started": [], "spawn": [], "review": []}
+
+    async def task(self) -> float:
+        from baton.core.events import EventType
+        from baton.process.spawn import read_exit
+        from baton.runtime.requests import DelegateRequest
+        from baton.store.paths import task_dir
+
+        sub = self.sup.subscribe(None)
+        t = await self.sup.delegate(DelegateRequest(PROMPT, str(self.repo), worker="fake"))
+        reviewed = None
+        while reviewed is None:
+            e = await asyncio.wait_for(sub.get(), 60)
+            if e is None:
+                raise RuntimeError("the subscription ended")
+            if e.task_id == t.id and e.type == EventType.STATE:
+                if e.data["to"] == "review":
+                    reviewed = time.time()
+                elif e.data["to"] in ("failed", "answered", "cancelled"):
+                    raise RuntimeError(f"task {t.id} ended {e.data}")
+        sub.close()
+        attempt = (await self.sup.attempts(t.id))[-1]
+        folder = task_dir(self.sup.home, t.id)
+        ended = read_exit(Path(attempt.exit_path))
+        assert ended is not None and ended.ended_at
+        agent = last_run(self.runlog, str(folder))["time"]
+        self.got["started"].append(agent - t.created_at)
+        self.got["spawn"].append(attempt.started_at - t.created_at)
+        self.got["review"].append(reviewed - ended.ended_at)
+        return 0.0
+
+
+async def main(tasks: int) -> None:
+    base = Path(tempfile.mkdtemp(prefix="baton-bench-"))
+    try:
+        runlog = base / "runs.jsonl"
+        os.environ["BATON_FAKE_RUNLOG"] = str(runlog)
+        repo = make_repo(base)
+        raw = Raw(base, repo, runlog)
+        broker = Broker(base / "state", repo, runlog)
+        await broker.sup.start()
+        try:
+            raw.task()  # warm: page cache, git's and python's start-up, the broker's imports
+            await broker.task()
+            for d in (*raw.got.values(), *broker.got.values()):
+                d.clear()
+            for i in range(tasks):
+                if i % 2:
+                    raw.task()
+                await broker.task()
+                if not i % 2:
+                    raw.task()
+        finally:
+            await broker.sup.close()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    ms = {k: median(v) * 1000 for k, v in (*raw.got.items(), *broker.got.items())}
+    print(f"{tasks} sequential tasks on a tiny repository, load {' '.join(map(str, load()))}")
+    for key, label in (
+        ("started", "created → agent started"),
+        ("spawn", "created → spawn"),
+        ("review", "agent exited → review"),
+    ):
+        print(f"  {label:<26} {ms[key]:7.1f} ms")
+    of = "sequential tasks, floors interleaved"
+    figure(
+        "created → agent started, tiny repo",
+        ms["started"],
+        ms["fork"],
+        "raw fork/exec of the same fake agent, to its first act",
+        runs=tasks,
+        of=of,
+    )
+    figure(
+        "created → spawn, tiny repo",
+        ms["spawn"],
+        ms["worktree"],
+        "raw git worktree add of the same tree",
+        goal=25,
+        runs=tasks,
+        of=of,
+    )
+    figure(
+        "agent exited → review, tiny repo",
+        ms["review"],
+        ms["changes"],
+        "raw git add -A + git diff --cached in the raw worktree",
+        goal=25,
+        runs=tasks,
+        of=of,
+    )
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--tasks", type=int, default=20)
+    p.add_argument("--quick", action="store_true", help="4 tasks")
+    a = p.parse_args()
+    asyncio.run(main(4 if a.quick else a.tasks))

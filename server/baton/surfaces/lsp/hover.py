@@ -1,0 +1,102 @@
+"""``textDocument/hover``: the proposed text of a pending hunk, before it is accepted.
+
+On a line of a pending hunk of a task in review (for an insertion: the line it goes before)
+the hover is the hunk as a diff (its old lines ``-``, its new lines ``+``), the task's
+title, and how to decide it: the code actions and the ``baton.accept`` / ``baton.reject``
+commands with their argument. On a target line of a task that asks a question, it is the
+question and how to reply (see :mod:`asking`). Clients without code lenses or inline
+diffs (Helix, eglot, Kate, …) see what they would accept this way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from urllib.parse import unquote
+
+from lsprotocol import types
+
+from baton.core.diff import HunkState, split_lines
+from baton.core.lifecycle import TaskState
+from baton.core.task import Task
+from baton.surfaces.lsp import asking, review
+
+#: The most lines of each side a hover shows (the rest is counted).
+MAX_LINES = 60
+
+
+def _side(text: str, mark: str) -> list[str]:
+    lines = [line.rstrip("\r\n") for line in split_lines(text)]
+    shown = [f"{mark}{line}" for line in lines[:MAX_LINES]]
+    if len(lines) > MAX_LINES:
+        shown.append(f"{mark}… {len(lines) - MAX_LINES} more lines")
+    return shown
+
+
+def _fence(body: str) -> str:
+    """A backtick fence longer than any run of backticks in ``body``."""
+    longest, run = 0, 0
+    for ch in body:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    return "`" * max(3, longest + 1)
+
+
+def hunk_markdown(td: review.TaskDiff, p: review.Placed) -> str:
+    """One pending hunk: the diff, the task, how to accept or reject it."""
+    h = p.hunk
+    body = "\n".join(_side(h.old_text, "-") + _side(h.new_text, "+"))
+    fence = _fence(body)
+    arg = json.dumps({"taskId": td.task.id, "hunkIds": [h.id]})
+    lines = [f"**Baton ▸ {td.task.title}** — proposed change, pending"]
+    if not p.intact:
+        lines.append("\n*You edited these lines since: an accept merges, or reports a conflict.*")
+    if h.secret:
+        lines.append("\n*It writes a secret value (shown masked): accept needs `allowSecret`.*")
+    lines += [
+        "",
+        f"{fence}diff\n{body}\n{fence}",
+        "",
+        f'Accept: code action "Baton: Accept this change ({td.task.title})", or the command '
+        f"`baton.accept` with `{arg}`.  ",
+        f'Reject: "Baton: Reject this change ({td.task.title})", or `baton.reject`.',
+    ]
+    return "\n".join(lines)
+
+
+def _covers(p: review.Placed, line: int) -> bool:
+    r = p.range
+    last = max(r.start.line, r.end.line - (r.end.character == 0))
+    return r.start.line <= line <= last
+
+
+def hover_text(
+    reviews: Iterable[review.TaskDiff],
+    questions: Iterable[Task],
+    uri: str,
+    current: str | None,
+    encoding: str,
+    line: int,
+) -> str | None:
+    """The hover's markdown at ``line`` of ``uri`` (CPU only: call it off the loop)."""
+    parts: list[str] = []
+    for td in reviews:
+        if td.task.state != TaskState.REVIEW:
+            continue
+        for f in td.files:
+            if unquote(td.uri(f)) != unquote(uri):
+                continue
+            for p in review.place_file(td, f, current, encoding):
+                if p.hunk.state == HunkState.PENDING and _covers(p, line):
+                    parts.append(hunk_markdown(td, p))
+    for task in questions:
+        if asking.asks(task) and asking.on_target(task, uri, line, line) is not None:
+            parts.append(asking.question_markdown(task))
+    return "\n\n---\n\n".join(parts) if parts else None
+
+
+def markup(text: str, formats: Sequence[types.MarkupKind] | None) -> types.MarkupContent:
+    """Markdown, unless the client says it reads only plain text."""
+    if formats and types.MarkupKind.Markdown not in formats:
+        return types.MarkupContent(kind=types.MarkupKind.PlainText, value=text)
+    return types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)

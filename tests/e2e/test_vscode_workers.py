@@ -1,0 +1,97 @@
+"""The worker picker in real VS Code (code-server, headless Chromium, the built .vsix and the
+real ``baton lsp``; the harness of test_vscode.py): "Delegate with Options" lists the
+profiles of the user's Baton config as the server resolved them — each with its provider and
+model, the default marked, why one cannot run — and none the user did not configure; the
+task runs on the worker picked. The clicking is clients/vscode/test/e2e/workers.mjs;
+screenshots go to artifacts/vscode-workers/.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import user_config
+from tests.e2e.test_vscode import (  # noqa: F401 (the fixtures tools and vsix)
+    APP,
+    BASE_SETTINGS,
+    ROOT,
+    Tools,
+    code_server,
+    drive,
+    tools,
+    vsix,
+)
+
+pytestmark = pytest.mark.slow
+
+ARTIFACTS = ROOT / "artifacts" / "vscode-workers"
+INSTRUCTION = "Make the first function return ten"
+SCRIPT = {
+    "steps": [{"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"}],
+    "summary": "The first function returns ten.",
+}
+
+
+def test_the_worker_picker_lists_the_users_profiles_from_the_server(
+    tools: Tools,  # noqa: F811
+    vsix: Path,  # noqa: F811
+    repo: Path,
+    baton_home: Path,
+    tmp_path: Path,
+) -> None:
+    shutil.rmtree(ARTIFACTS, ignore_errors=True)
+    ARTIFACTS.mkdir(parents=True)
+    assert (repo / "app.py").read_text() == APP
+    missing = tmp_path / "no-such-claude"  # never installed, whatever this machine has
+    user_config(
+        tmp_path,
+        'default_worker = "quick"\n'
+        "[profiles.quick]\n"
+        'provider = "fake"\nmodel = "m-small"\nlabel = "Quick fake"\n'
+        "[profiles.claude-work]\n"
+        f'provider = "claude"\nmodel = "claude-sonnet-4-5"\nbinary = "{missing}"\n',
+    )
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    settings = {
+        **BASE_SETTINGS,
+        "baton.server.path": [str(ROOT / ".venv" / "bin" / "baton"), "lsp"],
+        "baton.server.env": {"BATON_HOME": str(baton_home), "BATON_FAKE_SCRIPT": str(script)},
+    }
+    env = {"BATON_HOME": str(baton_home)}
+    with code_server(tools, vsix, repo, tmp_path, settings, env, ARTIFACTS) as wb:
+        steps = drive(
+            "workers.mjs",
+            wb,
+            tools,
+            ARTIFACTS,
+            240,
+            BATON_E2E_FILE="app.py",
+            BATON_E2E_PICK="quick",
+            BATON_E2E_INSTRUCTION=INSTRUCTION,
+        )
+        log = "\n".join(
+            f.read_text(errors="replace") for f in (wb.user_data / "logs").rglob("*Baton*.log")
+        )
+    by = {s["step"]: s for s in steps}
+    assert "done" in by
+    rows = {r["label"]: r for r in by["worker-picker"]["rows"]}
+    # The user's profiles, as the server resolved them; not the old static list's.
+    assert {"(default)", "quick", "claude-work", "fake"} <= set(rows), rows
+    assert not {"codex", "opencode", "gemini", "pi"} & set(rows), rows
+    assert "the server's default: quick" in rows["(default)"]["text"], rows["(default)"]
+    quick = rows["quick"]
+    assert "fake · m-small · default" in quick["text"] and "Quick fake" in quick["text"], quick
+    assert quick["icon"], quick  # it can run
+    work = rows["claude-work"]
+    assert "claude · claude-sonnet-4-5" in work["text"], work
+    assert f"cannot run: {missing} not installed" in work["text"] and not work["icon"], work
+    # The task ran on the worker picked.
+    assert "1 ready for review" in by["ready-for-review"]["status"]
+    assert "started (quick)" in log, log[-3000:]
+    shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
+    assert len(shots) == 5 and not any("FAILED" in s for s in shots), shots

@@ -1,0 +1,104 @@
+"""In-process git: the index reader gives what ``git ls-files -s`` gives (or declines), a commit
+written in-process is the one ``git commit-tree`` writes, and a checkout's repository made
+in-process is the one ``git init`` makes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from baton.workspace.checkout import _init
+from baton.workspace.git import IDENTITY
+from baton.workspace.indexfile import read_index
+from baton.workspace.objects import commit_body, commit_tree, write_loose
+from baton.workspace.snapshot import index_entries
+from tests.conftest import git
+
+
+def _fill(root: Path) -> None:
+    (root / "a.txt").write_text("a\n")
+    deep = root / "dir" / ("long-" * 30)  # a path longer than most, and a shared prefix
+    deep.mkdir(parents=True)
+    (deep / "b.txt").write_text("b\n")
+    (deep / "c.txt").write_text("c\n")
+    (root / "run.sh").write_text("#!/bin/sh\n")
+    (root / "run.sh").chmod(0o755)
+    (root / "ünïcode name.txt").write_text("u\n")
+    os.symlink("a.txt", root / "link")
+    git(root, "add", "-A")
+    (root / "later.txt").write_text("intent to add\n")
+    git(root, "add", "-N", "later.txt")  # an extended entry (index version 3)
+
+
+@pytest.mark.parametrize("version", [2, 3, 4])
+def test_read_index_matches_ls_files(repo: Path, version: int) -> None:
+    _fill(repo)
+    git(repo, "update-index", "--index-version", str(version))
+    got = read_index(repo / ".git" / "index")
+    assert got is not None
+    assert got == index_entries(repo)
+    assert got["run.sh"][0] == "100755" and got["link"][0] == "120000"
+
+
+def test_read_index_declines_what_it_cannot_read(repo: Path, tmp_path: Path) -> None:
+    index = repo / ".git" / "index"
+    data = index.read_bytes()
+    cut = tmp_path / "cut"
+    cut.write_bytes(data[: len(data) // 2])
+    assert read_index(cut) is None
+    other = tmp_path / "other"
+    other.write_bytes(b"DIRC" + (9).to_bytes(4, "big") + data[8:])
+    assert read_index(other) is None
+    assert read_index(tmp_path / "missing") is None
+    git(repo, "update-index", "--split-index")
+    assert read_index(index) is None  # a split index: git must say
+
+
+def test_a_commit_written_in_process_is_the_one_git_writes(repo: Path) -> None:
+    git_dir = repo / ".git"
+    tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    head = git(repo, "rev-parse", "HEAD").strip()
+    when = 1_700_000_000.0
+    body = commit_body(tree, [head], "Baton snapshot for task t1", when)
+    zone = body.decode().split("\n")[2].rsplit(" ", 1)[1]
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": IDENTITY[0],
+        "GIT_AUTHOR_EMAIL": IDENTITY[1],
+        "GIT_COMMITTER_NAME": IDENTITY[0],
+        "GIT_COMMITTER_EMAIL": IDENTITY[1],
+        "GIT_AUTHOR_DATE": f"@{int(when)} {zone}",
+        "GIT_COMMITTER_DATE": f"@{int(when)} {zone}",
+    }
+    by_git = subprocess.run(
+        ["git", "commit-tree", tree, "-p", head, "-m", "Baton snapshot for task t1"],
+        cwd=repo, env=env, check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    ours = write_loose(git_dir, "commit", body)
+    assert ours == by_git
+    made = commit_tree(repo, git_dir, tree, [head], "Baton result of task t1")
+    assert git(repo, "cat-file", "-t", made).strip() == "commit"
+    assert git(repo, "rev-parse", f"{made}^{{tree}}").strip() == tree
+    assert git(repo, "rev-parse", f"{made}^").strip() == head
+    git(repo, "update-ref", "refs/baton/results/t1", made)
+    git(repo, "fsck", "--strict", "--no-dangling")
+
+
+def test_a_checkout_repository_made_in_process_is_what_git_init_makes(tmp_path: Path) -> None:
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    assert _init(ours, "baton/t1")
+    git(tmp_path, "init", "-q", "--template=", "-b", "baton/t1", str(theirs))
+
+    def tree(root: Path) -> dict[str, str]:
+        return {
+            str(p.relative_to(root)): p.read_text() if p.is_file() else "/"
+            for p in sorted(root.rglob("*"))
+        }
+
+    assert tree(ours) == tree(theirs)
+    assert git(ours, "symbolic-ref", "HEAD").strip() == "refs/heads/baton/t1"
+    assert not _init(ours, "baton/t1")  # never over something that is there
+    assert (ours / ".git" / "HEAD").exists()
