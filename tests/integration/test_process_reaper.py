@@ -211,3 +211,20 @@ async def test_a_task_in_review_leaves_no_process_of_its_agent(
     assert await settle(sup, task.id, timeout=60) == TaskState.REVIEW
     (sleeper,) = pids_in(pidfile)
     assert not is_alive(sleeper)
+
+
+def test_kill_tree_of_pid_0_or_1_signals_nothing(tmp_path: Path) -> None:
+    """pid 0 would be the caller's own process group (an adopted attempt once recorded 0):
+    run in a child of its own session, the call returns and the child lives on."""
+    code = (
+        "import asyncio, sys\n"
+        "from baton.process.spawn import kill_tree\n"
+        "asyncio.run(kill_tree(0, 0.2))\n"
+        "asyncio.run(kill_tree(1, 0.2))\n"
+        "print('alive')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+        start_new_session=True,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "alive", (done.returncode, done.stderr)

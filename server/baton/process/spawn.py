@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import shutil
 import signal
@@ -32,6 +33,8 @@ from baton.agents.base import AgentNotFound, Launch, Parser
 from baton.core.events import Event
 from baton.process.sandbox import Confinement, confine
 from baton.process.wrap import take_lock
+
+log = logging.getLogger(__name__)
 
 #: Two create times closer than this are the same process (psutil's clock is jiffy-based).
 _CREATE_TIME_TOLERANCE = 0.05
@@ -370,8 +373,12 @@ async def kill_tree(pid: int, grace: float = 3.0, create_time: float | None = No
     Every descendant (also those that started a session of their own) and every member of
     the group is collected BEFORE anything is signalled; all get SIGTERM, then SIGKILL after
     ``grace`` seconds. Returns when all are gone. With ``create_time``, a reused pid is left
-    alone (a group cannot outlive its last member, so nothing of ours is left then).
+    alone (a group cannot outlive its last member, so nothing of ours is left then). A pid
+    below 2 names no agent (0 would be the caller's own group, 1 init): nothing is signalled.
     """
+    if pid < 2:
+        log.warning("kill_tree: pid %d names no agent process; nothing signalled", pid)
+        return
     root = None
     with contextlib.suppress(psutil.Error):
         root = psutil.Process(pid)

@@ -140,7 +140,7 @@ class Adoption:
         if record is None:
             out, err, exit_path = Path(last.out_path), Path(last.err_path), Path(last.exit_path)
             record = procs.ProcessRecord(last.pid or 0, out, err, exit_path, last.started_at, 0.0)
-        if last.pid is None:  # the dead broker started it but could not say so
+        if last.pid is None and record.pid > 1:  # the dead broker started it, said nothing
             last.pid = record.pid
             await self.book.save_attempt(last)
             await self.book.log(task, f"found attempt {last.n}'s process (pid {record.pid})")
