@@ -8,13 +8,8 @@
 //      BATON_E2E_SECOND (the agent's two sentences, said with a pause between them).
 import { chromium } from "playwright-core";
 import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { env, harness } from "./harness.mjs";
 
-const env = (k) => {
-  const v = process.env[k];
-  if (!v) throw new Error(`${k} is not set`);
-  return v;
-};
 const url = env("BATON_E2E_URL");
 const artifacts = env("BATON_E2E_ARTIFACTS");
 const instruction = env("BATON_E2E_INSTRUCTION");
@@ -23,34 +18,8 @@ const first = env("BATON_E2E_FIRST");
 const second = env("BATON_E2E_SECOND");
 mkdirSync(artifacts, { recursive: true });
 
-const t0 = Date.now();
-let shot = 0;
 let page;
-
-function log(step, extra = {}) {
-  console.log(JSON.stringify({ step, t: (Date.now() - t0) / 1000, ...extra }));
-}
-
-async function screenshot(name) {
-  shot += 1;
-  const path = join(artifacts, `${String(shot).padStart(2, "0")}-${name}.png`);
-  await page.screenshot({ path });
-  return path;
-}
-
-async function step(name, fn) {
-  try {
-    const out = await fn();
-    log(name, { screenshot: await screenshot(name), ...(out ?? {}) });
-  } catch (err) {
-    try {
-      await screenshot(`FAILED-${name}`);
-    } catch {
-      // the page may be gone
-    }
-    throw new Error(`step "${name}" failed: ${err instanceof Error ? err.message : err}`);
-  }
-}
+const { log, step } = harness(artifacts, () => page);
 
 async function waitStatus(part, timeout = 30000) {
   await page.waitForFunction(
