@@ -26,9 +26,9 @@ import sys
 import time
 from pathlib import Path
 
-from baton.workspace.git import run_git
+from baton.workspace.git import common_dir_of, run_git
 from baton.workspace.gitconfig import repo_config
-from baton.workspace.snapshot import BRANCH_PREFIX, common_dir_of
+from baton.workspace.snapshot import BRANCH_PREFIX
 
 #: Beside the checkouts: Baton's index of each checkout (``<worktrees_dir>/.index/<id>``).
 #: No task id starts with a dot, so the folder is never taken for a task's checkout.

@@ -26,9 +26,9 @@ from baton.core.diff import (
     whole_file_hunk,
 )
 from baton.workspace.checkout import SCRATCH_PREFIX, seed_index_of
-from baton.workspace.git import git_process, read_blobs, run_git, split_z
+from baton.workspace.git import common_dir_of, git_process, read_blobs, run_git, split_z
 from baton.workspace.objects import commit_tree
-from baton.workspace.snapshot import Snapshot, common_dir_of, stage_work_tree
+from baton.workspace.snapshot import Snapshot, stage_work_tree
 
 NULL_SHA = "0" * 40
 SYMLINK = "120000"

@@ -233,3 +233,13 @@ def read_blobs(
         blobs[name] = out[pos : pos + size]
         pos += size + 1
     return blobs
+
+
+def common_dir_of(git_dir: Path) -> Path:
+    """The common git dir of a (possibly per-worktree) git dir."""
+    try:
+        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return git_dir
+    path = Path(common)
+    return path if path.is_absolute() else (git_dir / path).resolve()

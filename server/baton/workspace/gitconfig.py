@@ -16,7 +16,7 @@ import os
 import threading
 from pathlib import Path
 
-from baton.workspace.git import git_process, split_z
+from baton.workspace.git import common_dir_of, git_process, split_z
 
 # Variables that change which settings git reads (the location ones are dropped anyway).
 _CONFIG_VARS = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM")
@@ -26,20 +26,11 @@ _lock = threading.Lock()
 _cache: dict[Path, tuple[list[Path], tuple[object, ...], dict[str, str]]] = {}
 
 
-def _common(git_dir: Path) -> Path:
-    try:
-        text = (git_dir / "commondir").read_text(encoding="utf-8").strip()
-    except OSError:
-        return git_dir
-    path = Path(text)
-    return path if path.is_absolute() else (git_dir / path).resolve()
-
-
 def _candidates(git_dir: Path) -> list[Path]:
     """The files git reads for ``git_dir`` whether or not they exist today."""
     home = Path(os.environ.get("HOME") or Path.home())
     xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    found = [_common(git_dir) / "config", git_dir / "config.worktree"]
+    found = [common_dir_of(git_dir) / "config", git_dir / "config.worktree"]
     found.append(Path(os.environ.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"))
     found.append(xdg / "git" / "config")
     found.append(Path(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"))

@@ -19,17 +19,8 @@ import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from baton.workspace.git import IDENTITY, run_git
+from baton.workspace.git import IDENTITY, common_dir_of, run_git
 from baton.workspace.gitconfig import repo_config
-
-
-def _common(git_dir: Path) -> Path:
-    try:
-        text = (git_dir / "commondir").read_text(encoding="utf-8").strip()
-    except OSError:
-        return git_dir
-    path = Path(text)
-    return path if path.is_absolute() else (git_dir / path).resolve()
 
 
 def _in_process(common: Path) -> bool:
@@ -79,7 +70,7 @@ def write_loose(common: Path, kind: str, body: bytes) -> str:
 
 def commit_tree(cwd: Path, git_dir: Path, tree: str, parents: Sequence[str], message: str) -> str:
     """A commit of ``tree`` on ``parents`` by Baton in the repository at ``git_dir``; its sha."""
-    common = _common(git_dir)
+    common = common_dir_of(git_dir)
     if _in_process(common):
         return write_loose(common, "commit", commit_body(tree, parents, message, time.time()))
     args = ["commit-tree", tree, *(a for p in parents for a in ("-p", p)), "-m", message]

@@ -185,16 +185,6 @@ def _locate(root: Path, state_home: Path) -> _Place:
         return _Place(root, private, private, True, notes)
 
 
-def common_dir_of(git_dir: Path) -> Path:
-    """The common git dir of a (possibly per-worktree) git dir."""
-    try:
-        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
-    except OSError:
-        return git_dir
-    path = Path(common)
-    return path if path.is_absolute() else (git_dir / path).resolve()
-
-
 def index_entries(cwd: Path, **kw: Any) -> dict[str, tuple[str, str]]:
     """Every stage-0 entry of the index git uses at ``cwd``: path → (mode, sha)."""
     entries: dict[str, tuple[str, str]] = {}

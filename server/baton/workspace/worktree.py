@@ -23,14 +23,13 @@ from baton.workspace.checkout import (
 )
 from baton.workspace.checkpoints import TURN_REF, delete_turns
 from baton.workspace.diffing import stage_checkout
-from baton.workspace.git import GitError, run_git
+from baton.workspace.git import GitError, common_dir_of, run_git
 from baton.workspace.snapshot import (
     BRANCH_PREFIX,
     RESULT_REF,
     SNAPSHOT_REF,
     Snapshot,
     check_task_id,
-    common_dir_of,
 )
 
 
