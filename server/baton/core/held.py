@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from enum import StrEnum
 
 from baton.core.diff import Hunk, split_lines
-from baton.core.linediff import opcodes
+from baton.core.linediff import common_lines
 
 
 class Side(StrEnum):
@@ -33,8 +33,8 @@ class Placement:
     def __init__(self, base: str, result: str, current: str) -> None:
         self._base, self._result = split_lines(base), split_lines(result)
         self._current = split_lines(current)
-        self._from_base = _common(self._base, self._current)
-        self._from_result = _common(self._result, self._current)
+        self._from_base = common_lines(self._base, self._current)
+        self._from_result = common_lines(self._result, self._current)
 
     def held(self, hunk: Hunk) -> Side | None:
         """The side of ``hunk`` the user's text holds at its place, None for neither."""
@@ -57,18 +57,6 @@ class Placement:
 def held(hunk: Hunk, base: str, result: str, current: str) -> Side | None:
     """The side of ``hunk`` that ``current`` holds at its place (see :class:`Placement`)."""
     return Placement(base, result, current).held(hunk)
-
-
-def _common(a: Sequence[str], b: Sequence[str]) -> dict[int, int]:
-    """Line index in ``a`` → line index in ``b``, for the lines both have in common."""
-    if list(a) == list(b):
-        return {i: i for i in range(len(a))}
-    mapping: dict[int, int] = {}
-    for tag, i1, i2, j1, _ in opcodes(a, b):
-        if tag == "equal":
-            for k in range(i2 - i1):
-                mapping[i1 + k] = j1 + k
-    return mapping
 
 
 def _stands(

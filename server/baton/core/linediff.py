@@ -42,6 +42,18 @@ def opcodes(a: Sequence[Hashable], b: Sequence[Hashable], limit: int = LIMIT) ->
     return _merge(ops)
 
 
+def common_lines(a: Sequence[Hashable], b: Sequence[Hashable]) -> dict[int, int]:
+    """Line index in ``a`` → line index in ``b``, for the lines both have in common."""
+    if list(a) == list(b):
+        return {i: i for i in range(len(a))}
+    mapping: dict[int, int] = {}
+    for tag, i1, i2, j1, _ in opcodes(a, b):
+        if tag == "equal":
+            for k in range(i2 - i1):
+                mapping[i1 + k] = j1 + k
+    return mapping
+
+
 def _add(ops: list[Op], i1: int, i2: int, j1: int, j2: int) -> None:
     if i1 == i2 and j1 == j2:
         return

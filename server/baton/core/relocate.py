@@ -11,17 +11,7 @@ the hunk's lines are not all still there, unchanged and in one piece, it does no
 from __future__ import annotations
 
 from baton.core.diff import Hunk, split_lines
-from baton.core.linediff import opcodes
-
-
-def _common(base: list[str], ours: list[str]) -> dict[int, int]:
-    """Base line index → our line index, for the lines both texts have in common."""
-    mapping: dict[int, int] = {}
-    for tag, i1, i2, j1, _ in opcodes(base, ours):
-        if tag == "equal":
-            for k in range(i2 - i1):
-                mapping[i1 + k] = j1 + k
-    return mapping
+from baton.core.linediff import common_lines
 
 
 def relocate(hunk: Hunk, base: str, ours: str) -> str | None:
@@ -35,7 +25,7 @@ def relocate(hunk: Hunk, base: str, ours: str) -> str | None:
         start = hunk.old_start - 1
         if "".join(old[start : start + hunk.old_count]) != hunk.old_text:
             return None  # not a hunk of this base
-        common = _common(old, mine)
+        common = common_lines(old, mine)
         placed = [common.get(i) for i in range(start, start + hunk.old_count)]
         if None in placed:
             return None  # the user changed one of the hunk's lines
@@ -47,7 +37,7 @@ def relocate(hunk: Hunk, base: str, ours: str) -> str | None:
     # An insertion after base line ``old_start`` (0: at the top).
     if hunk.old_start == 0:
         return hunk.new_text + ours
-    common = _common(old, mine)
+    common = common_lines(old, mine)
     before = common.get(hunk.old_start - 1)
     if before is not None:
         at = before + 1
@@ -69,7 +59,7 @@ def place(hunk: Hunk, base: str, ours: str) -> tuple[int, int] | None:
     start = hunk.old_start - 1 if hunk.old_count else hunk.old_start
     if "".join(old[start : start + hunk.old_count]) != hunk.old_text:
         return None
-    common = _common(old, mine)
+    common = common_lines(old, mine)
     before = [common[i] for i in range(start) if i in common]
     after = [common[i] for i in range(start + hunk.old_count, len(old)) if i in common]
     first = before[-1] + 1 if before else 0
