@@ -36,7 +36,8 @@ _RUN = (
     "code = main(sys.argv[1:])\n"
     "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'keyring', "
     "'sqlite_utils') or m.startswith(('baton.runtime', 'baton.store.store')))\n"
-    "print(json.dumps({'code': code, 'heavy': heavy}))\n"
+    "loop = sorted(m for m in ('asyncio', 'websockets') if m in sys.modules)\n"
+    "print(json.dumps({'code': code, 'heavy': heavy, 'loop': loop}))\n"
 )
 
 
@@ -63,7 +64,7 @@ def test_the_cli_does_not_import_the_acp_sdk() -> None:
 def test_version_imports_nothing_heavy() -> None:
     lines, res = _run("--version")
     assert lines == [f"baton {__version__}"]
-    assert res == {"code": 0, "heavy": []}
+    assert res == {"code": 0, "heavy": [], "loop": []}
     code = "import sys; from baton.cli import main; main(['--version']); print(len(sys.modules))"
     bare = "import sys; print(len(sys.modules))"
     counts = [
@@ -144,12 +145,13 @@ def test_delegate_through_the_broker_imports_nothing_heavy(
     broker, root = fake_broker
     lines, res = _run("delegate", "rename it", "--cwd", str(root), env=dict(os.environ))
     assert lines == ["0abc123defg"]  # the id, printed as the broker answered it
-    assert res == {"code": 0, "heavy": []}
+    # …on the blocking client: neither an event loop nor the websockets library is imported.
+    assert res == {"code": 0, "heavy": [], "loop": []}
     (request,) = broker.requests
     assert request["method"] == "delegate"
     lines, res = _run("delegate", "rename it", "--cwd", str(root), "--json", env=dict(os.environ))
     assert json.loads("\n".join(lines))["id"] == "0abc123defg"
-    assert res == {"code": 0, "heavy": []}
+    assert res == {"code": 0, "heavy": [], "loop": []}
 
 
 def test_every_command_runs_somewhere() -> None:
@@ -159,9 +161,13 @@ def test_every_command_runs_somewhere() -> None:
     parser = cli._parser()
     (sub,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     by_main = {"lsp", "mcp", "completion", "schema", "claude", "demo", "doctor", "serve"}
-    for name in set(sub.choices) - by_main:
+    for name in set(sub.choices) - by_main - set(cli._REMOTE):
         assert asyncio.iscoroutinefunction(cli._command(name)), name
-    assert set(cli._COMMANDS) == set(sub.choices) - by_main
+    for name in cli._REMOTE:  # one request: a plain function, run with no event loop
+        handler = cli._remote(name)
+        assert callable(handler) and not asyncio.iscoroutinefunction(handler), name
+    assert set(cli._COMMANDS) | set(cli._REMOTE) == set(sub.choices) - by_main
+    assert not set(cli._COMMANDS) & set(cli._REMOTE)
 
 
 def _median_wall(argvs: dict[str, list[str]], pairs: int) -> dict[str, float]:

@@ -74,14 +74,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         from baton.cli import ide_cmds
 
         return ide_cmds.run(args, out)
+    if args.command in _REMOTE:  # one request, one answer: no event loop to start
+        return _guarded(lambda: _remote(args.command)(args, out), out)
     import asyncio
 
+    return _guarded(lambda: asyncio.run(_dispatch(args, out)), out)
+
+
+def _guarded(run: Callable[[], int], out: render.Output) -> int:
+    """Run a command; turn the errors a user can meet into a message and an exit code."""
     from baton.cli.remote import USAGE_CODES, UsageError
-    from baton.surfaces.ws.client import BrokerError, BrokerUnavailable
+    from baton.surfaces.ws.errors import BrokerError, BrokerUnavailable
 
     try:
-        code: int = asyncio.run(_dispatch(args, out))
-        return code
+        return run()
     except UsageError as exc:
         out.error(str(exc))
         return EXIT_USAGE
@@ -219,14 +225,14 @@ async def _doctor(args: argparse.Namespace, out: render.Output) -> int:
     return EXIT_OK if answer["ok"] else EXIT_FAILED
 
 
-#: The commands run through :func:`_dispatch`: the module (of this package) and function that
-#: run each, imported when the command runs.
+#: The commands of :mod:`baton.cli.remote`: one request to the broker, run without an event loop.
 _REMOTE = (
     "delegate", "graph", "answer", "accept", "reject", "reopen", "memory", "workers", "health",
 )  # fmt: skip
 _WATCHING = ("run", "watch", "tasks", "inspect", "diff", "cancel")
+#: The commands run through :func:`_dispatch`: the module (of this package) and function that
+#: run each, imported when the command runs.
 _COMMANDS: dict[str, tuple[str, str]] = {
-    **{name: ("remote", name) for name in _REMOTE},
     **{name: ("watching", name) for name in _WATCHING},
     **{name: ("watching", "turn") for name in ("reply", "steer", "retry")},
     **{name: ("config_cmds", name) for name in ("config", "secret", "stats")},
@@ -241,6 +247,13 @@ def _command(name: str) -> Callable[[argparse.Namespace, render.Output], Awaitab
     handler: Callable[[argparse.Namespace, render.Output], Awaitable[int]] = getattr(
         importlib.import_module(f"baton.cli.{module}"), function
     )
+    return handler
+
+
+def _remote(name: str) -> Callable[[argparse.Namespace, render.Output], int]:
+    from baton.cli import remote
+
+    handler: Callable[[argparse.Namespace, render.Output], int] = getattr(remote, name)
     return handler
 
 

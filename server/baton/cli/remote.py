@@ -1,10 +1,13 @@
-"""The CLI's commands that go through the broker serving the folder (a websocket client).
+"""The CLI's commands that send the broker serving the folder one request and print its
+answer (``delegate``, ``accept``, ``reject`` …).
 
 Each handler gets the parsed arguments and the output, connects to the broker for the folder
 (starting one on demand), and returns the exit code. A move refused because another broker
-supervises the task is sent again to that broker. The commands here send one request and
-print its answer as it comes, so they import none of the domain objects; the ones that
-follow a task's events or print tasks and diffs are in :mod:`baton.cli.watching`.
+supervises the task is sent again to that broker. They run without an event loop, on the
+blocking client (:mod:`baton.surfaces.ws.blocking`: no asyncio, no websockets library), and
+import none of the domain objects: that is what keeps ``baton delegate`` near a bare round
+trip. The commands that follow a task's events or print tasks and diffs are in
+:mod:`baton.cli.watching`.
 """
 
 from __future__ import annotations
@@ -12,14 +15,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from baton.cli.render import Output
 from baton.surfaces.ws import protocol
-from baton.surfaces.ws.client import BrokerError, Client, broker_by_pid, connect_for
+from baton.surfaces.ws.blocking import BlockingClient, connect_for
+from baton.surfaces.ws.errors import BrokerError
+from baton.surfaces.ws.locate import broker_by_pid
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -49,31 +54,45 @@ def folder_of(args: argparse.Namespace) -> Path:
     return Path(cwd).resolve() if cwd else Path.cwd()
 
 
-@asynccontextmanager
-async def broker(args: argparse.Namespace) -> AsyncIterator[Client]:
-    # A command about a task by id may use any broker of this state home.
-    by_id = args.command not in ("delegate", "run", "memory", "graph")
-    client = await connect_for(folder_of(args), any_broker=by_id)
+#: The commands that may go to any broker of this state home (they name a task by id).
+_BY_FOLDER = frozenset({"delegate", "run", "memory", "graph"})
+
+
+def any_broker(args: argparse.Namespace) -> bool:
+    """Whether a command may use any broker of this state home: one about a task by id."""
+    return args.command not in _BY_FOLDER
+
+
+@contextmanager
+def broker(args: argparse.Namespace) -> Iterator[BlockingClient]:
+    client = connect_for(folder_of(args), any_broker=any_broker(args))
     try:
         yield client
     finally:
-        await client.close()
+        client.close()
 
 
-async def call(c: Client, method: str, **params: Any) -> Any:
+def redirected(exc: BrokerError, method: str) -> int | None:
+    """The pid of the broker to ask instead when ``exc`` says another supervises the task;
+    a too-long text gets the advice on what to do. None: ``exc`` is the answer."""
+    if exc.code == protocol.TOO_LARGE and method in _LONG_TEXT:
+        exc.message = f"{exc.message}: {_SHORTEN}"
+        return None
+    pid = (exc.data or {}).get("brokerPid") if isinstance(exc.data, dict) else None
+    return int(pid) if isinstance(pid, int) else None
+
+
+def call(c: BlockingClient, method: str, **params: Any) -> Any:
     """Call the broker; a task supervised by another broker is asked of that one."""
     try:
-        return await c.call(method, **params)
+        return c.call(method, **params)
     except BrokerError as exc:
-        if exc.code == protocol.TOO_LARGE and method in _LONG_TEXT:
-            exc.message = f"{exc.message}: {_SHORTEN}"
-            raise
-        pid = (exc.data or {}).get("brokerPid") if isinstance(exc.data, dict) else None
-        other = broker_by_pid(int(pid)) if isinstance(pid, int) else None
+        pid = redirected(exc, method)
+        other = broker_by_pid(pid) if pid is not None else None
         if other is None:
             raise
-    async with await Client.connect(other) as c2:
-        return await c2.call(method, **params)
+    with BlockingClient.connect(other) as c2:
+        return c2.call(method, **params)
 
 
 def read_text(value: str) -> str:
@@ -122,7 +141,7 @@ def delegate_params(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-async def delegate(args: argparse.Namespace, out: Output) -> int:
+def delegate(args: argparse.Namespace, out: Output) -> int:
     """Print the new task's id at once; the work runs in the broker."""
     params = delegate_params(args)
     if args.after:
@@ -132,8 +151,8 @@ async def delegate(args: argparse.Namespace, out: Output) -> int:
         if len(workers) < 2:
             raise UsageError("--compare needs two or more workers, e.g. --compare a,b")
         params["workers"] = workers
-    async with broker(args) as c:
-        res = await call(c, "delegate", **params)
+    with broker(args) as c:
+        res = call(c, "delegate", **params)
     if "tasks" in res:
         out.result(res, "\n".join(t["id"] for t in res["tasks"]))
     else:
@@ -141,7 +160,7 @@ async def delegate(args: argparse.Namespace, out: Output) -> int:
     return EXIT_OK
 
 
-async def graph(args: argparse.Namespace, out: Output) -> int:
+def graph(args: argparse.Namespace, out: Output) -> int:
     """Delegate a small graph in one call; print one "key id" line per node."""
     try:
         nodes = json.loads(
@@ -153,19 +172,19 @@ async def graph(args: argparse.Namespace, out: Output) -> int:
         raise UsageError(f"{args.file}: expected a JSON list of node objects")
     root = str(Path(args.cwd).resolve())
     nodes = [{"cwd": root, **n} for n in nodes]
-    async with broker(args) as c:
-        res = await call(c, "graph", nodes=nodes)
+    with broker(args) as c:
+        res = call(c, "graph", nodes=nodes)
     out.result(res, "\n".join(f"{k} {t['id']}" for k, t in res["tasks"].items()))
     return EXIT_OK
 
 
-async def answer(args: argparse.Namespace, out: Output) -> int:
+def answer(args: argparse.Namespace, out: Output) -> int:
     """Answer an ACP agent's permission request (allow, always, reject, or an option id)."""
     params: dict[str, Any] = {"id": args.id, "option": args.option}
     if args.permission:
         params["permission"] = args.permission
-    async with broker(args) as c:
-        res = (await call(c, "answer", **params))["answered"]
+    with broker(args) as c:
+        res = (call(c, "answer", **params))["answered"]
     option = res["option"]
     out.result(
         {"answered": res},
@@ -175,10 +194,10 @@ async def answer(args: argparse.Namespace, out: Output) -> int:
     return EXIT_OK
 
 
-async def accept(args: argparse.Namespace, out: Output) -> int:
-    async with broker(args) as c:
+def accept(args: argparse.Namespace, out: Output) -> int:
+    with broker(args) as c:
         allow = True if args.allow_secret else None
-        res = await call(c, "accept", id=args.id, hunks=args.hunks or None, allowSecret=allow)
+        res = call(c, "accept", id=args.id, hunks=args.hunks or None, allowSecret=allow)
     if out.json_mode:
         out.json_doc(res)
     else:
@@ -186,9 +205,9 @@ async def accept(args: argparse.Namespace, out: Output) -> int:
     return EXIT_OK if not res.get("conflicts") and not res.get("refused") else EXIT_FAILED
 
 
-async def reject(args: argparse.Namespace, out: Output) -> int:
-    async with broker(args) as c:
-        res = await call(c, "reject", id=args.id, hunks=args.hunks or None)
+def reject(args: argparse.Namespace, out: Output) -> int:
+    with broker(args) as c:
+        res = call(c, "reject", id=args.id, hunks=args.hunks or None)
     task = res["task"]
     out.result(
         res,
@@ -197,10 +216,10 @@ async def reject(args: argparse.Namespace, out: Output) -> int:
     return EXIT_OK
 
 
-async def reopen(args: argparse.Namespace, out: Output) -> int:
+def reopen(args: argparse.Namespace, out: Output) -> int:
     """Accepted hunks whose old lines the file holds again (reverted by hand) are pending."""
-    async with broker(args) as c:
-        res = await call(c, "reopen", id=args.id, hunks=args.hunks)
+    with broker(args) as c:
+        res = call(c, "reopen", id=args.id, hunks=args.hunks)
     task = res["task"]
     text = f"reopened {len(res['reopened'])} hunk(s); task {task['id']} is {task['state']}"
     for kept in res["kept"]:
@@ -209,7 +228,7 @@ async def reopen(args: argparse.Namespace, out: Output) -> int:
     return EXIT_OK if res["reopened"] else EXIT_FAILED
 
 
-async def memory(args: argparse.Namespace, out: Output) -> int:
+def memory(args: argparse.Namespace, out: Output) -> int:
     root = str(folder_of(args))
     params: dict[str, Any] = {"op": args.op, "root": root}
     if args.op == "add":
@@ -219,16 +238,16 @@ async def memory(args: argparse.Namespace, out: Output) -> int:
             params["id"] = int(args.value[0]) if args.value else None
         except ValueError:
             raise UsageError("memory remove takes the memory's number") from None
-    async with broker(args) as c:
-        res = await call(c, "memory", **params)
+    with broker(args) as c:
+        res = call(c, "memory", **params)
     human = "\n".join(f"{m['id']:>4}  {m['text']}" for m in res["memory"]) or "no memory"
     out.result(res, human)
     return EXIT_OK
 
 
-async def workers(args: argparse.Namespace, out: Output) -> int:
-    async with broker(args) as c:
-        res = await call(c, "workers", root=str(Path(args.cwd).resolve()))
+def workers(args: argparse.Namespace, out: Output) -> int:
+    with broker(args) as c:
+        res = call(c, "workers", root=str(Path(args.cwd).resolve()))
     lines = [
         f"{w['name']:<14} {w['provider']:<9} {w.get('model') or '-':<20} {w.get('label', '')}"
         + ("" if w["enabled"] else "  (disabled)")
@@ -244,9 +263,9 @@ async def workers(args: argparse.Namespace, out: Output) -> int:
     return EXIT_OK
 
 
-async def health(args: argparse.Namespace, out: Output) -> int:
-    async with broker(args) as c:
-        res = await call(c, "health")
+def health(args: argparse.Namespace, out: Output) -> int:
+    with broker(args) as c:
+        res = call(c, "health")
     res["url"] = c.info.url
     out.result(res, f"broker pid {res['pid']} on {c.info.url}, serving {', '.join(res['roots'])}")
     return EXIT_OK

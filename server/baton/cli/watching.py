@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
@@ -14,17 +16,41 @@ from baton.cli.remote import (
     EXIT_FAILED,
     EXIT_OK,
     UsageError,
-    broker,
-    call,
+    any_broker,
     delegate_params,
+    folder_of,
     read_text,
+    redirected,
 )
 from baton.cli.render import Output, describe_event, print_event, print_outcome
 from baton.core.diff import FileDiff
 from baton.core.events import Event, EventType
 from baton.core.task import Attempt, Task
 from baton.surfaces.ws import answers
-from baton.surfaces.ws.client import Client, events_until
+from baton.surfaces.ws.client import BrokerError, Client, broker_by_pid, connect_for, events_until
+
+
+@asynccontextmanager
+async def broker(args: argparse.Namespace) -> AsyncIterator[Client]:
+    client = await connect_for(folder_of(args), any_broker=any_broker(args))
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+async def call(c: Client, method: str, **params: Any) -> Any:
+    """Call the broker; a task supervised by another broker is asked of that one."""
+    try:
+        return await c.call(method, **params)
+    except BrokerError as exc:
+        pid = redirected(exc, method)
+        other = broker_by_pid(pid) if pid is not None else None
+        if other is None:
+            raise
+    async with await Client.connect(other) as c2:
+        return await c2.call(method, **params)
+
 
 #: ``watch`` woke because a task hit a rate limit (it runs again by itself): watch again.
 EXIT_HELD = 3

@@ -7,6 +7,7 @@
 - :mod:`baton.process.reaper` — the agent dies with its wrapper, and what it leaves behind
   is ended before the exit record is written.
 - :mod:`baton.process.tail` — follow a growing output file line by line, resumable.
+- :mod:`baton.process.procfs` — a process's state and create time from Linux's ``/proc``.
 - :mod:`baton.process.transport` — one way to start, parse and interrupt an attempt for both
   transports (:class:`Transport`, :class:`NativeTransport`, :class:`Started`).
 

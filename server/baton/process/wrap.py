@@ -49,6 +49,7 @@ import time
 from types import FrameType
 
 from baton.core.masking import STRONG, StreamMasker, values_from_env
+from baton.process import procfs
 from baton.process.reaper import become_subreaper, die_with, end_leftovers
 
 _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -187,15 +188,8 @@ def write_claim(pid_path: str, pid: int, create_time: float, **extra: object) ->
 def create_time(pid: int) -> float:
     """When ``pid`` was created, in seconds since the epoch, as psutil reckons it on Linux
     (boot time + start ticks); 0.0 where that cannot be read."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-        ticks = int(stat[stat.rindex(b")") + 2 :].split()[19])
-        with open("/proc/stat", "rb") as f:
-            btime = next(float(line.split()[1]) for line in f if line.startswith(b"btime"))
-        return btime + ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, StopIteration):
-        return 0.0
+    found = procfs.stat(pid)
+    return found.create_time if found is not None else 0.0
 
 
 def _claim(exit_path: str, lock_fd: int | None) -> int | None:

@@ -1,20 +1,17 @@
-"""A client of the broker's websocket: find (or start) the broker for a folder and call it.
+"""A client of the broker's websocket on asyncio: call it and read its pushed events.
 
-Used by the ``baton`` CLI and the MCP bridge. :func:`connect_for` picks the broker whose
-workspace roots hold the folder; with none it starts a headless one (``baton serve``,
-detached, exiting when idle) under a file lock, so two commands started at once share one.
+Used by the CLI's commands that follow a task, and the MCP bridge. :func:`connect_for` picks
+the broker whose workspace roots hold the folder, or starts one (:mod:`baton.surfaces.ws.locate`).
+A command that sends one request and prints its answer uses the blocking client instead
+(:mod:`baton.surfaces.ws.blocking`), which starts without asyncio or websockets.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import itertools
 import json
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,29 +22,33 @@ from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 from websockets.protocol import State
 
-from baton.store.paths import runtime_dir, state_home
-from baton.surfaces.ws import discovery
 from baton.surfaces.ws.discovery import Discovery
+from baton.surfaces.ws.errors import BrokerError, BrokerUnavailable
+from baton.surfaces.ws.locate import (
+    DEFAULT_IDLE_EXIT,
+    any_broker_for,
+    broker_by_pid,
+    ensure_broker,
+    find_broker,
+    idle_exit_default,
+)
+
+__all__ = [
+    "DEFAULT_IDLE_EXIT",
+    "BrokerError",
+    "BrokerUnavailable",
+    "Client",
+    "broker_by_pid",
+    "connect_for",
+    "ensure_broker",
+    "events_of",
+    "events_until",
+    "find_broker",
+    "idle_exit_default",
+]
 
 if TYPE_CHECKING:  # imported by the watching functions: a one-request command needs no events
     from baton.core.events import Event
-
-#: Seconds an on-demand broker stays up with no clients and no running task.
-DEFAULT_IDLE_EXIT = 60.0
-
-
-class BrokerError(Exception):
-    """The broker answered with a JSON-RPC error."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-
-class BrokerUnavailable(Exception):
-    """No broker could be reached or started."""
 
 
 class Client:
@@ -210,35 +211,6 @@ def events_of(msg: dict[str, Any]) -> list[Event]:
     return []
 
 
-# ------------------------------------------------------------------------------ finding
-
-
-def _home() -> Path:
-    return state_home().resolve()
-
-
-def find_broker(folder: Path) -> Discovery | None:
-    """The live broker serving ``folder`` for this state home, if any."""
-    home = _home()
-    return discovery.broker_for(folder.resolve(), runtime_dir(home), home=home)
-
-
-def broker_by_pid(pid: int) -> Discovery | None:
-    home = _home()
-    for rec in discovery.live_brokers(runtime_dir(home), home=home):
-        if rec.pid == pid:
-            return rec
-    return None
-
-
-def idle_exit_default() -> float:
-    value = os.environ.get("BATON_IDLE_EXIT", "")
-    try:
-        return float(value) if value else DEFAULT_IDLE_EXIT
-    except ValueError:
-        return DEFAULT_IDLE_EXIT
-
-
 async def connect_for(
     folder: Path, *, start: bool = True, any_broker: bool = False, timeout: float = 20.0
 ) -> Client:
@@ -248,11 +220,7 @@ async def connect_for(
     answer them) a running broker is used even when it serves other folders.
     """
     folder = folder.resolve()
-    found = find_broker(folder)
-    if found is None and any_broker:
-        home = _home()
-        others = discovery.live_brokers(runtime_dir(home), home=home)
-        found = others[0] if others else None
+    found = any_broker_for(folder, any_broker=any_broker)
     if found is not None:
         with contextlib.suppress(BrokerUnavailable):
             return await Client.connect(found)
@@ -260,65 +228,3 @@ async def connect_for(
         raise BrokerUnavailable(f"no broker serves {folder}; start one with: baton serve")
     info = await asyncio.to_thread(ensure_broker, folder, timeout)
     return await Client.connect(info)
-
-
-def ensure_broker(folder: Path, timeout: float = 20.0) -> Discovery:
-    """Find the broker for ``folder`` or start a headless one and wait for its discovery file.
-
-    Holds a lock in the runtime folder so that commands started together start one broker.
-    """
-    home = _home()
-    run = runtime_dir(home)
-    with open(run / ".spawn.lock", "a+") as lock:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        try:
-            found = discovery.broker_for(folder, run, home=home)
-            if found is not None:
-                return found
-            root = discovery.project_root(folder)
-            return _spawn_and_wait(root, run, home, timeout)
-        finally:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
-
-
-def _spawn_and_wait(root: Path, run: Path, home: Path, timeout: float) -> Discovery:
-    argv = [
-        sys.executable,
-        "-m",
-        "baton.cli",
-        "serve",
-        "--root",
-        str(root),
-        "--idle-exit",
-        str(idle_exit_default()),
-    ]
-    log_path = run / "serve.log"
-    with open(log_path, "ab") as log:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
-            close_fds=True,
-            env={**os.environ, "BATON_HOME": str(home)},
-            cwd=str(root),
-        )
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for rec in discovery.live_brokers(run, home=home):
-            if rec.pid == proc.pid:
-                return rec
-        if proc.poll() is not None:
-            tail = _tail(log_path)
-            raise BrokerUnavailable(f"the broker exited at start ({proc.returncode}): {tail}")
-        time.sleep(0.02)
-    raise BrokerUnavailable(f"the broker did not start within {timeout:.0f} s; see {log_path}")
-
-
-def _tail(path: Path, size: int = 800) -> str:
-    try:
-        data = path.read_bytes()[-size:]
-    except OSError:
-        return ""
-    return data.decode("utf-8", "replace").strip()

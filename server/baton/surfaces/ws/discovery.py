@@ -14,8 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import psutil
-
+from baton.process import procfs
 from baton.store.paths import runtime_dir
 from baton.surfaces import private_files
 
@@ -60,15 +59,27 @@ class Discovery:
 
     def alive(self) -> bool:
         """The broker's process still runs (and is the same process: pids are reused)."""
+        if procfs.available():  # Linux: /proc, as a short command cannot afford psutil
+            found = procfs.stat(self.pid)
+            if found is None or found.state == "Z":
+                return False
+            return self._same_start(found.create_time)
+        import psutil
+
         try:
             proc = psutil.Process(self.pid)
             if proc.status() == psutil.STATUS_ZOMBIE:
                 return False
-            if self.broker and ":" in self.broker:
-                created = float(self.broker.split(":", 1)[1])
-                return abs(float(proc.create_time()) - created) < 0.01
+            return self._same_start(float(proc.create_time()))
+        except psutil.Error:
+            return False
+
+    def _same_start(self, created: float) -> bool:
+        if not (self.broker and ":" in self.broker):
             return True
-        except (psutil.Error, ValueError):
+        try:
+            return abs(created - float(self.broker.split(":", 1)[1])) < 0.01
+        except ValueError:
             return False
 
     def serves(self, folder: Path) -> int:
