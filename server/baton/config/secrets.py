@@ -16,20 +16,12 @@ user — only when the user opts in: ``[secrets] backend = "file"`` in the user 
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
-
-import keyring
-import keyring.errors
-from keyring.backend import KeyringBackend
-from keyring.backends import fail
-from keyring.compat import properties
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from baton.core import masking
 from baton.core.masking import MASK, MASK_ENV
@@ -39,6 +31,11 @@ DEFAULT_SERVICE = "baton"
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS", re.I)
 _OPT_IN = "BATON_KEYRING"
 _THIS = "baton.config.secrets.FileKeyring"
+
+if TYPE_CHECKING:
+    from keyring.backend import KeyringBackend
+
+    from baton.config.filekeyring import FileKeyring
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,77 +105,47 @@ def secrets_file() -> Path:
     return base / "baton" / "secrets.json"
 
 
-def _opted_in() -> bool:
-    return os.environ.get(_OPT_IN) == "file" or os.environ.get("PYTHON_KEYRING_BACKEND") == _THIS
+def opted_in() -> bool:
+    """Whether the user opted in to the file backend."""
+    return os.environ.get(_OPT_IN) == "file" or os.environ.get("PYTHON_KEYRING_BACKEND") in (
+        _THIS,
+        "baton.config.filekeyring.FileKeyring",
+    )
 
 
-class FileKeyring(KeyringBackend):
-    """An unencrypted JSON file (0600), for machines without a keyring; opt-in only.
+def opt_in_advice() -> str:
+    return f'set {_OPT_IN}=file or [secrets] backend = "file" in your user config'
 
-    Not viable unless opted in, so keyring never picks it on its own.
-    """
 
-    def __init__(self) -> None:
-        super().__init__()  # type: ignore[no-untyped-call]
+def __getattr__(name: str) -> Any:
+    # The keyring library is imported only when a secret is read or written: a broker that
+    # starts agents with no keyring reference never pays for it.
+    if name == "FileKeyring":
+        from baton.config.filekeyring import FileKeyring
 
-    @properties.classproperty
-    def priority(cls) -> float:
-        if not _opted_in():
-            raise RuntimeError(
-                f"Baton's file keyring is opt-in: set {_OPT_IN}=file or "
-                '[secrets] backend = "file" in your user config'
-            )
-        return 0.2
-
-    def _load(self) -> dict[str, dict[str, str]]:
-        path = secrets_file()
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            raise keyring.errors.KeyringError(f"cannot read {path}: {exc}") from exc
-        return data if isinstance(data, dict) else {}
-
-    def _save(self, data: dict[str, dict[str, str]]) -> None:
-        path = secrets_file()
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".secrets-")
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self._load().get(service, {}).get(username)
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        data = self._load()
-        data.setdefault(service, {})[username] = password
-        self._save(data)
-
-    def delete_password(self, service: str, username: str) -> None:
-        data = self._load()
-        if username not in data.get(service, {}):
-            raise keyring.errors.PasswordDeleteError(f"no secret {service}/{username}")
-        del data[service][username]
-        self._save(data)
+        return FileKeyring
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def use_backend(choice: str | None) -> None:
     """Apply the user's ``[secrets] backend`` choice (``file`` opts in to the file backend)."""
     if choice == "file" or os.environ.get(_OPT_IN) == "file":
         os.environ.setdefault(_OPT_IN, "file")
+        import keyring
+
+        from baton.config.filekeyring import FileKeyring
+
         if not isinstance(keyring.get_keyring(), FileKeyring):
             keyring.set_keyring(FileKeyring())
 
 
 def backend() -> KeyringBackend:
     """The keyring in use; :class:`NoKeyring` with what to do when there is none."""
+    import keyring
+    from keyring.backends import fail
+
+    from baton.config.filekeyring import FileKeyring
+
     if os.environ.get(_OPT_IN) == "file" and not isinstance(keyring.get_keyring(), FileKeyring):
         keyring.set_keyring(FileKeyring())
     kr = keyring.get_keyring()
@@ -199,6 +166,8 @@ def backend_name() -> str:
 
 
 def get_secret(ref: SecretRef) -> str | None:
+    import keyring.errors
+
     try:
         return backend().get_password(ref.service, ref.name)
     except keyring.errors.KeyringError as exc:
@@ -206,6 +175,8 @@ def get_secret(ref: SecretRef) -> str | None:
 
 
 def set_secret(ref: SecretRef, value: str) -> None:
+    import keyring.errors
+
     try:
         backend().set_password(ref.service, ref.name, value)
     except keyring.errors.KeyringError as exc:
@@ -214,6 +185,8 @@ def set_secret(ref: SecretRef, value: str) -> None:
 
 def delete_secret(ref: SecretRef) -> bool:
     """Remove a secret; False when there was none."""
+    import keyring.errors
+
     kr = backend()
     if kr.get_password(ref.service, ref.name) is None:
         return False
