@@ -193,3 +193,13 @@ def test_version_starts_like_python_itself() -> None:
     _median_wall(argvs, 1)  # warm the file cache
     medians = _median_wall(argvs, 7)
     assert medians["baton"] <= 6 * medians["floor"], medians
+
+
+def test_the_broker_starts_without_the_keyring_library() -> None:
+    """keyring is imported when a secret is read or written, not when a broker starts."""
+    code = (
+        "import sys, baton.surfaces.ws.serve, baton.runtime.supervisor, baton.surfaces.lsp; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'keyring'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
