@@ -13,7 +13,7 @@ import keyring.errors
 from keyring.backend import KeyringBackend
 from keyring.compat import properties
 
-from baton.config.secrets import opt_in_advice, opted_in, secrets_file
+from baton.config.secretsfile import opt_in_advice, opted_in, secrets_file
 
 
 class FileKeyring(KeyringBackend):

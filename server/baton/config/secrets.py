@@ -20,17 +20,15 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from baton.config.secretsfile import OPT_IN, secrets_file
 from baton.core import masking
 from baton.core.masking import MASK, MASK_ENV
 
 REF_PREFIX = "keyring:"
 DEFAULT_SERVICE = "baton"
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS", re.I)
-_OPT_IN = "BATON_KEYRING"
-_THIS = "baton.config.secrets.FileKeyring"
 
 if TYPE_CHECKING:
     from keyring.backend import KeyringBackend
@@ -95,28 +93,6 @@ def mask(name: str, value: Any) -> Any:
 # -- backends -----------------------------------------------------------------------------------
 
 
-def secrets_file() -> Path:
-    """Where the opt-in file backend keeps secrets (``$BATON_SECRETS_FILE`` or XDG data)."""
-    explicit = os.environ.get("BATON_SECRETS_FILE")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME", "")
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
-    return base / "baton" / "secrets.json"
-
-
-def opted_in() -> bool:
-    """Whether the user opted in to the file backend."""
-    return os.environ.get(_OPT_IN) == "file" or os.environ.get("PYTHON_KEYRING_BACKEND") in (
-        _THIS,
-        "baton.config.filekeyring.FileKeyring",
-    )
-
-
-def opt_in_advice() -> str:
-    return f'set {_OPT_IN}=file or [secrets] backend = "file" in your user config'
-
-
 def __getattr__(name: str) -> Any:
     # The keyring library is imported only when a secret is read or written: a broker that
     # starts agents with no keyring reference never pays for it.
@@ -129,8 +105,8 @@ def __getattr__(name: str) -> Any:
 
 def use_backend(choice: str | None) -> None:
     """Apply the user's ``[secrets] backend`` choice (``file`` opts in to the file backend)."""
-    if choice == "file" or os.environ.get(_OPT_IN) == "file":
-        os.environ.setdefault(_OPT_IN, "file")
+    if choice == "file" or os.environ.get(OPT_IN) == "file":
+        os.environ.setdefault(OPT_IN, "file")
         import keyring
 
         from baton.config.filekeyring import FileKeyring
@@ -146,7 +122,7 @@ def backend() -> KeyringBackend:
 
     from baton.config.filekeyring import FileKeyring
 
-    if os.environ.get(_OPT_IN) == "file" and not isinstance(keyring.get_keyring(), FileKeyring):
+    if os.environ.get(OPT_IN) == "file" and not isinstance(keyring.get_keyring(), FileKeyring):
         keyring.set_keyring(FileKeyring())
     kr = keyring.get_keyring()
     if isinstance(kr, fail.Keyring):
@@ -154,7 +130,7 @@ def backend() -> KeyringBackend:
             "no OS keyring is available here (no Secret Service, KWallet, macOS Keychain or "
             "Windows Credential Locker; usual on headless Linux). Start one (e.g. "
             "gnome-keyring-daemon), or opt in to Baton's unencrypted file backend "
-            f"({secrets_file()}, readable only by you): set {_OPT_IN}=file or add "
+            f"({secrets_file()}, readable only by you): set {OPT_IN}=file or add "
             '[secrets] backend = "file" to your user config'
         )
     return kr

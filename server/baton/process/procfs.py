@@ -16,7 +16,7 @@ class ProcStat(NamedTuple):
     create_time: float  # seconds since the epoch
 
 
-def stat(pid: int) -> ProcStat | None:
+def proc_stat(pid: int) -> ProcStat | None:
     """The state and create time of ``pid``, or None when it does not exist or ``/proc``
     cannot be read (not Linux)."""
     try:
@@ -31,6 +31,6 @@ def stat(pid: int) -> ProcStat | None:
         return None
 
 
-def available() -> bool:
+def proc_available() -> bool:
     """Whether this system has a ``/proc`` to read (Linux)."""
     return os.path.exists("/proc/self/stat")

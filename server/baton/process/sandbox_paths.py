@@ -41,7 +41,7 @@ from pathlib import Path
 
 from baton.agents.state import all_state_paths, state_paths
 from baton.config.layers import user_config_path
-from baton.config.secrets import secrets_file
+from baton.config.secretsfile import secrets_file
 
 #: Credential stores under ``$HOME`` that no agent sees (its own CLI's state aside).
 HOME_SECRETS = (

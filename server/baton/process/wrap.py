@@ -49,7 +49,7 @@ import time
 from types import FrameType
 
 from baton.core.masking import STRONG, StreamMasker, values_from_env
-from baton.process import procfs
+from baton.process.procfs import proc_stat
 from baton.process.reaper import become_subreaper, die_with, end_leftovers
 
 _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -188,7 +188,7 @@ def write_claim(pid_path: str, pid: int, create_time: float, **extra: object) ->
 def create_time(pid: int) -> float:
     """When ``pid`` was created, in seconds since the epoch, as psutil reckons it on Linux
     (boot time + start ticks); 0.0 where that cannot be read."""
-    found = procfs.stat(pid)
+    found = proc_stat(pid)
     return found.create_time if found is not None else 0.0
 
 

@@ -7,113 +7,26 @@ thread, or :class:`AsyncStore`'s executor). It opens the database in WAL mode wi
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import json
 import socket
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, fields, replace
-from enum import Enum
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any
 
 from sqlite_utils import Database
 
 from baton.core.diff import FileDiff, HunkState
 from baton.core.events import Event, EventType
 from baton.core.ids import MIN_PREFIX
-from baton.core.lifecycle import SETTLED, Completion, TaskState
-from baton.core.task import Attempt, Target, Task
-from baton.store import migrations
-
-_TASK_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Task))
-_TASK_JSON = frozenset({"targets", "scope", "options"})
-_TASK_COLS = ", ".join(f'"{name}"' for name in _TASK_FIELDS)
-_TASK_SELECT = ", ".join(f't."{name}"' for name in _TASK_FIELDS)
-_ATTEMPT_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Attempt))
-_ATTEMPT_COLS = ", ".join(_ATTEMPT_FIELDS)
-
-
-class _Keep(Enum):
-    """Marks an argument left out on purpose: keep what is stored."""
-
-    KEEP = "keep"
-
-
-#: ``save_task(task, owner=KEEP)``: leave the stored owner as it is.
-KEEP = _Keep.KEEP
-
-
-class StoreError(Exception):
-    """The database refused an operation (disk full, corrupt file, locked, …)."""
-
-
-class UnknownTask(KeyError):
-    """No stored task has this id (or id prefix)."""
-
-    def __init__(self, task_id: str, detail: str = "") -> None:
-        super().__init__(task_id)
-        self.task_id = task_id
-        self.detail = detail
-
-    def __str__(self) -> str:
-        return f"no task {self.task_id!r}" + (f" ({self.detail})" if self.detail else "")
-
-
-class AmbiguousTask(KeyError):
-    """An id prefix matches more than one task."""
-
-    def __init__(self, prefix: str, candidates: Sequence[str]) -> None:
-        super().__init__(prefix)
-        self.prefix = prefix
-        self.candidates = list(candidates)
-
-    def __str__(self) -> str:
-        shown = ", ".join(self.candidates[:5]) + (", …" if len(self.candidates) > 5 else "")
-        return f"task id prefix {self.prefix!r} matches several tasks: {shown}"
-
-
-@dataclass(frozen=True, slots=True)
-class Broker:
-    """A running broker process, as last reported by its heartbeat."""
-
-    id: str
-    pid: int
-    host: str
-    started_at: float
-    heartbeat: float
-
-
-def fts_query(text: str) -> str:
-    """User text as a safe FTS5 query: every whitespace-separated term quoted, all required.
-
-    ``foo-bar "x`` becomes ``"foo-bar" \"""x\"`` (a quote inside a term is doubled); FTS5
-    operators in the text (AND, NEAR, ``*``, ``:``) are taken as plain words.
-    Returns ``""`` when the text has no searchable characters.
-    """
-    terms = []
-    for raw in text.replace("\0", " ").split():
-        term = raw.encode("utf-8", "replace").decode("utf-8")
-        if any(ch.isalnum() for ch in term):
-            terms.append('"' + term.replace('"', '""') + '"')
-    return " ".join(terms)
-
-
-def _store_error(path: Path, action: str, exc: sqlite3.Error) -> StoreError:
-    message = str(exc)
-    if isinstance(exc, sqlite3.OperationalError) and "full" in message:
-        hint = "the disk (or the database's size limit) is full; free some space and retry"
-    elif "locked" in message or "busy" in message:
-        hint = "another process holds the database; retry in a moment"
-    elif "malformed" in message or "not a database" in message:
-        hint = "the file is damaged or is not a Baton database; move it aside to start afresh"
-    else:
-        hint = "the database refused the operation"
-    return StoreError(f"could not {action} in {path}: {hint} (sqlite: {message})")
+from baton.core.lifecycle import SETTLED, TaskState
+from baton.core.task import Attempt, Task
+from baton.store import layout, migrations
+from baton.store.errors import AmbiguousTask, StoreError, UnknownTask, store_error
+from baton.store.layout import KEEP, Keep
 
 
 class Store:
@@ -133,7 +46,7 @@ class Store:
         try:
             conn = sqlite3.connect(str(self.path), check_same_thread=False)
         except sqlite3.Error as exc:
-            raise _store_error(self.path, "open the database", exc) from exc
+            raise store_error(self.path, "open the database", exc) from exc
         self._conn = conn
         try:
             self.db = Database(conn)
@@ -146,7 +59,7 @@ class Store:
             migrations.apply(self.db)
         except sqlite3.Error as exc:
             conn.close()
-            raise _store_error(self.path, "open the database", exc) from exc
+            raise store_error(self.path, "open the database", exc) from exc
         self._last_seq: dict[str, int] = {}
 
     # ----------------------------------------------------------------- plumbing
@@ -157,7 +70,7 @@ class Store:
         try:
             yield
         except sqlite3.Error as exc:
-            raise _store_error(self.path, action, exc) from exc
+            raise store_error(self.path, action, exc) from exc
 
     @contextmanager
     def _write(self, action: str) -> Iterator[sqlite3.Connection]:
@@ -199,12 +112,12 @@ class Store:
                 task.created_at = now
             if not task.updated_at:
                 task.updated_at = task.created_at
-            rows.append([*_task_row(task), owner])
-        placeholders = ", ".join("?" for _ in range(len(_TASK_FIELDS) + 1))
+            rows.append([*layout.task_row(task), owner])
+        placeholders = ", ".join("?" for _ in range(len(layout.TASK_FIELDS) + 1))
         try:
             with self._write(f"insert {len(rows)} tasks") as conn:
                 conn.executemany(
-                    f"INSERT INTO tasks ({_TASK_COLS}, owner) VALUES ({placeholders})", rows
+                    f"INSERT INTO tasks ({layout.TASK_COLS}, owner) VALUES ({placeholders})", rows
                 )
         except StoreError as exc:
             if isinstance(exc.__cause__, sqlite3.IntegrityError):
@@ -214,16 +127,16 @@ class Store:
             raise
         return len(rows)
 
-    def save_task(self, task: Task, *, owner: str | _Keep | None = KEEP) -> None:
+    def save_task(self, task: Task, *, owner: str | Keep | None = KEEP) -> None:
         """Insert or fully replace a task's fields; its owner is set if given, else kept."""
         with self._write(f"save task {task.id}") as conn:
-            _put_task(conn, task, owner)
+            layout.put_task(conn, task, owner)
 
     def record(
         self,
         task: Task,
         *,
-        owner: str | _Keep | None = KEEP,
+        owner: str | Keep | None = KEEP,
         attempt: Attempt | None = None,
         hunks: Mapping[str, HunkState] | None = None,
     ) -> None:
@@ -232,11 +145,11 @@ class Store:
         there or not at all."""
         try:
             with self._write(f"record a step of task {task.id}") as conn:
-                _put_task(conn, task, owner)
+                layout.put_task(conn, task, owner)
                 if attempt is not None:
-                    _put_attempt(conn, attempt)
+                    layout.put_attempt(conn, attempt)
                 if hunks:
-                    _put_hunks(conn, task.id, hunks)
+                    layout.put_hunks(conn, task.id, hunks)
         except StoreError as exc:
             if isinstance(exc.__cause__, sqlite3.IntegrityError):
                 raise UnknownTask(task.id) from exc.__cause__
@@ -244,8 +157,8 @@ class Store:
 
     def find_task(self, task_id: str) -> Task | None:
         """The task with exactly this id, or None."""
-        rows = self._rows(f"SELECT {_TASK_SELECT} FROM tasks t WHERE t.id = ?", (task_id,))
-        return _row_task(rows[0]) if rows else None
+        rows = self._rows(f"SELECT {layout.TASK_SELECT} FROM tasks t WHERE t.id = ?", (task_id,))
+        return layout.row_task(rows[0]) if rows else None
 
     def get_task(self, task_id: str) -> Task:
         """The task with exactly this id; raises :class:`UnknownTask`."""
@@ -303,7 +216,7 @@ class Store:
             where.append("t.created_at >= ?")
             params.append(since)
         if query is not None:
-            match = fts_query(query)
+            match = layout.fts_query(query)
             if not match:
                 return []
             where.append("t.rowid IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ?)")
@@ -315,14 +228,14 @@ class Store:
         if wanted is not None:
             given.insert(1 if group is not None else 0, "state")
         index = f"idx_tasks_{given[0]}" if given else "idx_tasks_created"
-        sql = f"SELECT {_TASK_SELECT} FROM tasks t INDEXED BY {index}"
+        sql = f"SELECT {layout.TASK_SELECT} FROM tasks t INDEXED BY {index}"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY t.created_at DESC, t.id DESC"
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        return [_row_task(r) for r in self._rows(sql, params)]
+        return [layout.row_task(r) for r in self._rows(sql, params)]
 
     def count_by_state(self, root: str | None = None) -> dict[str, int]:
         """How many tasks are in each state (states with none are left out)."""
@@ -350,16 +263,18 @@ class Store:
 
     def task_with_owner(self, task_id: str) -> tuple[Task, str | None]:
         """The task and the broker that supervises it; raises :class:`UnknownTask`."""
-        rows = self._rows(f"SELECT {_TASK_SELECT}, t.owner FROM tasks t WHERE t.id = ?", (task_id,))
+        rows = self._rows(
+            f"SELECT {layout.TASK_SELECT}, t.owner FROM tasks t WHERE t.id = ?", (task_id,)
+        )
         if not rows:
             raise UnknownTask(task_id)
-        return _row_task(rows[0][:-1]), rows[0][-1]
+        return layout.row_task(rows[0][:-1]), rows[0][-1]
 
     def tasks_with_owner(
         self, *, states: Iterable[TaskState | str] | None = None
     ) -> list[tuple[Task, str | None]]:
         """Tasks (in the given states, if any) with their owners, oldest first."""
-        sql = f"SELECT {_TASK_SELECT}, t.owner FROM tasks t"
+        sql = f"SELECT {layout.TASK_SELECT}, t.owner FROM tasks t"
         params: list[str] = []
         if states is not None:
             params = list(dict.fromkeys(str(s) for s in states))
@@ -367,18 +282,18 @@ class Store:
                 return []
             sql += f" WHERE t.state IN ({', '.join('?' for _ in params)})"
         rows = self._rows(sql + " ORDER BY t.created_at, t.id", params)
-        return [(_row_task(r[:-1]), r[-1]) for r in rows]
+        return [(layout.row_task(r[:-1]), r[-1]) for r in rows]
 
     def orphaned_tasks(self, max_age: float) -> list[Task]:
         """Unsettled tasks whose owner is no broker with a heartbeat in the last ``max_age`` s."""
         settled = [str(s) for s in SETTLED]
         rows = self._rows(
-            f"SELECT {_TASK_SELECT} FROM tasks t WHERE t.state NOT IN "
+            f"SELECT {layout.TASK_SELECT} FROM tasks t WHERE t.state NOT IN "
             f"({', '.join('?' for _ in settled)}) AND (t.owner IS NULL OR t.owner NOT IN "
             "(SELECT id FROM brokers WHERE heartbeat >= ?)) ORDER BY t.created_at",
             [*settled, time.time() - max_age],
         )
-        return [_row_task(r) for r in rows]
+        return [layout.row_task(r) for r in rows]
 
     # ----------------------------------------------------------------- attempts
 
@@ -386,7 +301,7 @@ class Store:
         """Insert or replace an attempt (keyed by task id and number)."""
         try:
             with self._write(f"save attempt {attempt.n} of task {attempt.task_id}") as conn:
-                _put_attempt(conn, attempt)
+                layout.put_attempt(conn, attempt)
         except StoreError as exc:
             if isinstance(exc.__cause__, sqlite3.IntegrityError):
                 raise UnknownTask(attempt.task_id) from exc.__cause__
@@ -395,9 +310,9 @@ class Store:
     def attempts(self, task_id: str) -> list[Attempt]:
         """The task's attempts, first to last."""
         rows = self._rows(
-            f"SELECT {_ATTEMPT_COLS} FROM attempts WHERE task_id = ? ORDER BY n", (task_id,)
+            f"SELECT {layout.ATTEMPT_COLS} FROM attempts WHERE task_id = ? ORDER BY n", (task_id,)
         )
-        return [Attempt.from_json(dict(zip(_ATTEMPT_FIELDS, r, strict=True))) for r in rows]
+        return [Attempt.from_json(dict(zip(layout.ATTEMPT_FIELDS, r, strict=True))) for r in rows]
 
     # ------------------------------------------------------------------- events
 
@@ -533,7 +448,7 @@ class Store:
         """Record decisions on hunks (hunk id → state), replacing earlier ones."""
         try:
             with self._write(f"save hunk decisions of task {task_id}") as conn:
-                _put_hunks(conn, task_id, states)
+                layout.put_hunks(conn, task_id, states)
         except StoreError as exc:
             if isinstance(exc.__cause__, sqlite3.IntegrityError):
                 raise UnknownTask(task_id) from exc.__cause__
@@ -591,148 +506,11 @@ class Store:
         with self._write(f"unregister broker {broker_id}") as conn:
             conn.execute("DELETE FROM brokers WHERE id = ?", (broker_id,))
 
-    def live_brokers(self, max_age: float) -> list[Broker]:
+    def live_brokers(self, max_age: float) -> list[layout.Broker]:
         """Brokers whose last heartbeat is at most ``max_age`` seconds old."""
         rows = self._rows(
             "SELECT id, pid, host, started_at, heartbeat FROM brokers "
             "WHERE heartbeat >= ? ORDER BY started_at",
             (time.time() - max_age,),
         )
-        return [Broker(*r) for r in rows]
-
-
-def _task_row(task: Task) -> list[Any]:
-    row: list[Any] = []
-    for name in _TASK_FIELDS:
-        value = getattr(task, name)
-        if name == "targets":
-            value = json.dumps([asdict(t) for t in value], separators=(",", ":"))
-        elif name in _TASK_JSON:
-            value = json.dumps(value, separators=(",", ":"), default=str)
-        elif name in ("state", "completion") and value is not None:
-            value = str(value)
-        row.append(value)
-    return row
-
-
-def _row_task(row: Sequence[Any]) -> Task:
-    d = dict(zip(_TASK_FIELDS, row, strict=True))
-    for name in _TASK_JSON:
-        d[name] = json.loads(d[name])
-    d["targets"] = [Target(**t) for t in d["targets"]]
-    d["state"] = TaskState(d["state"])
-    d["completion"] = Completion(d["completion"]) if d["completion"] else None
-    return Task(**d)
-
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def is_busy(exc: BaseException) -> bool:
-    """The store error says another connection held the write lock (nothing was written)."""
-    cause = exc.__cause__ if isinstance(exc, StoreError) else exc
-    return isinstance(cause, sqlite3.OperationalError) and (
-        "locked" in str(cause) or "busy" in str(cause)
-    )
-
-
-class AsyncStore:
-    """A :class:`Store` used from asyncio: every call runs on one worker thread, in order."""
-
-    def __init__(self, store: Store, executor: ThreadPoolExecutor | None = None) -> None:
-        self.store = store
-        self._executor = executor or ThreadPoolExecutor(1, thread_name_prefix="baton-store")
-
-    @classmethod
-    async def open(cls, path: Path | str) -> AsyncStore:
-        """Open (and migrate) the database on the worker thread."""
-        executor = ThreadPoolExecutor(1, thread_name_prefix="baton-store")
-        try:
-            store = await asyncio.get_running_loop().run_in_executor(executor, Store, path)
-        except BaseException:
-            executor.shutdown(wait=False)
-            raise
-        return cls(store, executor)
-
-    async def call(
-        self, func: Callable[Concatenate[Store, P], R], *args: P.args, **kwargs: P.kwargs
-    ) -> R:
-        """Run ``func(store, *args, **kwargs)`` on the store's thread."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            self._executor, functools.partial(func, self.store, *args, **kwargs)
-        )
-
-    async def run(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """Run the Store method called ``name`` on the store's thread (untyped; prefer twins)."""
-        method = getattr(Store, name)
-        return await self.call(method, *args, **kwargs)
-
-    async def append_events(
-        self, events: Sequence[Event], *, offsets: Sequence[tuple[str, int, int]] = ()
-    ) -> list[Event]:
-        return await self.call(Store.append_events, events, offsets=offsets)
-
-    async def events(
-        self, task_id: str, after_seq: int = 0, limit: int | None = None
-    ) -> list[Event]:
-        return await self.call(Store.events, task_id, after_seq, limit)
-
-    async def insert_task(self, task: Task, *, owner: str | None = None) -> None:
-        await self.call(Store.insert_task, task, owner=owner)
-
-    async def save_task(self, task: Task, *, owner: str | _Keep | None = KEEP) -> None:
-        await self.call(Store.save_task, task, owner=owner)
-
-    async def get_task(self, task_id: str) -> Task:
-        return await self.call(Store.get_task, task_id)
-
-    async def find_task(self, task_id: str) -> Task | None:
-        return await self.call(Store.find_task, task_id)
-
-    async def save_attempt(self, attempt: Attempt) -> None:
-        await self.call(Store.save_attempt, attempt)
-
-    async def save_diff(self, task_id: str, files: Sequence[FileDiff], final: bool) -> None:
-        await self.call(Store.save_diff, task_id, files, final)
-
-    async def close(self) -> None:
-        """Finish the pending work, close the database and stop the worker thread."""
-        try:
-            await self.call(Store.close)
-        finally:
-            self._executor.shutdown(wait=True)
-
-
-def _put_task(conn: sqlite3.Connection, task: Task, owner: str | _Keep | None) -> None:
-    names = [*_TASK_FIELDS] if isinstance(owner, _Keep) else [*_TASK_FIELDS, "owner"]
-    row = _task_row(task) if isinstance(owner, _Keep) else [*_task_row(task), owner]
-    columns = ", ".join(f'"{n}"' for n in names)
-    placeholders = ", ".join("?" for _ in names)
-    updates = ", ".join(f'"{n}" = excluded."{n}"' for n in names if n != "id")
-    conn.execute(
-        f"INSERT INTO tasks ({columns}) VALUES ({placeholders}) "
-        f"ON CONFLICT(id) DO UPDATE SET {updates}",
-        row,
-    )
-
-
-def _put_attempt(conn: sqlite3.Connection, attempt: Attempt) -> None:
-    row = attempt.to_json()
-    placeholders = ", ".join("?" for _ in _ATTEMPT_FIELDS)
-    updates = ", ".join(f"{n} = excluded.{n}" for n in _ATTEMPT_FIELDS[2:])
-    conn.execute(
-        f"INSERT INTO attempts ({_ATTEMPT_COLS}) VALUES ({placeholders}) "
-        f"ON CONFLICT(task_id, n) DO UPDATE SET {updates}",
-        [row[n] for n in _ATTEMPT_FIELDS],
-    )
-
-
-def _put_hunks(conn: sqlite3.Connection, task_id: str, states: Mapping[str, HunkState]) -> None:
-    now = time.time()
-    conn.executemany(
-        "INSERT INTO hunk_states (task_id, hunk_id, state, at) VALUES (?, ?, ?, ?) "
-        "ON CONFLICT(task_id, hunk_id) DO UPDATE SET state = excluded.state, at = excluded.at",
-        [(task_id, h, str(HunkState(s)), now) for h, s in states.items()],
-    )
+        return [layout.Broker(*r) for r in rows]

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from baton.process import procfs
+from baton.process.procfs import proc_available, proc_stat
 from baton.store.paths import runtime_dir
 from baton.surfaces import private_files
 
@@ -59,8 +59,8 @@ class Discovery:
 
     def alive(self) -> bool:
         """The broker's process still runs (and is the same process: pids are reused)."""
-        if procfs.available():  # Linux: /proc, as a short command cannot afford psutil
-            found = procfs.stat(self.pid)
+        if proc_available():  # Linux: /proc, as a short command cannot afford psutil
+            found = proc_stat(self.pid)
             if found is None or found.state == "Z":
                 return False
             return self._same_start(found.create_time)
