@@ -237,6 +237,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     **{name: ("watching", "turn") for name in ("reply", "steer", "retry")},
     **{name: ("config_cmds", name) for name in ("config", "secret", "stats")},
     "init": ("init_cmd", "init"),
+    "export": ("store_cmds", "export"),
+    "import": ("store_cmds", "import_"),
 }
 
 

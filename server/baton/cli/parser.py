@@ -12,6 +12,7 @@ from baton import __version__
 from baton.cli.config_cmds import add_commands as add_config_commands
 from baton.cli.ide_cmds import add_commands as add_ide_commands
 from baton.cli.init_cmd import add_commands as add_init_commands
+from baton.cli.store_cmds import add_commands as add_store_commands
 from baton.core.ids import MIN_PREFIX
 from baton.core.lifecycle import TaskState
 
@@ -223,5 +224,6 @@ def build() -> argparse.ArgumentParser:
     c.add_argument("--keep", action="store_true", help="keep the throwaway folder")
     add_config_commands(cmd)
     add_init_commands(cmd)
+    add_store_commands(cmd)
     add_ide_commands(cmd)
     return p
