@@ -97,7 +97,7 @@ def test_defaults_come_from_the_table(tmp_path: Path) -> None:
             assert s.provenance[".".join(f.path)].note == "built in"
     fields = {x.name: x.default for x in dataclasses.fields(Settings)}
     assert fields["isolation"] == schema.ISOLATION.value
-    assert fields["on_rate_limit"] == schema.ON_RATE_LIMIT_FIELD.value
+    assert fields["on_rate_limit"] == schema.ON_RATE_LIMIT.value
     assert fields["repair_rounds"] == schema.REPAIR_ROUNDS.value
     assert fields["max_attempts"] == schema.MAX_ATTEMPTS.value
     assert fields["sandbox"] == schema.SANDBOX.value

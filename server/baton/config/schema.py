@@ -21,7 +21,8 @@ from typing import Any, Generic, TypeVar
 
 from baton.config.layers import ConfigError, Key, Source, dotted, locate
 from baton.config.profiles import NETWORKS
-from baton.core.routing import KINDS, ON_RATE_LIMIT, PREFERENCES, QUALITY_RANK
+from baton.core import routing
+from baton.core.routing import KINDS, PREFERENCES, QUALITY_RANK
 from baton.core.settle import DEFAULT_MAX_ATTEMPTS
 
 T = TypeVar("T")
@@ -101,7 +102,7 @@ class Field(Generic[V]):
 
     path: Key
     type: str  # as the doc says it
-    default: str  # as the doc says it ("" for none)
+    default: str  # as the doc says it
     meaning: str
     check: Callable[[Any], V | None]
     want: str  # the error's "must be …"
@@ -149,10 +150,10 @@ BRIEF_RULES: Field[list[str]] = Field(
     ("brief_rules",), "list of strings", "`[]`", "rules added to every brief (`Rules:` section)",
     strings, "a list of strings", [],
 )  # fmt: skip
-ON_RATE_LIMIT_FIELD: Field[str] = Field(
-    ("on_rate_limit",), _choices(ON_RATE_LIMIT), '`"handoff"`',
+ON_RATE_LIMIT: Field[str] = Field(
+    ("on_rate_limit",), _choices(routing.ON_RATE_LIMIT), '`"handoff"`',
     "a rate-limited task moves to the next allowed account, or waits for the reset",
-    one_of(ON_RATE_LIMIT), _either(ON_RATE_LIMIT), "handoff", builtin=True,
+    one_of(routing.ON_RATE_LIMIT), _either(routing.ON_RATE_LIMIT), "handoff", builtin=True,
 )  # fmt: skip
 REPAIR_ROUNDS: Field[int] = Field(
     ("repair_rounds",), "integer ≥ 0", f"`{DEFAULT_REPAIR_ROUNDS}`",
@@ -299,7 +300,7 @@ SECRETS_BACKEND: Field[str | None] = Field(
 
 #: Every key, in the order of the doc's table.
 FIELDS: tuple[Field[Any], ...] = (
-    DEFAULT_WORKER, DEFAULT_MODEL, ONLY, ISOLATION, BRIEF_RULES, ON_RATE_LIMIT_FIELD,
+    DEFAULT_WORKER, DEFAULT_MODEL, ONLY, ISOLATION, BRIEF_RULES, ON_RATE_LIMIT,
     REPAIR_ROUNDS, MAX_ATTEMPTS, SANDBOX, VERIFY, VERIFY_NAME, VERIFY_ARGV, VERIFY_TIMEOUT,
     REVIEW_WORKER, REVIEW_KINDS, PROVIDER, BINARY, MODEL, MODELS, ENV, CONFIG_DIR, CONCURRENCY,
     ENABLED, LABEL, OPTIONS, OPTIONS_SANDBOX, NETWORK, ALLOW, PREFER, MIN_QUALITY, QUALITY,

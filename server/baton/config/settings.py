@@ -81,7 +81,7 @@ class Settings:
     brief_rules: tuple[str, ...] = ()
     kinds: dict[str, KindRule] = field(default_factory=dict)
     qualities: dict[str, str] = field(default_factory=dict)
-    on_rate_limit: str = S.ON_RATE_LIMIT_FIELD.value
+    on_rate_limit: str = S.ON_RATE_LIMIT.value
     cooldowns: dict[str, float] = field(default_factory=dict)  # provider → s; "default"
     verify: tuple[VerifyStep, ...] = ()
     repair_rounds: int = S.REPAIR_ROUNDS.value
@@ -290,7 +290,7 @@ def _build(
         brief_rules=tuple(values.field(S.BRIEF_RULES)),
         kinds=_kinds(values),
         qualities={m: values.field(S.QUALITY, m) for m in values.children(("models",))},
-        on_rate_limit=values.field(S.ON_RATE_LIMIT_FIELD),
+        on_rate_limit=values.field(S.ON_RATE_LIMIT),
         cooldowns={p: values.field(S.COOLDOWN, p) for p in values.children(("cooldown",))},
         verify=_verify(values),
         repair_rounds=values.field(S.REPAIR_ROUNDS),
