@@ -2,7 +2,8 @@
 
 ``docs/reference/cli.md`` names every ``baton`` subcommand and no other; ``protocol.md``
 names every ``workspace/executeCommand`` command and every custom notification of
-``baton lsp``; ``websocket.md`` every method of the broker's websocket. Each comparison reads
+``baton lsp``; ``websocket.md`` every method of the broker's websocket, ``mcp.md`` every
+tool of ``baton mcp``. Each comparison reads
 the doc's text, so a test also shows it failing on a copy with one row removed. Relative
 links in the docs point at files of the repository.
 """
@@ -23,6 +24,7 @@ import pytest
 import baton.surfaces.lsp as lsp_package
 from baton import cli
 from baton.surfaces.lsp import commands
+from baton.surfaces.mcp import tools
 from baton.surfaces.ws import schema
 from baton.surfaces.ws.methods import Methods
 
@@ -65,6 +67,10 @@ def websocket_md_methods(text: str) -> set[str]:
     return {name for row in rows for name in row if name}
 
 
+def mcp_md_tools(text: str) -> set[str]:
+    return set(re.findall(r"^\| `(\w+)` \|", _section(text, "Tools"), re.M))
+
+
 def _notifications_sent() -> set[str]:
     """Every ``baton/<name>`` method the language server's modules name (progress tokens
     ``baton/<taskId>/<n>`` are built at run time and do not match)."""
@@ -85,6 +91,7 @@ CHECKS: dict[str, tuple[Callable[[str], set[str]], Callable[[], set[str]]]] = {
     "protocol.md commands": (protocol_md_commands, lambda: set(commands.COMMANDS)),
     "protocol.md notifications": (protocol_md_notifications, _notifications_sent),
     "websocket.md methods": (websocket_md_methods, _ws_methods),
+    "mcp.md tools": (mcp_md_tools, lambda: set(tools.TOOLS)),
 }
 #: For each check, a row to remove from a copy of its doc, and the name the row lists.
 ROWS = {
@@ -92,6 +99,7 @@ ROWS = {
     "protocol.md commands": ("### `baton.workers`", "baton.workers"),
     "protocol.md notifications": ("### `baton/status`", "baton/status"),
     "websocket.md methods": ("| `checkpoints` |", "checkpoints"),
+    "mcp.md tools": ("| `answer` |", "answer"),
 }
 
 
