@@ -2,7 +2,10 @@
 
 ``docs/reference/cli.md`` names every ``baton`` subcommand and no other; ``protocol.md``
 names every ``workspace/executeCommand`` command and every custom notification of
-``baton lsp``. Relative links in the docs point at files of the repository.
+``baton lsp``; ``websocket.md`` every method of the broker's websocket, ``mcp.md`` every
+tool of ``baton mcp``. Each comparison reads
+the doc's text, so a test also shows it failing on a copy with one row removed. Relative
+links in the docs point at files of the repository.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,9 +24,13 @@ import pytest
 import baton.surfaces.lsp as lsp_package
 from baton import cli
 from baton.surfaces.lsp import commands
+from baton.surfaces.mcp import tools
+from baton.surfaces.ws import schema
+from baton.surfaces.ws.methods import Methods
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
+REFERENCE = DOCS / "reference"
 
 
 def _subcommands() -> set[str]:
@@ -38,23 +46,29 @@ def _section(text: str, heading: str) -> str:
     return text[start : end if end != -1 else None]
 
 
-def test_cli_md_lists_every_command_and_no_other() -> None:
-    text = (DOCS / "reference" / "cli.md").read_text()
+def cli_md_commands(text: str) -> set[str]:
     named = set(re.findall(r"^\| `baton ([a-z]+)", text, re.M))
-    named |= set(re.findall(r"^baton ([a-z]+)\b", text, re.M))  # synopsis blocks
-    assert named == _subcommands()
+    return named | set(re.findall(r"^baton ([a-z]+)\b", text, re.M))  # synopsis blocks
 
 
-def test_protocol_md_lists_every_command() -> None:
-    text = (DOCS / "reference" / "protocol.md").read_text()
+def protocol_md_commands(text: str) -> set[str]:
     headings = _section(text, "Commands")
-    documented = set(
-        re.findall(
-            r"`(baton\.[A-Za-z]+)`",
-            "\n".join(line for line in headings.splitlines() if line.startswith("### ")),
-        )
-    )
-    assert documented == set(commands.COMMANDS)
+    found = "\n".join(line for line in headings.splitlines() if line.startswith("### "))
+    return set(re.findall(r"`(baton\.[A-Za-z]+)`", found))
+
+
+def protocol_md_notifications(text: str) -> set[str]:
+    section = _section(text, "Notifications for rich clients")
+    return set(re.findall(r"^### `(baton/[A-Za-z]+)`", section, re.M))
+
+
+def websocket_md_methods(text: str) -> set[str]:
+    rows = re.findall(r"^\| `(\w+)`(?: \(alias `(\w+)`\))? \|", _section(text, "Methods"), re.M)
+    return {name for row in rows for name in row if name}
+
+
+def mcp_md_tools(text: str) -> set[str]:
+    return set(re.findall(r"^\| `(\w+)` \|", _section(text, "Tools"), re.M))
 
 
 def _notifications_sent() -> set[str]:
@@ -66,15 +80,65 @@ def _notifications_sent() -> set[str]:
     return found
 
 
-def test_protocol_md_lists_every_notification() -> None:
-    text = (DOCS / "reference" / "protocol.md").read_text()
-    section = _section(text, "Notifications for rich clients")
-    documented = set(re.findall(r"^### `(baton/[A-Za-z]+)`", section, re.M))
-    sent = _notifications_sent()
-    assert {"baton/tasks", "baton/diff", "baton/permission"} <= sent  # the scan finds them
-    assert documented == sent
+def _ws_methods() -> set[str]:
+    table = Methods(None, [], dict).table  # type: ignore[arg-type]
+    return set(table) | set(schema.SESSION_METHODS)
+
+
+#: doc → (what it lists, read from its text; what the code registers)
+CHECKS: dict[str, tuple[Callable[[str], set[str]], Callable[[], set[str]]]] = {
+    "cli.md commands": (cli_md_commands, _subcommands),
+    "protocol.md commands": (protocol_md_commands, lambda: set(commands.COMMANDS)),
+    "protocol.md notifications": (protocol_md_notifications, _notifications_sent),
+    "websocket.md methods": (websocket_md_methods, _ws_methods),
+    "mcp.md tools": (mcp_md_tools, lambda: set(tools.TOOLS)),
+}
+#: For each check, a row to remove from a copy of its doc, and the name the row lists.
+ROWS = {
+    "cli.md commands": ("| `baton stats ", "stats"),
+    "protocol.md commands": ("### `baton.workers`", "baton.workers"),
+    "protocol.md notifications": ("### `baton/status`", "baton/status"),
+    "websocket.md methods": ("| `checkpoints` |", "checkpoints"),
+    "mcp.md tools": ("| `answer` |", "answer"),
+}
+
+
+def drift(check: str, text: str) -> dict[str, set[str]]:
+    """What the doc's text misses of what the code registers, and what it lists beyond."""
+    listed, registered = CHECKS[check]
+    have, want = listed(text), registered()
+    return {k: v for k, v in {"missing": want - have, "extra": have - want}.items() if v}
+
+
+def _doc(check: str) -> str:
+    return (REFERENCE / check.split()[0]).read_text()
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_the_doc_lists_what_the_code_registers(check: str) -> None:
+    assert drift(check, _doc(check)) == {}
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_a_row_removed_from_the_doc_is_reported(check: str) -> None:
+    text = _doc(check)
+    prefix, name = ROWS[check]
+    (row,) = [line for line in text.splitlines() if line.startswith(prefix)]
+    assert drift(check, text.replace(row + "\n", "", 1)) == {"missing": {name}}
+
+
+def test_the_scans_find_what_they_look_for() -> None:
+    assert {"baton/tasks", "baton/diff", "baton/permission"} <= _notifications_sent()
+    assert {"delegate", "stepBack", "auth", "subscribe", "models"} <= _ws_methods()
+    assert {"delegate", "lsp", "serve", "schema"} <= _subcommands()
+    # every command the CLI dispatches lazily is one argparse knows
+    assert set(cli._COMMANDS) <= _subcommands()
+
+
+def test_protocol_md_intro_names_every_notification() -> None:
+    text = (REFERENCE / "protocol.md").read_text()
     intro = text[: text.index("\n## ")]
-    assert all(f"`{n}`" in intro for n in sent)
+    assert all(f"`{n}`" in intro for n in _notifications_sent())
 
 
 @pytest.mark.parametrize(
