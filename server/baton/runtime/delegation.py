@@ -1,7 +1,7 @@
 """Delegation: a request becomes a recorded task, its route decided once.
 
 :meth:`Delegation.delegate` reads the project's settings, decides the route (worker,
-model, why — :func:`baton.runtime.routing.decide`) and stores it on the task with what
+model, why — :func:`baton.runtime.dispatch.decide`) and stores it on the task with what
 its brief and snapshot will need (diagnostics, overlays, rules), so nothing is decided
 again when a broker adopts it. The task is durable before its first event; then it
 starts, waits for its prerequisites (:class:`~baton.runtime.graph.Dependents`), or waits
@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import baton.runtime.routing as routes
 from baton.config.layers import ConfigError
 from baton.config.profiles import Profile
 from baton.config.watch import SettingsCache
@@ -30,6 +29,7 @@ from baton.core.settle import NextTurn
 from baton.core.task import Task, new_task_id
 from baton.runtime.book import Book, state_event
 from baton.runtime.broker import TaskError
+from baton.runtime.dispatch import Availability, decide
 from baton.runtime.graph import Dependents, in_order
 from baton.runtime.recorded import store_request, task_for
 from baton.runtime.requests import DelegateRequest, GraphNode
@@ -47,7 +47,7 @@ class Delegation:
         home: Path,
         book: Book,
         settings: SettingsCache,
-        availability: routes.Availability,
+        availability: Availability,
         loop: TurnLoop,
         dependents: Dependents,
         spawn: Callable[[Any, str], object],
@@ -71,7 +71,7 @@ class Delegation:
             raise TaskError(f"Baton's settings: {exc}") from None
         cooling, evidence = await self.availability()
         try:
-            route = routes.decide(settings, req, cooling=cooling, evidence=evidence)
+            route = decide(settings, req, cooling=cooling, evidence=evidence)
         except RoutingError as exc:
             raise TaskError(str(exc)) from None
         task = task_for(req, settings, route)

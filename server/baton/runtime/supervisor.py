@@ -34,7 +34,6 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import baton.runtime.routing as routes
 from baton.acp import transport as acp
 from baton.config.profiles import Profile, default_profiles
 from baton.config.watch import SettingsCache
@@ -52,6 +51,7 @@ from baton.runtime.broker import Limits, TaskError, broker_alive, broker_id
 from baton.runtime.bus import BatchListener, EventBus, Listener, Subscription
 from baton.runtime.decisions import Decisions
 from baton.runtime.delegation import Delegation
+from baton.runtime.dispatch import Availability
 from baton.runtime.drafts import Drafts
 from baton.runtime.graph import Dependents, close_group
 from baton.runtime.prepare import Preparer
@@ -98,7 +98,7 @@ class Supervisor:
         self.store = AsyncStore(Store(home / "baton.db"))
         self.bus = EventBus(self.store)
         self._background: set[asyncio.Task[Any]] = set()
-        availability = routes.Availability(self.store)
+        availability = Availability(self.store)
         self._closed = False
         # The parts, each given what it needs (see the module's docstring for who does what).
         home, settings, limits, spawn = self.home, self.settings, self.limits, self._spawn
