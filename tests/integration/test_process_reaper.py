@@ -161,7 +161,7 @@ async def test_an_acp_runner_and_its_agent_die_with_the_runners_wrapper(
         found = {}
         for proc in wrapper.children(recursive=True):
             cmd = " ".join(proc.cmdline())
-            if "baton.acp.runner" in cmd:
+            if "baton.acp.session_runner" in cmd:
                 found["runner"] = proc
             elif "acp_fake_agent.py" in cmd and "baton.process.reaper" not in cmd:
                 found["agent"] = proc

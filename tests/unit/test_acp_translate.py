@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from baton.acp.translate import (
-    TurnTranslator,
-    is_empty_turn,
-    option_for_decision,
-    permission_event,
-    pick_option,
-    preview,
-)
+from baton.acp.permission_requests import option_for_decision, permission_event, pick_option
+from baton.acp.tool_calls import preview
+from baton.acp.translate import TurnTranslator, is_empty_turn
 from baton.core.events import EventType, describe
 from baton.core.lifecycle import Completion
 

@@ -10,7 +10,7 @@ import pytest
 
 from baton.agents.base import Turn
 from baton.agents.fake import FakeAdapter, FakeParser
-from baton.agents.fake_agent import BrokenScript, parse_script, script_for
+from baton.agents.fake_script import BrokenScript, parse_script, script_for
 from baton.config.profiles import Profile
 from baton.core.events import EventType
 

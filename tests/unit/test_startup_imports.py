@@ -1,6 +1,6 @@
 """`baton` commands and `baton lsp` start fast: each command imports what it uses.
 
-The heavy ACP SDK is imported only by the ACP runner process; ``baton --version`` imports
+The heavy ACP SDK is imported only by the ACP session runner process; ``baton --version`` imports
 nothing but the package; the websocket client path (``baton delegate`` against a running
 broker) imports no runtime, store, rich, keyring or sqlite-utils. Each check runs in a fresh
 interpreter, so what an earlier test imported cannot hide a regression.

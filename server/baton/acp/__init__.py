@@ -6,13 +6,16 @@ the same session. The pieces, from the agent outwards:
 
 - :mod:`baton.acp.agents` — per agent: the ACP command, its env, its quirks; and which
   transport a profile uses.
-- :mod:`baton.acp.translate` — pure: ACP session updates, permission requests and prompt
-  results → Baton's normalized events.
+- :mod:`baton.acp.translate` — pure: ACP session updates and prompt results → Baton's
+  normalized events; :mod:`baton.acp.tool_calls` reads the tool calls they carry.
+- :mod:`baton.acp.permission_requests` — the events permission requests become, the option
+  an answer means, and a session's requests waiting for an answer.
 - :mod:`baton.acp.policy` — pure: a config policy answering permissions by tool kind.
 - :mod:`baton.acp.files` — ``fs/read_text_file`` / ``fs/write_text_file``, inside the
   worktree only.
-- :mod:`baton.acp.runner` — ``python -m baton.acp.runner``: a small detached process per task
-  that holds the agent's stdio, writes normalized events as JSONL to ``attempt-<n>.out`` (so
+- :mod:`baton.acp.session_runner` — ``python -m baton.acp.session_runner``: a small detached
+  process per task that holds the agent's stdio and its session (:mod:`baton.acp.session`),
+  writes normalized events as JSONL to ``attempt-<n>.out`` (:mod:`baton.acp.attempt_files`:
   the broker's tail, parse and adopt path is the native one) and obeys a control socket
   (prompt, cancel, answer a permission, stop).
 - :mod:`baton.acp.control` — that socket's protocol, both ends.

@@ -1,4 +1,4 @@
-"""The runner's control channel: a unix socket (mode 0600) in or for the task's folder.
+"""The session runner's control channel: a unix socket (mode 0600) in or for the task's folder.
 
 One request per connection: a JSON object on one line, answered by one JSON line::
 
@@ -10,6 +10,7 @@ One request per connection: a JSON object on one line, answered by one JSON line
 
 A refused request answers ``{"ok": false, "error": "…"}``. Where the runner listens is written
 to ``acp-runner.json`` in the task's folder (:class:`RunnerRecord`), so any broker finds it.
+Both ends are here: :func:`listen` (the runner's) and :func:`call` (a broker's).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -72,6 +74,31 @@ def socket_path(task_dir: Path) -> Path:
         candidate = folder / f"acp-{digest}.sock"
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     return candidate
+
+
+async def listen(
+    path: str, serve: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+) -> asyncio.Server:
+    """Answer each request at ``path`` (a socket of mode 0600) with ``serve``'s answer."""
+
+    async def one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            line = await asyncio.wait_for(reader.readline(), TIMEOUT)
+            try:
+                request = json.loads(line)
+                answer = await serve(request if isinstance(request, dict) else {})
+            except ValueError:
+                answer = {"ok": False, "error": "not a JSON request"}
+            writer.write(json.dumps(answer).encode() + b"\n")
+            await writer.drain()
+        except (OSError, TimeoutError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_unix_server(one, path=path)
+    os.chmod(path, 0o600)
+    return server
 
 
 async def call(

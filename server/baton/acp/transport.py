@@ -1,10 +1,11 @@
 """The broker's side of the ACP transport.
 
 :class:`AcpTransport` is the :class:`~baton.process.transport.Transport` of an ACP session: its
-``start`` sends a follow-up turn to the task's runner (:mod:`baton.acp.runner`) when one is alive
-(same session) and starts a new runner otherwise; its ``parser`` reads the normalized events the
-runner writes; its ``interrupt`` is a ``session/cancel`` that keeps the session, or a kill when the
-runner does not answer. :func:`answer` and :func:`stop` talk to the runner's control socket.
+``start`` sends a follow-up turn to the task's session runner (:mod:`baton.acp.session_runner`)
+when one is alive (same session) and starts a new runner otherwise; its ``parser`` reads the
+normalized events the runner writes; its ``interrupt`` is a ``session/cancel`` that keeps the
+session, or a kill when the runner does not answer. :func:`answer` and :func:`stop` talk to
+the runner's control socket.
 
 Which transport a task uses is decided once per session (:func:`choose`): the profile's
 ``options.transport`` (``acp`` | ``native`` | ``auto``, default ``auto``); ``auto`` means ACP
@@ -121,7 +122,7 @@ class AcpTransport:
         spec_path = task_dir / f"acp-spec-{attempt}.json"
         spec_path.write_text(json.dumps(spec.to_json(), indent=1), encoding="utf-8")
         runner = Launch(
-            argv=[agents.python(), "-P", "-m", "baton.acp.runner", str(spec_path)],
+            argv=[agents.python(), "-P", "-m", "baton.acp.session_runner", str(spec_path)],
             env=env,
             cwd=turn.cwd,
             unset_env=spec_of.unset_env,

@@ -3,7 +3,7 @@
 The prompt goes to a file in the task's folder (never through a shell or argv); the fake
 agent keeps its sessions under ``$BATON_TASK_DIR/fake-sessions``. The script can come from
 the prompt itself, from ``profile.options["script"]`` or from ``BATON_FAKE_SCRIPT`` in the
-profile's env (see :mod:`baton.agents.fake_agent` for the script format).
+profile's env (see :mod:`baton.agents.fake_script` for the script format).
 """
 
 from __future__ import annotations

@@ -13,8 +13,7 @@ from baton.cli.render import Output, follow, task_json
 from baton.config.profiles import Profile, default_profiles
 from baton.core.lifecycle import TaskState
 from baton.core.task import Target
-from baton.runtime.requests import DelegateRequest
-from baton.runtime.supervisor import Supervisor
+from baton.runtime import DelegateRequest, Supervisor
 
 APP = """\
 def greet(name):

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from baton.core.diff import FileDiff
     from baton.core.events import Event
     from baton.core.task import Attempt, Task
-    from baton.runtime.supervisor import Supervisor
+    from baton.runtime import Supervisor
     from baton.workspace import AcceptResult
 
 _STATE_STYLE = {

@@ -1,7 +1,12 @@
 """The runtime: the supervisor that owns tasks, and the parts it is built from.
 
-The surfaces use only the names below (loaded on first use, so importing
-``baton.runtime.requests`` for a client does not import the supervisor).
+The surfaces and the CLI use only the names below (loaded on first use, so importing
+``baton.runtime`` for a client's :class:`DelegateRequest` does not import the supervisor):
+the :class:`Supervisor` and its requests and errors, and three readers of what a task
+records that the language server shows — :func:`redone_of` (the user's text a hunk was
+redone against), :func:`since_last_review` (a revised task's interdiff) and
+:func:`read_current` (a file's text as a proposal is merged into it). ``baton stats`` reads
+the ledger of outcomes and cool-downs offline through :mod:`baton.runtime.accounts`.
 """
 
 from __future__ import annotations
@@ -10,8 +15,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from baton.runtime import accounts
     from baton.runtime.broker import Limits, TaskError, broker_alive
+    from baton.runtime.proposals import read_current
+    from baton.runtime.redo import redone_of
     from baton.runtime.requests import DelegateRequest, GraphNode
+    from baton.runtime.revision import since_last_review
     from baton.runtime.supervisor import Supervisor
 
 _HOME = {
@@ -21,14 +30,30 @@ _HOME = {
     "DelegateRequest": "requests",
     "GraphNode": "requests",
     "Supervisor": "supervisor",
+    "read_current": "proposals",
+    "redone_of": "redo",
+    "since_last_review": "revision",
 }
 
 
 def __getattr__(name: str) -> Any:
+    if name == "accounts":
+        return importlib.import_module("baton.runtime.accounts")
     module = _HOME.get(name)
     if module is None:
         raise AttributeError(f"module 'baton.runtime' has no attribute {name!r}")
     return getattr(importlib.import_module(f"baton.runtime.{module}"), name)
 
 
-__all__ = ["DelegateRequest", "GraphNode", "Limits", "Supervisor", "TaskError", "broker_alive"]
+__all__ = [
+    "DelegateRequest",
+    "GraphNode",
+    "Limits",
+    "Supervisor",
+    "TaskError",
+    "accounts",
+    "broker_alive",
+    "read_current",
+    "redone_of",
+    "since_last_review",
+]

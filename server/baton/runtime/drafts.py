@@ -45,6 +45,15 @@ class Drafts:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
+    def request(self, task_id: str) -> bool:
+        """Recompute a running task's draft soon; False when this broker runs no task
+        ``task_id`` (a file watcher's guess)."""
+        task = self.book.tasks.get(task_id)
+        if task is None or task.state != S.RUNNING:
+            return False
+        self.schedule(task)
+        return True
+
     def schedule(self, task: Task) -> None:
         """Recompute the task's draft diff soon (debounced)."""
         if task.id in self._timers or not task.worktree:

@@ -25,8 +25,8 @@ from baton.core.settle import NextTurn
 from baton.core.task import Task, new_task_id
 from baton.runtime.broker import TaskError
 from baton.runtime.checks import Check
+from baton.runtime.dispatch import route_record
 from baton.runtime.requests import DelegateRequest
-from baton.runtime.routing import route_record
 from baton.workspace import Snapshot
 
 OVERLAYS = "overlays.json"

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import baton.runtime.accounts as accounts
-import baton.runtime.routing as routes
 from baton.config.profiles import Profile
 from baton.config.watch import SettingsCache
 from baton.core.lifecycle import SETTLED, Completion, TaskState
@@ -42,6 +41,7 @@ from baton.faults import crash_point
 from baton.runtime.attempts import Attempts, Live, StartFailed
 from baton.runtime.book import Book
 from baton.runtime.broker import TaskError
+from baton.runtime.dispatch import handoff_route
 from baton.runtime.drafts import Drafts
 from baton.runtime.prepare import Preparer
 from baton.runtime.recorded import (
@@ -325,7 +325,7 @@ class TurnLoop:
             return False
         cooling, evidence = await self._availability()
         try:
-            route = routes.handoff_route(
+            route = handoff_route(
                 settings,
                 task,
                 cooling=cooling,

@@ -15,7 +15,7 @@ from typing import Any
 
 from baton.config.logins import why_unusable
 from baton.config.settings import Settings, load_settings
-from baton.runtime.supervisor import Supervisor
+from baton.runtime import Supervisor
 from baton.surfaces.ws.answers import lean
 
 

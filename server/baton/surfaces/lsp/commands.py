@@ -23,8 +23,7 @@ from baton.core import revision
 from baton.core.diff import FileDiff, FileStatus, HunkState, apply_hunks, find_hunk
 from baton.core.lifecycle import NEXT_MOVES, TaskState
 from baton.core.task import Target, next_moves
-from baton.runtime.requests import DelegateRequest
-from baton.runtime.supervisor import TaskError
+from baton.runtime import DelegateRequest, TaskError
 from baton.store import AmbiguousTask, StoreError, UnknownTask
 from baton.surfaces.lsp import asking, review
 from baton.surfaces.lsp.actions import DEFAULT_INSTRUCTIONS, SUGGESTIONS

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from baton.runtime.proposals import read_current
-from baton.runtime.supervisor import TaskError
+from baton.runtime import TaskError, read_current
 from baton.surfaces.ide import (
     ClosedBy,
     DiffDecision,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from baton.core.events import Event, EventType
-from baton.runtime.supervisor import TaskError
+from baton.runtime import TaskError
 
 if TYPE_CHECKING:
     from baton.surfaces.lsp.server import BatonServer

@@ -20,9 +20,7 @@ from lsprotocol import types
 from baton.core.diff import FileDiff, FileStatus, Hunk, HunkState, split_lines
 from baton.core.relocate import applies
 from baton.core.task import Task
-from baton.runtime.redo import redone_of
-from baton.runtime.revision import since_last_review
-from baton.runtime.supervisor import Supervisor
+from baton.runtime import Supervisor, redone_of, since_last_review
 from baton.surfaces.lsp.documents import LineMap, hunk_old_span, line_range, path_to_uri
 from baton.workspace import Snapshot, snapshot_text, worktree_text
 

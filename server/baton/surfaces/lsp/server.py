@@ -25,7 +25,7 @@ from pygls.protocol import LanguageServerProtocol
 from baton import __version__
 from baton.core.lifecycle import TaskState
 from baton.core.task import Task
-from baton.runtime.supervisor import Supervisor, TaskError
+from baton.runtime import Supervisor, TaskError
 from baton.store import state_home
 from baton.surfaces.ide import IdeServer
 from baton.surfaces.lsp import asking, ide, review, settings

@@ -36,7 +36,7 @@ from websockets.protocol import State
 
 from baton import __version__
 from baton.core.events import Event, EventType
-from baton.runtime.supervisor import Supervisor
+from baton.runtime import Supervisor
 from baton.store import AmbiguousTask, UnknownTask
 from baton.surfaces.ws import answers, discovery, views
 from baton.surfaces.ws import protocol as p

@@ -23,8 +23,7 @@ from baton.config.layers import ConfigError
 from baton.core import revision
 from baton.core.lifecycle import TaskState
 from baton.core.task import Target, next_moves
-from baton.runtime.requests import DelegateRequest, GraphNode
-from baton.runtime.supervisor import Supervisor, TaskError, broker_alive
+from baton.runtime import DelegateRequest, GraphNode, Supervisor, TaskError, broker_alive
 from baton.store import AmbiguousTask, UnknownTask
 from baton.surfaces.workers import workers_answer
 from baton.surfaces.ws import answers, views, waiting

@@ -18,7 +18,7 @@ from baton.config.layers import ConfigError
 from baton.config.profiles import default_profiles
 from baton.config.settings import load_settings
 from baton.config.watch import SettingsCache
-from baton.runtime.supervisor import Supervisor
+from baton.runtime import Supervisor
 from baton.store.paths import state_home
 from baton.surfaces.ws.endpoint import Endpoint, start_endpoint
 

@@ -20,7 +20,7 @@ from baton.core.task import Task
 from baton.surfaces.ws import answers
 
 if TYPE_CHECKING:
-    from baton.runtime.supervisor import Supervisor
+    from baton.runtime import Supervisor
 
 #: Seconds between reads of the waited-for tasks from the store.
 POLL = 1.0

@@ -1,8 +1,11 @@
-"""Routing glue: a delegate request and a project's settings → the pure routing decision.
+"""Dispatch: which worker takes a task — the pure routing decision, fed from the store.
 
-The supervisor calls :func:`decide` at delegate time and :func:`handoff_route` when a
-worker is rate limited (or the user hands a failed task on); the cool-downs and evidence
-come from the store (:mod:`baton.runtime.accounts`).
+:mod:`baton.core.routing` decides; this module gives it what it decides on: the request's
+kind (:func:`kind_of`), the project's settings, and the workers cooling down after a rate
+limit with the outcome ledger's evidence (:class:`Availability`, read from the store through
+:mod:`baton.runtime.accounts`). Delegation calls :func:`decide` once, when the task is
+recorded; the turn loop calls :func:`handoff_route` when a worker is rate limited (or the
+user hands a settled task on).
 """
 
 from __future__ import annotations
