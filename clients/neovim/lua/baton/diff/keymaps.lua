@@ -43,8 +43,9 @@ local ACTIONS = {
 ---@param lhs string
 ---@return string
 local function normalize(lhs)
-  local leader = vim.g.mapleader or '\\'
-  local local_leader = vim.g.maplocalleader or '\\'
+  -- (vim.g's fields are any variable; the runtime's annotations name only some)
+  local leader = vim.g['mapleader'] or '\\'
+  local local_leader = vim.g['maplocalleader'] or '\\'
   lhs = lhs:gsub('<[Ll][Ee][Aa][Dd][Ee][Rr]>', leader)
   lhs = lhs:gsub('<[Ll][Oo][Cc][Aa][Ll][Ll][Ee][Aa][Dd][Ee][Rr]>', local_leader)
   return vim.keycode(lhs)
