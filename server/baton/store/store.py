@@ -23,12 +23,12 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlite_utils import Database
 
+import baton.store.migrations as migrations
 from baton.core.diff import FileDiff, HunkState
 from baton.core.events import Event, EventType
 from baton.core.ids import MIN_PREFIX
 from baton.core.lifecycle import SETTLED, Completion, TaskState
 from baton.core.task import Attempt, Target, Task
-from baton.store import migrations
 
 _TASK_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Task))
 _TASK_JSON = frozenset({"targets", "scope", "options"})

@@ -25,8 +25,8 @@ from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 from websockets.protocol import State
 
+import baton.surfaces.ws.discovery as discovery
 from baton.store.paths import runtime_dir, state_home
-from baton.surfaces.ws import discovery
 from baton.surfaces.ws.discovery import Discovery
 
 if TYPE_CHECKING:  # imported by the watching functions: a one-request command needs no events

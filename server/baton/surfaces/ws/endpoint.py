@@ -34,12 +34,14 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 from websockets.protocol import State
 
+import baton.surfaces.ws.answers as answers
+import baton.surfaces.ws.discovery as discovery
+import baton.surfaces.ws.protocol as p
+import baton.surfaces.ws.views as views
 from baton import __version__
 from baton.core.events import Event, EventType
 from baton.runtime.supervisor import Supervisor
 from baton.store import AmbiguousTask, UnknownTask
-from baton.surfaces.ws import answers, discovery, views
-from baton.surfaces.ws import protocol as p
 from baton.surfaces.ws.handshake import check_upgrade, same, token_of
 from baton.surfaces.ws.methods import Methods
 

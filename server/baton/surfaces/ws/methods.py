@@ -18,6 +18,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import baton.surfaces.ws.answers as answers
+import baton.surfaces.ws.protocol as p
+import baton.surfaces.ws.views as views
+import baton.surfaces.ws.waiting as waiting
 from baton import __version__
 from baton.config.layers import ConfigError
 from baton.core import revision
@@ -27,8 +31,6 @@ from baton.runtime.requests import DelegateRequest, GraphNode
 from baton.runtime.supervisor import Supervisor, TaskError, broker_alive
 from baton.store import AmbiguousTask, UnknownTask
 from baton.surfaces.workers import workers_answer
-from baton.surfaces.ws import answers, views, waiting
-from baton.surfaces.ws import protocol as p
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
