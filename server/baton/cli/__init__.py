@@ -189,7 +189,7 @@ async def _doctor(args: argparse.Namespace, out: render.Output) -> int:
     import asyncio
     from pathlib import Path
 
-    from baton.agents.doctor import format_report, run_doctor
+    from baton.cli.doctor import format_report, run_doctor
     from baton.config.layers import ConfigError
     from baton.config.settings import load_settings
     from baton.process import sandbox

@@ -79,7 +79,7 @@ from baton.config.layers import (
     user_config_path,
 )
 from baton.config.logins import choose_default
-from baton.config.profiles import NETWORKS, Profile, default_profiles
+from baton.config.profiles import NETWORKS, PROVIDERS, Profile, default_profiles
 from baton.core.routing import (
     KINDS,
     ON_RATE_LIMIT,
@@ -370,9 +370,7 @@ def _check_keys(values: _Values) -> None:
 
 
 def _providers() -> list[str]:
-    from baton.agents.registry import providers  # the registry imports this package
-
-    return providers()
+    return list(PROVIDERS)
 
 
 def _profiles(values: _Values) -> dict[str, Profile]:
