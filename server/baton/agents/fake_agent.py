@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from baton.agents.fake_runlog import log_run
+from baton.errors import BatonError, InvalidInput
 
 FENCE = re.compile(r"```baton-fake[ \t]*\r?\n(.*?)```", re.DOTALL)
 
@@ -73,11 +74,11 @@ STEP_FIELDS: dict[str, frozenset[str]] = {
 Step = dict[str, Any]
 
 
-class BrokenScript(ValueError):
+class BrokenScript(InvalidInput, ValueError):
     """The script is not valid JSON or not a list of known steps."""
 
 
-class StepFailed(Exception):
+class StepFailed(BatonError):
     """A step could not be done (a missing file, an edit whose ``old`` text is absent…)."""
 
 

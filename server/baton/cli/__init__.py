@@ -106,10 +106,11 @@ def _local_failure(exc: Exception) -> tuple[int, str] | None:
     """The exit code and message for an error of the commands that work without a broker
     (the store's, the supervisor's), or None for any other. Their modules are imported
     here, on the way out, so that the commands that never load them start without them."""
+    from baton.errors import NotFound
     from baton.runtime import TaskError
-    from baton.store import AmbiguousTask, StoreError, UnknownTask
+    from baton.store import StoreError
 
-    if isinstance(exc, (UnknownTask, AmbiguousTask, TaskError)):
+    if isinstance(exc, (NotFound, TaskError)):
         return EXIT_USAGE, str(exc)
     if isinstance(exc, StoreError):
         return EXIT_FAILED, f"state folder: {exc}"

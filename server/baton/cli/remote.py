@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from baton.cli.render import Output
+from baton.errors import InvalidInput
 from baton.surfaces.ws import protocol
 from baton.surfaces.ws.client import BrokerError, Client, broker_by_pid, connect_for
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-class UsageError(Exception):
+class UsageError(InvalidInput):
     """Bad input from the user: exit code 2 with a clear message."""
 
 

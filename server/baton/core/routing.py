@@ -18,6 +18,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from baton.errors import InvalidInput
+
 
 class Kind(StrEnum):
     """What sort of work a task is; the project's policy routes each kind its own way."""
@@ -365,7 +367,7 @@ class Route:
     explicit: bool = False  # named by the request: never handed off
 
 
-class RoutingError(ValueError):
+class RoutingError(InvalidInput, ValueError):
     """No worker may run the task (unknown, disabled or not allowed in this project)."""
 
 

@@ -29,6 +29,7 @@ from baton.core.events import Event, EventType
 from baton.core.ids import MIN_PREFIX
 from baton.core.lifecycle import SETTLED, Completion, TaskState
 from baton.core.task import Attempt, Target, Task
+from baton.errors import BatonError, NotFound
 
 _TASK_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Task))
 _TASK_JSON = frozenset({"targets", "scope", "options"})
@@ -48,11 +49,11 @@ class _Keep(Enum):
 KEEP = _Keep.KEEP
 
 
-class StoreError(Exception):
+class StoreError(BatonError):
     """The database refused an operation (disk full, corrupt file, locked, …)."""
 
 
-class UnknownTask(KeyError):
+class UnknownTask(NotFound, KeyError):
     """No stored task has this id (or id prefix)."""
 
     def __init__(self, task_id: str, detail: str = "") -> None:
@@ -64,7 +65,7 @@ class UnknownTask(KeyError):
         return f"no task {self.task_id!r}" + (f" ({self.detail})" if self.detail else "")
 
 
-class AmbiguousTask(KeyError):
+class AmbiguousTask(NotFound, KeyError):
     """An id prefix matches more than one task."""
 
     def __init__(self, prefix: str, candidates: Sequence[str]) -> None:

@@ -25,9 +25,10 @@ from baton.core import revision
 from baton.core.diff import FileDiff, FileStatus, HunkState, apply_hunks, find_hunk
 from baton.core.lifecycle import NEXT_MOVES, TaskState
 from baton.core.task import Target, next_moves
+from baton.errors import NotFound
 from baton.runtime.requests import DelegateRequest
 from baton.runtime.supervisor import TaskError
-from baton.store import AmbiguousTask, StoreError, UnknownTask
+from baton.store import StoreError
 from baton.surfaces.lsp.actions import DEFAULT_INSTRUCTIONS, SUGGESTIONS
 from baton.surfaces.lsp.documents import path_to_uri, relative_to, text_edits, uri_to_path
 from baton.surfaces.lsp.notify import Notifier, summary
@@ -652,7 +653,7 @@ def _command(name: str, handler: Handler, optional: bool) -> Callable[..., Await
         args = Args(name, arguments, optional=optional)
         try:
             return await handler(ls, args)
-        except (TaskError, UnknownTask, AmbiguousTask, StoreError) as exc:
+        except (TaskError, NotFound, StoreError) as exc:
             raise failed(exc) from None
 
     run.__name__ = name.replace(".", "_")

@@ -26,6 +26,7 @@ from websockets.frames import CloseCode
 from websockets.protocol import State
 
 import baton.surfaces.ws.discovery as discovery
+from baton.errors import BatonError, Unavailable
 from baton.store.paths import runtime_dir, state_home
 from baton.surfaces.ws.discovery import Discovery
 
@@ -36,7 +37,7 @@ if TYPE_CHECKING:  # imported by the watching functions: a one-request command n
 DEFAULT_IDLE_EXIT = 60.0
 
 
-class BrokerError(Exception):
+class BrokerError(BatonError):
     """The broker answered with a JSON-RPC error."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
@@ -46,7 +47,7 @@ class BrokerError(Exception):
         self.data = data
 
 
-class BrokerUnavailable(Exception):
+class BrokerUnavailable(Unavailable):
     """No broker could be reached or started."""
 
 
