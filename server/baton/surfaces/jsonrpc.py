@@ -4,11 +4,12 @@ request ids are answered. Pure. Each surface adds its own server-range codes and
 
 from __future__ import annotations
 
+from baton.errors import INTERNAL_ERROR as INTERNAL_ERROR
+from baton.errors import INVALID_PARAMS as INVALID_PARAMS
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
 
 #: An id a request may carry: JSON-RPC allows strings and numbers (and null, which we refuse).
 RequestId = str | int

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from baton.errors import BatonError
 from baton.surfaces.jsonrpc import INTERNAL_ERROR as INTERNAL_ERROR
 from baton.surfaces.jsonrpc import INVALID_PARAMS as INVALID_PARAMS
 from baton.surfaces.jsonrpc import INVALID_REQUEST as INVALID_REQUEST
@@ -26,7 +27,7 @@ TIMED_OUT = -32001
 BUSY = -32002
 
 
-class RpcError(Exception):
+class RpcError(BatonError):
     """An error to send back as a JSON-RPC error object."""
 
     def __init__(self, code: int, message: str, rid: RequestId | None = None) -> None:

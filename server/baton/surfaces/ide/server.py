@@ -34,8 +34,9 @@ from websockets.exceptions import ConnectionClosed, NegotiationError
 from websockets.http11 import Request, Response
 from websockets.typing import Subprotocol
 
-from baton.surfaces.ide import lockfile, rpc
-from baton.surfaces.ide import tools as t
+import baton.surfaces.ide.lockfile as lockfile
+import baton.surfaces.ide.rpc as rpc
+import baton.surfaces.ide.tools as t
 from baton.surfaces.ide.host import (
     ClosedBy,
     DiffDecision,

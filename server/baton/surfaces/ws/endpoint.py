@@ -34,12 +34,14 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 from websockets.protocol import State
 
+import baton.surfaces.ws.answers as answers
+import baton.surfaces.ws.discovery as discovery
+import baton.surfaces.ws.protocol as p
+import baton.surfaces.ws.views as views
 from baton import __version__
 from baton.core.events import Event, EventType
+from baton.errors import NotFound
 from baton.runtime import Supervisor
-from baton.store import AmbiguousTask, UnknownTask
-from baton.surfaces.ws import answers, discovery, views
-from baton.surfaces.ws import protocol as p
 from baton.surfaces.ws.handshake import check_upgrade, same, token_of
 from baton.surfaces.ws.methods import Methods
 
@@ -331,8 +333,8 @@ class Endpoint:
                 result = {"ok": True, "version": __version__}
             else:
                 result = await self.methods.call(req.method, req.params)
-        except (p.RpcError, UnknownTask, AmbiguousTask) as exc:
-            err = exc if isinstance(exc, p.RpcError) else p.RpcError(p.UNKNOWN_TASK, _quoted(exc))
+        except (p.RpcError, NotFound) as exc:
+            err = exc if isinstance(exc, p.RpcError) else p.RpcError(exc.code, _quoted(exc))
             if req.id is not None:
                 await self._send(conn, p.error_response(req.id, err))
             return
