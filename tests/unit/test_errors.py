@@ -19,6 +19,7 @@ from baton.surfaces.ws import protocol
 
 PACKAGE = Path(errors.__file__).parent
 
+
 def exception_classes() -> dict[str, type[BaseException]]:
     """Dotted name → class, for every exception class a module of the package defines."""
     out = {}

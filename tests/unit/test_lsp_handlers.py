@@ -21,6 +21,7 @@ from baton.store import UnknownTask
 from baton.surfaces.lsp import commands, create_language_server, features
 from baton.surfaces.lsp.asking import REPLY_KIND, Questions
 from baton.surfaces.lsp.documents import OpenDocuments, path_to_uri, units, uri_to_path
+from baton.surfaces.lsp.editor_settings import EditorSettings
 from baton.surfaces.lsp.foresee import Foresee
 from baton.surfaces.lsp.ide import ClaudeIde
 from baton.surfaces.lsp.notify import Notifier
@@ -28,7 +29,6 @@ from baton.surfaces.lsp.payloads import Args
 from baton.surfaces.lsp.permissions import PermissionPrompts
 from baton.surfaces.lsp.progress import Progress
 from baton.surfaces.lsp.server import BatonServer, Feature
-from baton.surfaces.lsp.settings import Settings
 from baton.surfaces.lsp.transcripts import Transcripts
 
 
@@ -59,7 +59,7 @@ class FakeServer:
 
     def __init__(self, folders: list[Path], texts: dict[str, str] | None = None) -> None:
         self.docs = OpenDocuments()
-        self.settings = Settings()
+        self.settings = EditorSettings()
         self.roots: set[str] = set()
         self.reviews: dict[str, Any] = {}
         self.questions = Questions()

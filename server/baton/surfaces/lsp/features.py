@@ -10,9 +10,9 @@ from lsprotocol import types
 
 import baton.surfaces.lsp.actions as actions
 import baton.surfaces.lsp.asking as asking
+import baton.surfaces.lsp.editor_settings as editor_settings
 import baton.surfaces.lsp.hover as hover
 import baton.surfaces.lsp.lenses as lenses
-import baton.surfaces.lsp.settings as settings
 from baton.surfaces.lsp.foresee import Foresee
 from baton.surfaces.lsp.ide import ClaudeIde
 from baton.surfaces.lsp.progress import Progress
@@ -20,7 +20,7 @@ from baton.surfaces.lsp.server import BatonServer
 
 
 def apply_settings(ls: BatonServer, raw: Any) -> None:
-    ls.settings, warnings = settings.merge(ls.settings, raw)
+    ls.settings, warnings = editor_settings.merge(ls.settings, raw)
     for warning in warnings:
         ls.warn(warning)
 

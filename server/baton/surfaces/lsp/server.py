@@ -36,8 +36,8 @@ from baton.runtime import Supervisor, TaskError
 from baton.store.paths import state_home
 from baton.surfaces.lsp.asking import Questions
 from baton.surfaces.lsp.documents import OpenDocuments, relative_to, uri_to_path
+from baton.surfaces.lsp.editor_settings import EditorSettings
 from baton.surfaces.lsp.payloads import check_request
-from baton.surfaces.lsp.settings import Settings
 from baton.surfaces.ws.endpoint import Endpoint, start_endpoint
 from baton.surfaces.ws.serve import broker_supervisor
 
@@ -121,7 +121,7 @@ class BatonServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             protocol_cls=BatonProtocol,
         )
-        self.settings = Settings()
+        self.settings = EditorSettings()
         self.supervisor: Supervisor | None = None
         self.ready = asyncio.Event()
         self.start_error: str | None = None
