@@ -9,6 +9,7 @@ import * as vscode from "vscode";
 import { CONFIG_SECTION, CONTEXT_SERVER_STATE, Command, PERMISSION_SCHEME, PROPOSAL_SCHEME, TASK_VIEW, TRANSCRIPT_SCHEME } from "./common/constants";
 import { HunkLenses } from "./common/codeLensProvider";
 import { App, notify, refreshTasks, registerCommands } from "./common/commands";
+import { registerDiffReview } from "./common/diffReview";
 import { InlineDecorations } from "./common/inlineDecorations";
 import { stateLine } from "./common/lifecycle";
 import { registerLogger, traceError, traceInfo } from "./common/log";
@@ -244,6 +245,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(Command.installServer, () => server?.installAndStart()),
     vscode.commands.registerCommand(Command.openServerSettings, () => openServerSettings()),
     ...registerCommands(app),
+    ...registerDiffReview(app),
     vscode.workspace.onDidChangeTextDocument((e) => {
       if (e.contentChanges.length === 0) return;
       const uri = e.document.uri.toString();

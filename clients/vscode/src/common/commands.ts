@@ -57,7 +57,7 @@ function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-async function run(what: string, fn: () => Promise<unknown>): Promise<void> {
+export async function run(what: string, fn: () => Promise<unknown>): Promise<void> {
   try {
     await fn();
   } catch (err) {

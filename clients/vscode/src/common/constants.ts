@@ -12,6 +12,7 @@ export const Command = {
   resolveHunk: "baton.client.resolveHunk",
   acceptAll: "baton.client.acceptAll",
   rejectAll: "baton.client.rejectAll",
+  peekHunk: "baton.client.peekHunk",
   nextHunk: "baton.client.nextHunk",
   previousHunk: "baton.client.previousHunk",
   openDiff: "baton.client.openDiff",

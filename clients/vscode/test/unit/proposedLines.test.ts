@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { applyHunks } from "../../src/common/proposal";
+import { needsLines, peekAnchor, proposedLines } from "../../src/common/proposedLines";
+import { hunk } from "./fixtures";
+
+const TEXT = ["l0", "l1", "l2", "l3", "l4", "l5", "l6", "l7", ""].join("\n");
+
+test("each hunk's new lines stand where the proposal document has them", () => {
+  const hunks = [
+    hunk("grow", 1, "l1\n", "a\nb\nc\n"), // 1 line → 3: the lines below move down by 2
+    hunk("gone", 3, "l3\nl4\n", ""), // deletes 2: the lines below move up by 2
+    hunk("swap", 6, "l6\n", "x6\n"),
+  ];
+  const proposal = applyHunks(TEXT, hunks).split("\n");
+  const lines = proposedLines(hunks);
+  assert.deepEqual(
+    lines.map((l) => [l.hunkId, l.start, l.end, l.count, l.endCharacter]),
+    [
+      ["grow", 1, 3, 3, 1],
+      ["gone", 5, 5, 0, 0],
+      ["swap", 6, 6, 1, 2],
+    ],
+  );
+  // checked against the text the proposal document really holds
+  assert.deepEqual(proposal.slice(1, 4), ["a", "b", "c"]);
+  assert.equal(proposal[5], "l5"); // where the deleted lines were: the next line moved up
+  assert.equal(proposal[6], "x6");
+});
+
+test("the order given does not matter; an overlapping hunk is left out", () => {
+  const a = hunk("a", 4, "l4\n", "A\nA\n");
+  const b = hunk("b", 0, "l0\n", "B\n");
+  const over = hunk("over", 4, "l4\nl5\n", "O\n");
+  assert.deepEqual(proposedLines([a, b, over]).map((l) => [l.hunkId, l.start]), [["b", 0], ["a", 4]]);
+});
+
+test("a 30-line hunk spans 30 proposal lines", () => {
+  const body = Array.from({ length: 30 }, (_, i) => `n${i}`).join("\n") + "\n";
+  const [l] = proposedLines([hunk("big", 2, "l2\nl3\n", body)]);
+  assert.deepEqual([l!.start, l!.end, l!.count], [2, 31, 30]);
+});
+
+test("lines are needed when more than one line is proposed", () => {
+  assert.equal(needsLines(hunk("h", 1, "x\n", "y\n")), false);
+  assert.equal(needsLines(hunk("h", 1, "x\n", "")), false);
+  assert.equal(needsLines(hunk("h", 1, "x\ny\n", "z\n")), false);
+  assert.equal(needsLines(hunk("h", 1, "x\n", "y\nz\n")), true);
+  assert.equal(needsLines(hunk("h", 1, "", "y\n")), false);
+  assert.equal(needsLines(hunk("h", 1, "", "y\nz\n")), true);
+  assert.equal(needsLines(hunk("h", 1, "a\nb\n", "c\nd\n")), true);
+});
+
+test("the peek opens under the hunk's last old line, or above an insertion", () => {
+  assert.equal(peekAnchor(hunk("h", 3, "a\nb\nc\n", "x\n")), 5);
+  assert.equal(peekAnchor(hunk("h", 3, "a\n", "x\ny\n")), 3);
+  assert.equal(peekAnchor(hunk("h", 3, "", "x\ny\n")), 2);
+  assert.equal(peekAnchor(hunk("h", 0, "", "x\n")), 0);
+});

@@ -1,0 +1,104 @@
+"""Reviewing a long hunk in real VS Code (code-server, headless Chromium, the built .vsix and
+the real ``baton lsp`` with the fake agent; the harness of test_vscode.py). The agent replaces
+one line of app.py with thirty; its ghost says how many lines follow instead of squashing
+them onto one, and "Show 30 proposed lines" peeks at them as real lines with the file's
+syntax colours, under the line they replace, while the document stays clean and the file on
+disk unchanged with code-server's auto save on. The clicking is
+clients/vscode/test/e2e/review.mjs; screenshots go to artifacts/vscode-review/.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_vscode import (  # noqa: F401 (the fixtures tools and vsix)
+    APP,
+    BASE_SETTINGS,
+    ROOT,
+    Tools,
+    code_server,
+    drive,
+    tools,
+    vsix,
+)
+
+pytestmark = pytest.mark.slow
+
+ARTIFACTS = ROOT / "artifacts" / "vscode-review"
+INSTRUCTION = "Spell out the first function and make the second ten times more"
+TERMS = [f"    total += {i} * {i}\n" for i in range(1, 28)]
+LONG = ['    """The sum of the first squares, one term a line."""\n', "    total = 0\n"]
+LONG += [*TERMS, "    return total\n"]
+SCRIPT = {
+    "steps": [
+        {"edit": "app.py", "old": "    return 1\n", "new": "".join(LONG)},
+        {"edit": "app.py", "old": "    return 2\n", "new": "    return 20\n"},
+    ],
+    "summary": "The first function spelt out, the second ten times more.",
+}
+
+
+def test_a_long_hunk_shows_its_proposed_lines_as_lines(
+    tools: Tools,  # noqa: F811
+    vsix: Path,  # noqa: F811
+    repo: Path,
+    baton_home: Path,
+    tmp_path: Path,
+) -> None:
+    shutil.rmtree(ARTIFACTS, ignore_errors=True)
+    ARTIFACTS.mkdir(parents=True)
+    assert (repo / "app.py").read_text() == APP
+    assert len(LONG) == 30
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    settings = {
+        **BASE_SETTINGS,
+        "baton.server.path": [str(ROOT / ".venv" / "bin" / "baton"), "lsp"],
+        "baton.server.env": {"BATON_HOME": str(baton_home), "BATON_FAKE_SCRIPT": str(script)},
+        "files.autoSave": "afterDelay",
+    }
+    env = {"BATON_HOME": str(baton_home)}
+    with code_server(tools, vsix, repo, tmp_path, settings, env, ARTIFACTS) as wb:
+        steps = drive(
+            "review.mjs",
+            wb,
+            tools,
+            ARTIFACTS,
+            300,
+            BATON_E2E_INSTRUCTION=INSTRUCTION,
+            BATON_E2E_FILE="app.py",
+            BATON_E2E_REPO=str(repo),
+        )
+    by = {s["step"]: s for s in steps}
+    assert "done" in by
+    review = by["ready-for-review"]
+    # the long hunk's ghost names its first line and counts the rest; nothing is squashed
+    assert review["ghosts"] == [
+        '→ """The sum of the first squares, one term a line."""   + 29 more lines',
+        "→ return 20",
+    ], review["ghosts"]
+    assert "Show 30 proposed lines" in review["lenses"], review["lenses"]
+    assert review["lenses"].count("Show 30 proposed lines") == 1  # not on the one-line hunk
+    peek = by["peek-opened"]["peek"]
+    shown = [line.strip() for line in peek["lines"]]
+    # real lines, one per proposed line, in order, under the old line
+    first = shown.index('"""The sum of the first squares, one term a line."""')
+    assert shown[first + 1 : first + 4] == ["total = 0", "total += 1 * 1", "total += 2 * 2"]
+    assert len(peek["colours"]) >= 3, peek  # syntax colours: string, keyword, number, text
+    assert peek["highlighted"] >= 1, peek  # the proposed lines are marked in their context
+    scrolled = [line.strip() for line in by["peek-scrolled"]["peek"]["lines"]]
+    assert "return total" in scrolled and "total += 27 * 27" in scrolled
+    # never written before an accept: the tab is clean, the disk unchanged, auto save on
+    opened = by["peek-opened"]
+    assert not any(t["dirty"] for t in opened["tabs"]), opened["tabs"]
+    assert opened["disk"] == APP == opened["before"]
+    assert "total = 0" not in opened["text"]  # the document itself holds the old line
+    closed = by["peek-closed"]
+    assert closed["disk"] == APP and not any(t["dirty"] for t in closed["tabs"])
+    assert (repo / "app.py").read_text() == APP
+    shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
+    assert not any("FAILED" in s for s in shots), shots
