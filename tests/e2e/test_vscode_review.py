@@ -3,7 +3,10 @@ the real ``baton lsp`` with the fake agent; the harness of test_vscode.py). The 
 one line of app.py with thirty; its ghost says how many lines follow instead of squashing
 them onto one, and "Show 30 proposed lines" peeks at them as real lines with the file's
 syntax colours, under the line they replace, while the document stays clean and the file on
-disk unchanged with code-server's auto save on. The clicking is
+disk unchanged with code-server's auto save on. The peek has the hunk's Accept / Reject
+lenses. In the side-by-side diff, a right-click on a proposed line accepts its hunk and the
+hover over another rejects it, and the diff editor's title bar keeps a whole file
+(notes.txt). The clicking is
 clients/vscode/test/e2e/review.mjs; screenshots go to artifacts/vscode-review/.
 """
 
@@ -37,6 +40,8 @@ SCRIPT = {
     "steps": [
         {"edit": "app.py", "old": "    return 1\n", "new": "".join(LONG)},
         {"edit": "app.py", "old": "    return 2\n", "new": "    return 20\n"},
+        {"edit": "notes.txt", "old": "two\n", "new": "TWO\n"},
+        {"edit": "notes.txt", "old": "four\n", "new": "FOUR\n"},
     ],
     "summary": "The first function spelt out, the second ten times more.",
 }
@@ -99,6 +104,30 @@ def test_a_long_hunk_shows_its_proposed_lines_as_lines(
     assert "total = 0" not in opened["text"]  # the document itself holds the old line
     closed = by["peek-closed"]
     assert closed["disk"] == APP and not any(t["dirty"] for t in closed["tabs"])
-    assert (repo / "app.py").read_text() == APP
+    # inside the peek: the hunk's own Accept / Reject
+    assert by["peek-opened"]["peekLenses"][:2] == [
+        f"Baton ▸ {INSTRUCTION}: Accept file (2)",
+        "Reject file",
+    ]
+    assert "Accept" in by["peek-opened"]["peekLenses"]
+    # the diff: Keep / Undo File in its title bar; per hunk from the proposal side
+    opened_diff = by["diff-opened"]
+    assert any(a.startswith("Keep File") for a in opened_diff["actions"]), opened_diff["actions"]
+    assert any(a.startswith("Undo File") for a in opened_diff["actions"]), opened_diff["actions"]
+    assert opened_diff["leftGhosts"] == []  # no ghost over the file's own side
+    accepted = by["diff-hunk-accepted"]
+    assert "Accept Hunk" in accepted["menu"] and "Reject Hunk" in accepted["menu"], accepted
+    assert "total = 0" in accepted["left"] and "return 20" not in accepted["left"]
+    assert "+    return 20" in by["diff-hover"]["hover"], by["diff-hover"]
+    assert by["diff-hover"]["leftGhosts"] == []  # still none after the accept
+    rejected = by["diff-hunk-rejected"]
+    assert "return 2" in rejected["left"] and "return 20" not in rejected["left"]
+    assert rejected["left"] == rejected["right"]  # nothing left to propose in app.py
+    # accepted into the editor only: auto save writes it (Baton never writes the file)
+    assert by["diff-closed"]["ghosts"] == [] and by["diff-closed"]["lenses"] == []
+    assert "TWO" in by["notes-kept"]["left"] and "FOUR" in by["notes-kept"]["left"]
+    # what was accepted reached the disk through the editor's auto save, not through Baton
+    on_disk = (repo / "app.py").read_text()
+    assert on_disk == APP or ("    total = 0\n" in on_disk and "    return 2\n" in on_disk)
     shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
     assert not any("FAILED" in s for s in shots), shots

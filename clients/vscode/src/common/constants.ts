@@ -13,6 +13,8 @@ export const Command = {
   acceptAll: "baton.client.acceptAll",
   rejectAll: "baton.client.rejectAll",
   peekHunk: "baton.client.peekHunk",
+  acceptFile: "baton.client.acceptFile",
+  rejectFile: "baton.client.rejectFile",
   nextHunk: "baton.client.nextHunk",
   previousHunk: "baton.client.previousHunk",
   openDiff: "baton.client.openDiff",

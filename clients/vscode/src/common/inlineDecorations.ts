@@ -9,7 +9,7 @@
 
 import * as vscode from "vscode";
 
-import { Command, CONTEXT_HAS_HUNKS } from "./constants";
+import { Command, CONTEXT_HAS_HUNKS, PROPOSAL_SCHEME } from "./constants";
 import { paint } from "./inlineDiff";
 import { Reviews, uriKey } from "./reviews";
 import { setContext, visibleTextEditors } from "./vscodeapi";
@@ -54,6 +54,22 @@ function hover(markdown: string, taskId: string, hunkId: string, final: boolean,
   return md;
 }
 
+/** Whether ``editor`` is the left side of a diff whose right side is a proposal (Open Diff):
+ * its group shows that diff, and the diff's left side is this editor's document. */
+function leftOfProposalDiff(editor: vscode.TextEditor): boolean {
+  const key = uriKey(editor.document.uri.toString());
+  return vscode.window.tabGroups.all.some((g) => {
+    const input = g.activeTab?.input;
+    return (
+      // a diff's own sides may have no column of their own
+      (editor.viewColumn === undefined || g.viewColumn === editor.viewColumn) &&
+      input instanceof vscode.TabInputTextDiff &&
+      input.modified.scheme === PROPOSAL_SCHEME &&
+      uriKey(input.original.toString()) === key
+    );
+  });
+}
+
 export class InlineDecorations implements vscode.Disposable {
   private readonly final = kinds(false);
   private readonly draft = kinds(true);
@@ -68,6 +84,7 @@ export class InlineDecorations implements vscode.Disposable {
   ) {
     this.disposables.push(
       vscode.window.onDidChangeVisibleTextEditors(() => this.refreshAll()),
+      vscode.window.tabGroups.onDidChangeTabs(() => this.refreshAll()),
       vscode.window.onDidChangeActiveTextEditor(() => this.updateContext()),
     );
   }
@@ -86,7 +103,8 @@ export class InlineDecorations implements vscode.Disposable {
 
   private draw(editor: vscode.TextEditor): void {
     const uri = editor.document.uri.toString();
-    const entries = this.enabled() ? this.reviews.entries(uri) : [];
+    // The left side of Open Diff is the file itself: its right side shows the proposal.
+    const entries = this.enabled() && !leftOfProposalDiff(editor) ? this.reviews.entries(uri) : [];
     const sets = {
       final: { removed: [] as vscode.DecorationOptions[], added: [] as vscode.DecorationOptions[] },
       draft: { removed: [] as vscode.DecorationOptions[], added: [] as vscode.DecorationOptions[] },

@@ -3,6 +3,9 @@
 // them; "Show 30 proposed lines" peeks at them as real, syntax-coloured lines under the old
 // one, while the document stays clean and the file on disk unchanged (auto save on). Run by
 // tests/e2e/test_vscode_review.py; one JSON line per step on stdout, a screenshot each.
+// The peek has its own Accept / Reject lenses. Then Open Diff: on the proposal side, a
+// right-click on a proposed line accepts its hunk, the hover over the other one rejects it;
+// the diff editor's title bar keeps a whole file (notes.txt).
 //
 // Env: BATON_E2E_URL, BATON_E2E_ARTIFACTS, BATON_E2E_PROFILE, BATON_E2E_CHROMIUM (as
 //      drive.mjs), BATON_E2E_INSTRUCTION, BATON_E2E_FILE, BATON_E2E_REPO (the folder opened,
@@ -183,7 +186,12 @@ try {
     // Auto save (afterDelay) would have written a dirty document by now: nothing is dirty,
     // and the file on disk is what it was.
     await page.waitForTimeout(2500);
-    return { peek, tabs: await tabs(), disk: onDisk(), before, text: await fileText() };
+    const peekLenses = await waitFor(
+      async () => (await page.locator(".editor-group-container.active .peekview-widget .codelens-decoration a").allInnerTexts()).map(nbsp),
+      (l) => l.includes("Accept"),
+      "Accept / Reject inside the peek",
+    );
+    return { peek, peekLenses, tabs: await tabs(), disk: onDisk(), before, text: await fileText() };
   });
 
   await step("peek-scrolled", async () => {
@@ -205,6 +213,92 @@ try {
     await page.keyboard.press("Escape");
     await page.locator(".editor-group-container.active .peekview-widget").waitFor({ state: "detached" });
     return { tabs: await tabs(), disk: onDisk(), ghosts: await ghosts(), lenses: await lensTexts() };
+  });
+
+  const diff = () => page.locator(".editor-group-container.active .monaco-diff-editor").first();
+  const sideText = async (side) => nbsp(await diff().locator(`.editor.${side} .view-lines`).first().innerText());
+  const rightLenses = async () => (await diff().locator(".editor.modified .codelens-decoration a").allInnerTexts()).map(nbsp);
+  const titleActions = () =>
+    page.evaluate(() =>
+      [...document.querySelectorAll(".editor-group-container.active .editor-actions .action-label")].map((a) => a.getAttribute("aria-label") ?? ""),
+    );
+
+  /** Ghost texts drawn over the diff's left side (the file itself). */
+  const leftGhosts = () =>
+    page.evaluate(() => {
+      const out = [];
+      for (const el of document.querySelectorAll(".editor-group-container.active .monaco-diff-editor .editor.original .view-lines span")) {
+        const c = getComputedStyle(el, "::after").content;
+        if (c && c !== "none" && c !== "normal" && c !== '""') out.push(c);
+      }
+      return out;
+    });
+
+  await step("diff-opened", async () => {
+    await clickLens("Open diff");
+    await diff().waitFor();
+    const right = await waitFor(() => sideText("modified"), (t) => t.includes("total = 0") && t.includes("return 20"), "the proposal side");
+    const actions = await waitFor(titleActions, (a) => a.some((x) => x.startsWith("Keep File")), "Keep File in the diff's title bar");
+    // the left side is the file itself: no ghost of the proposal drawn over it
+    await page.waitForTimeout(1500); // the decorations' redraw has come by now
+    return { right, actions, leftGhosts: await leftGhosts(), lenses: await rightLenses() };
+  });
+
+  /** The line of the proposal side showing `text`. */
+  const rightLine = (text) => diff().locator(".editor.modified .view-line", { hasText: text }).first();
+
+  await step("diff-hunk-accepted", async () => {
+    // right-click a proposed line: Accept Hunk means the hunk whose proposed lines it is on
+    await rightLine("total = 0").click({ button: "right" });
+    const item = page.locator(".monaco-menu .action-item:not(.disabled) .action-label", { hasText: /^Accept Hunk$/ }).first();
+    await item.waitFor();
+    const menu = (await page.locator(".monaco-menu .action-label").allInnerTexts()).map(nbsp).filter((x) => x.trim());
+    await item.click();
+    const left = await waitFor(() => sideText("original"), (t) => t.includes("total = 0"), "the long hunk accepted into the file (left)");
+    return { left, menu, tabs: await tabs() };
+  });
+
+  await step("diff-hover", async () => {
+    await page.keyboard.press("Escape");
+    // the hover over the other hunk's proposed line (the keyboard's Show Hover, at its text)
+    await rightLine("return 20").locator("span span", { hasText: "return" }).first().click();
+    await palette("Show or Focus Hover");
+    const hover = page.locator(".monaco-hover:visible").first();
+    await hover.locator("a", { hasText: /^Reject$/ }).waitFor();
+    return { hover: nbsp(await hover.innerText()), leftGhosts: await leftGhosts() };
+  });
+
+  await step("diff-hunk-rejected", async () => {
+    await page.locator(".monaco-hover:visible a", { hasText: /^Reject$/ }).first().click();
+    const right = await waitFor(() => sideText("modified"), (t) => !t.includes("return 20"), "the proposal side without the rejected hunk");
+    return { left: await sideText("original"), right, lenses: await rightLenses(), tabs: await tabs() };
+  });
+
+  await step("diff-closed", async () => {
+    await palette("View: Close Editor");
+    await page.locator(`.tab.active[aria-label*="${file}"]`).waitFor();
+    return { text: await fileText(), ghosts: await ghosts(), lenses: await lensTexts() };
+  });
+
+  await step("notes-diff", async () => {
+    await page.keyboard.press("Control+P");
+    const input = page.locator(".quick-input-widget input.input");
+    await input.waitFor({ state: "visible" });
+    await input.fill("notes.txt");
+    await page.waitForSelector('.quick-input-widget .monaco-list-row[aria-label*="notes.txt"]');
+    await page.keyboard.press("Enter");
+    await page.locator('.tab.active[aria-label*="notes.txt"]').waitFor();
+    await waitFor(lensTexts, (l) => l.some((x) => x.endsWith("Open diff")), "the notes' Open diff lens");
+    await fileEditor().locator(".codelens-decoration a", { hasText: /Open diff$/ }).first().click();
+    await diff().waitFor();
+    await waitFor(() => sideText("modified"), (t) => t.includes("TWO") && t.includes("FOUR"), "the notes' proposal");
+    return { actions: await waitFor(titleActions, (a) => a.some((x) => x.startsWith("Keep File")), "Keep File in the diff's title bar") };
+  });
+
+  await step("notes-kept", async () => {
+    await page.locator('.editor-group-container.active .editor-actions .action-label[aria-label^="Keep File"]').first().click();
+    const left = await waitFor(() => sideText("original"), (t) => t.includes("TWO") && t.includes("FOUR"), "both notes' hunks accepted (left)");
+    return { left, lenses: await waitFor(rightLenses, (l) => l.length === 0, "no lens left on the notes' proposal") };
   });
   log("done");
 } finally {
