@@ -6,7 +6,8 @@ syntax colours, under the line they replace, while the document stays clean and 
 disk unchanged with code-server's auto save on. The peek has the hunk's Accept / Reject
 lenses. In the side-by-side diff, a right-click on a proposed line accepts its hunk and the
 hover over another rejects it, and the diff editor's title bar keeps a whole file
-(notes.txt). The clicking is
+(notes.txt). Last, one file at a time: Keep File on a file of the task in the task view
+(extra.txt, never opened), and Undo File in the editor's title bar (more.py). The clicking is
 clients/vscode/test/e2e/review.mjs; screenshots go to artifacts/vscode-review/.
 """
 
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import git
 from tests.e2e.test_vscode import (  # noqa: F401 (the fixtures tools and vsix)
     APP,
     BASE_SETTINGS,
@@ -36,12 +38,17 @@ INSTRUCTION = "Spell out the first function and make the second ten times more"
 TERMS = [f"    total += {i} * {i}\n" for i in range(1, 28)]
 LONG = ['    """The sum of the first squares, one term a line."""\n', "    total = 0\n"]
 LONG += [*TERMS, "    return total\n"]
+EXTRA = "alpha\nbeta\n"
+MORE = "x = 1\n\n\ny = 2\n"
 SCRIPT = {
     "steps": [
         {"edit": "app.py", "old": "    return 1\n", "new": "".join(LONG)},
         {"edit": "app.py", "old": "    return 2\n", "new": "    return 20\n"},
         {"edit": "notes.txt", "old": "two\n", "new": "TWO\n"},
         {"edit": "notes.txt", "old": "four\n", "new": "FOUR\n"},
+        {"edit": "extra.txt", "old": "alpha\n", "new": "ALPHA\n"},
+        {"edit": "more.py", "old": "x = 1\n", "new": "x = 10\n"},
+        {"edit": "more.py", "old": "y = 2\n", "new": "y = 20\n"},
     ],
     "summary": "The first function spelt out, the second ten times more.",
 }
@@ -58,6 +65,10 @@ def test_a_long_hunk_shows_its_proposed_lines_as_lines(
     ARTIFACTS.mkdir(parents=True)
     assert (repo / "app.py").read_text() == APP
     assert len(LONG) == 30
+    (repo / "extra.txt").write_text(EXTRA)
+    (repo / "more.py").write_text(MORE)
+    git(repo, "add", "extra.txt", "more.py")
+    git(repo, "commit", "-q", "-m", "two more files")
     script = tmp_path / "script.json"
     script.write_text(json.dumps(SCRIPT))
     settings = {
@@ -126,6 +137,23 @@ def test_a_long_hunk_shows_its_proposed_lines_as_lines(
     # accepted into the editor only: auto save writes it (Baton never writes the file)
     assert by["diff-closed"]["ghosts"] == [] and by["diff-closed"]["lenses"] == []
     assert "TWO" in by["notes-kept"]["left"] and "FOUR" in by["notes-kept"]["left"]
+    # one file at a time, from the task view and the editor's title bar
+    listed = by["task-view-files"]["rows"]
+    assert any("extra.txt" in r for r in listed) and any("more.py" in r for r in listed), listed
+    assert not any("app.py" in r or "notes.txt" in r for r in listed), listed  # decided
+    kept = by["task-view-kept"]
+    assert any(a.startswith("Keep File") for a in kept["actions"]), kept["actions"]
+    assert any(a.startswith("Undo File") for a in kept["actions"]), kept["actions"]
+    assert not any(a.startswith("Accept All") for a in kept["actions"]), kept["actions"]
+    assert any("more.py" in r for r in kept["rows"]), kept["rows"]
+    assert by["more-open"]["ghosts"] == ["→ x = 10", "→ y = 20"]
+    assert any(a.startswith("Undo File") for a in by["more-open"]["actions"])
+    undone = by["more-undone"]
+    assert undone["text"].split() == MORE.split() and undone["lenses"] == []
+    assert "idle" in undone["status"]  # every hunk decided: the task is done
+    assert (repo / "more.py").read_text() == MORE
+    extra = (repo / "extra.txt").read_text()  # kept: in VS Code's copy, saved by auto save
+    assert extra in (EXTRA, "ALPHA\nbeta\n"), extra
     # what was accepted reached the disk through the editor's auto save, not through Baton
     on_disk = (repo / "app.py").read_text()
     assert on_disk == APP or ("    total = 0\n" in on_disk and "    return 2\n" in on_disk)

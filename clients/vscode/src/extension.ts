@@ -10,6 +10,7 @@ import { CONFIG_SECTION, CONTEXT_SERVER_STATE, Command, PERMISSION_SCHEME, PROPO
 import { HunkLenses } from "./common/codeLensProvider";
 import { App, notify, refreshTasks, registerCommands } from "./common/commands";
 import { registerDiffReview } from "./common/diffReview";
+import { reviewableFiles } from "./common/fileDecisions";
 import { InlineDecorations } from "./common/inlineDecorations";
 import { stateLine } from "./common/lifecycle";
 import { registerLogger, traceError, traceInfo } from "./common/log";
@@ -54,10 +55,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
   // eslint-disable-next-line prefer-const
   let permissions: Permissions;
-  const taskView = new TaskView(tasks, (taskId) => {
-    const waiting = permissions.list(taskId)[0];
-    return waiting === undefined ? undefined : waitingText(waiting);
-  });
+  const taskView = new TaskView(
+    tasks,
+    (taskId) => {
+      const waiting = permissions.list(taskId)[0];
+      return waiting === undefined ? undefined : waitingText(waiting);
+    },
+    (taskId) => reviewableFiles(reviews, taskId),
+  );
   const permissionView = new PermissionView(() => taskView.refresh());
   permissions = new Permissions(
     permissionView,
@@ -146,6 +151,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       decorations.refresh(keys);
       lenses.refresh();
       proposals.refresh();
+      taskView.refresh(); // a task's files to review
     },
   };
 

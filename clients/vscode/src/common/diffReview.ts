@@ -73,7 +73,9 @@ function scopeOf(arg: unknown): FileScope | undefined {
   };
   if (a instanceof vscode.Uri) return fromUri(a);
   if (typeof a === "object" && a !== null) {
-    const o = a as Record<string, unknown>;
+    const node = a as Record<string, unknown>;
+    // a task view's file ({file: {uri, taskId}}), or the {uri, taskId} itself
+    const o = typeof node.file === "object" && node.file !== null ? (node.file as Record<string, unknown>) : node;
     if (typeof o.uri === "string") return typeof o.taskId === "string" ? { uri: o.uri, taskId: o.taskId } : { uri: o.uri };
   }
   const editor = activeTextEditor();

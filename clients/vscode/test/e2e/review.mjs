@@ -5,7 +5,9 @@
 // tests/e2e/test_vscode_review.py; one JSON line per step on stdout, a screenshot each.
 // The peek has its own Accept / Reject lenses. Then Open Diff: on the proposal side, a
 // right-click on a proposed line accepts its hunk, the hover over the other one rejects it;
-// the diff editor's title bar keeps a whole file (notes.txt).
+// the diff editor's title bar keeps a whole file (notes.txt). Last, per file from the task
+// view (Keep File on extra.txt, never opened) and the editor's title bar (Undo File on
+// more.py), which decides the task.
 //
 // Env: BATON_E2E_URL, BATON_E2E_ARTIFACTS, BATON_E2E_PROFILE, BATON_E2E_CHROMIUM (as
 //      drive.mjs), BATON_E2E_INSTRUCTION, BATON_E2E_FILE, BATON_E2E_REPO (the folder opened,
@@ -299,6 +301,47 @@ try {
     await page.locator('.editor-group-container.active .editor-actions .action-label[aria-label^="Keep File"]').first().click();
     const left = await waitFor(() => sideText("original"), (t) => t.includes("TWO") && t.includes("FOUR"), "both notes' hunks accepted (left)");
     return { left, lenses: await waitFor(rightLenses, (l) => l.length === 0, "no lens left on the notes' proposal") };
+  });
+  const viewRows = () =>
+    page.evaluate(() =>
+      [...document.querySelectorAll('.pane-body .monaco-list-row')]
+        .filter((r) => r.closest('[id*="baton.tasks"]') ?? r.closest(".pane")?.querySelector('.pane-header[aria-label*="Tasks"]'))
+        .map((r) => (r.getAttribute("aria-label") ?? "").replace(/\u00a0/g, " ")),
+    );
+
+  await step("task-view-files", async () => {
+    await palette("Baton: Focus on Tasks View");
+    const rows = await waitFor(viewRows, (r) => r.some((x) => x.includes("extra.txt")) && r.some((x) => x.includes("more.py")), "the task's files in the task view");
+    return { rows };
+  });
+
+  await step("task-view-kept", async () => {
+    const row = page.locator(".pane-body .monaco-list-row", { hasText: "extra.txt" }).first();
+    await row.hover();
+    const actions = (await row.locator(".action-label").evaluateAll((els) => els.map((e) => e.getAttribute("aria-label") ?? ""))).filter(Boolean);
+    await row.locator('.action-label[aria-label^="Keep File"]').click();
+    const rows = await waitFor(viewRows, (r) => !r.some((x) => x.includes("extra.txt")), "extra.txt kept (gone from the task view)");
+    return { rows, actions };
+  });
+
+  await step("more-open", async () => {
+    await page.keyboard.press("Control+P");
+    const input = page.locator(".quick-input-widget input.input");
+    await input.waitFor({ state: "visible" });
+    await input.fill("more.py");
+    await page.waitForSelector('.quick-input-widget .monaco-list-row[aria-label*="more.py"]');
+    await page.keyboard.press("Enter");
+    await page.locator('.tab.active[aria-label*="more.py"]').waitFor();
+    const g = await waitFor(ghosts, (x) => x.length === 2, "more.py's two hunks drawn");
+    return { ghosts: g, actions: await waitFor(titleActions, (a) => a.some((x) => x.startsWith("Undo File")), "Undo File in the title bar"), tabs: await tabs() };
+  });
+
+  await step("more-undone", async () => {
+    await page.locator('.editor-group-container.active .editor-actions .action-label[aria-label^="Undo File"]').first().click();
+    const g = await waitFor(ghosts, (x) => x.length === 0, "more.py's hunks gone");
+    const status = await waitStatus("idle", 30000);
+    const lenses = await waitFor(lensTexts, (l) => l.length === 0, "no lens left on more.py");
+    return { ghosts: g, text: await fileText(), lenses, status, tabs: await tabs() };
   });
   log("done");
 } finally {
