@@ -137,6 +137,7 @@ def test_a_long_hunk_shows_its_proposed_lines_as_lines(
     # accepted into the editor only: auto save writes it (Baton never writes the file)
     assert by["diff-closed"]["ghosts"] == [] and by["diff-closed"]["lenses"] == []
     assert "TWO" in by["notes-kept"]["left"] and "FOUR" in by["notes-kept"]["left"]
+    assert not any(a.startswith("Undo File") for a in by["notes-kept"]["actions"])
     # one file at a time, from the task view and the editor's title bar
     listed = by["task-view-files"]["rows"]
     assert any("extra.txt" in r for r in listed) and any("more.py" in r for r in listed), listed

@@ -11,6 +11,7 @@ import * as vscode from "vscode";
 
 import { Command, CONTEXT_HAS_HUNKS, PROPOSAL_SCHEME } from "./constants";
 import { paint } from "./inlineDiff";
+import { readRef } from "./proposalView";
 import { Reviews, uriKey } from "./reviews";
 import { setContext, visibleTextEditors } from "./vscodeapi";
 
@@ -136,7 +137,9 @@ export class InlineDecorations implements vscode.Disposable {
 
   private updateContext(): void {
     const editor = vscode.window.activeTextEditor;
-    const has = editor !== undefined && this.reviews.reviewable(editor.document.uri.toString()).length > 0;
+    // a proposal (Open Diff's right side) has the hunks of its file
+    const uri = editor === undefined ? undefined : editor.document.uri.scheme === PROPOSAL_SCHEME ? readRef(editor.document.uri)?.uri : editor.document.uri.toString();
+    const has = uri !== undefined && this.reviews.reviewable(uri).length > 0;
     if (has !== this.hasHunks) {
       this.hasHunks = has;
       void setContext(CONTEXT_HAS_HUNKS, has);

@@ -300,7 +300,9 @@ try {
   await step("notes-kept", async () => {
     await page.locator('.editor-group-container.active .editor-actions .action-label[aria-label^="Keep File"]').first().click();
     const left = await waitFor(() => sideText("original"), (t) => t.includes("TWO") && t.includes("FOUR"), "both notes' hunks accepted (left)");
-    return { left, lenses: await waitFor(rightLenses, (l) => l.length === 0, "no lens left on the notes' proposal") };
+    // nothing left to keep: the title bar's Keep / Undo File go
+    const actions = await waitFor(titleActions, (a) => !a.some((x) => x.startsWith("Keep File")), "Keep File gone from the title bar");
+    return { left, actions, lenses: await waitFor(rightLenses, (l) => l.length === 0, "no lens left on the notes' proposal") };
   });
   const viewRows = () =>
     page.evaluate(() =>
