@@ -10,7 +10,8 @@
 import * as vscode from "vscode";
 
 import { Command, CONTEXT_HAS_HUNKS, PROPOSAL_SCHEME } from "./constants";
-import { paint } from "./inlineDiff";
+import { paint, splitLines } from "./inlineDiff";
+import { needsLines } from "./proposedLines";
 import { readRef } from "./proposalView";
 import { Reviews, uriKey } from "./reviews";
 import { setContext, visibleTextEditors } from "./vscodeapi";
@@ -38,17 +39,20 @@ function kinds(draft: boolean): { removed: vscode.TextEditorDecorationType; adde
   return { removed, added };
 }
 
-function hover(markdown: string, taskId: string, hunkId: string, final: boolean, by: string | undefined): vscode.MarkdownString {
+/** ``lines``: how many lines the hunk proposes, when a peek shows them better (else 0). */
+function hover(markdown: string, taskId: string, hunkId: string, final: boolean, by: string | undefined, lines = 0): vscode.MarkdownString {
   const md = new vscode.MarkdownString(markdown);
   if (by !== undefined) {
     md.appendMarkdown(`\n\n*Proposed by ${by}: it writes the file once every hunk is decided.*`);
   }
   if (final) {
     const args = encodeURIComponent(JSON.stringify([{ taskId, hunkIds: [hunkId] }]));
+    const peek = encodeURIComponent(JSON.stringify([{ taskId, hunkId }]));
+    const show = lines > 0 ? ` · [Show ${lines} proposed lines](command:${Command.peekHunk}?${peek})` : "";
     md.appendMarkdown(
-      `\n\n[Accept](command:${Command.acceptHunk}?${args}) · [Reject](command:${Command.rejectHunk}?${args})`,
+      `\n\n[Accept](command:${Command.acceptHunk}?${args}) · [Reject](command:${Command.rejectHunk}?${args})${show}`,
     );
-    md.isTrusted = { enabledCommands: [Command.acceptHunk, Command.rejectHunk] };
+    md.isTrusted = { enabledCommands: [Command.acceptHunk, Command.rejectHunk, Command.peekHunk] };
   } else {
     md.appendMarkdown("\n\n*Draft: the task is still working.*");
   }
@@ -114,7 +118,8 @@ export class InlineDecorations implements vscode.Disposable {
     for (const e of entries) {
       const p = paint(e.hunk);
       const set = e.final ? sets.final : sets.draft;
-      const hoverMessage = hover(p.hover, e.taskId, e.hunk.id, e.final, this.proposer(e.taskId));
+      const lines = needsLines(e.hunk) ? splitLines(e.hunk.newText).length : 0;
+      const hoverMessage = hover(p.hover, e.taskId, e.hunk.id, e.final, this.proposer(e.taskId), lines);
       for (const line of p.removed) {
         if (line > lastLine) continue;
         set.removed.push({ range: new vscode.Range(line, 0, line, 0), hoverMessage });
