@@ -13,6 +13,8 @@ import { HunkLenses } from "./common/codeLensProvider";
 import { App, notify, refreshTasks, registerCommands } from "./common/commands";
 import { Debounce } from "./common/debounce";
 import { DiffFollow } from "./common/diffFollow";
+import { registerDiffReview } from "./common/diffReview";
+import { reviewableFiles } from "./common/fileDecisions";
 import { InlineDecorations } from "./common/inlineDecorations";
 import { stateLine } from "./common/lifecycle";
 import { registerLogger, traceError, traceInfo } from "./common/log";
@@ -81,10 +83,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     (args) => toServer(ServerCommand.answerPermission, args),
     (err) => permissionView.answerFailed(err),
   );
-  const taskView = new TaskView(tasks, (taskId) => {
-    const waiting = permissions.list(taskId)[0];
-    return waiting === undefined ? undefined : waitingText(waiting);
-  });
+  const taskView = new TaskView(
+    tasks,
+    (taskId) => {
+      const waiting = permissions.list(taskId)[0];
+      return waiting === undefined ? undefined : waitingText(waiting);
+    },
+    (taskId) => reviewableFiles(reviews, taskId),
+  );
 
   const installer = new ServerInstaller(context.globalStorageUri.fsPath, context.extensionPath, () =>
     selectedInterpreter(workspaceFolders()?.[0]?.uri),
@@ -99,6 +105,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     decorations.refresh(keys);
     lenses.refresh();
     proposals.refresh();
+    taskView.refresh(); // a task's files to review
   };
   // Hunks move with the user's edits; an undo of an accepted hunk reopens it.
   const follow = new DiffFollow(reviews, () => server, diffsChanged);
@@ -187,6 +194,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     registerCommand(Command.installServer, () => server?.installAndStart()),
     registerCommand(Command.openServerSettings, () => openServerSettings()),
     ...registerCommands(app),
+    ...registerDiffReview(app),
     onDidChangeTextDocument((e) => {
       if (e.contentChanges.length === 0) return;
       const uri = e.document.uri.toString();
