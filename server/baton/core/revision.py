@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from baton.core.diff import FileDiff, Hunk
+from baton.core.diff import FileDiff, Hunk, HunkState
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +139,23 @@ def interdiff(turn: int, before: Iterable[str], files: Iterable[FileDiff]) -> In
         kept=tuple(h for h in now if h in earlier),
         dropped=tuple(sorted(earlier - set(now))),
     )
+
+
+def nothing_to_review(since: Interdiff, files: Iterable[FileDiff]) -> str | None:
+    """What to tell the user when a revision turn brought nothing to decide: it changed
+    nothing (the same hunks as the review it answers), or no hunk is left pending (the agent
+    reverted its change, or only decided hunks remain); None when there is something to
+    review. The sentence is said in the editors and the task's transcript."""
+    hunks = [h for f in files for h in f.hunks]
+    pending = any(h.state == HunkState.PENDING for h in hunks)
+    turn = f"the revision (turn {since.turn})"
+    if not since.new and not since.dropped:
+        return f"{turn} changed nothing" + ("" if pending else "; no hunks left to review")
+    if not hunks:
+        return f"{turn} left no hunks: the agent's result has no change any more"
+    if not pending:
+        return f"{turn} left no hunks pending; every hunk left is decided"
+    return None
 
 
 def comments_from_json(raw: Any) -> list[Comment]:

@@ -18,8 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from baton.core.diff import FileDiff, Hunk, HunkState, find_hunk, split_lines
+from baton.core.events import EventType
 from baton.core.lifecycle import TaskState
-from baton.core.revision import Comment, Interdiff, interdiff, reviewed, revision_prompt
+from baton.core.revision import (
+    Comment,
+    Interdiff,
+    interdiff,
+    nothing_to_review,
+    reviewed,
+    revision_prompt,
+)
 from baton.core.task import Task
 from baton.runtime.book import Book
 from baton.runtime.broker import TaskError
@@ -159,6 +167,25 @@ def since_last_review(task: Task, files: Sequence[FileDiff]) -> Interdiff | None
     if not isinstance(record, dict) or not isinstance(record.get("before"), dict):
         return None
     return interdiff(_shown_turn(task), record["before"], files)
+
+
+async def tell_result(book: Book, drafts: Drafts, task: Task) -> str | None:
+    """Once a revision turn has settled: when it left nothing to decide (it changed nothing,
+    or no hunk is pending), say so — a ``log`` event with the revision's turn, which the
+    transcript and the editors show — and record it on the task; the sentence, or None.
+    Said once per revision."""
+    record = task.options.get("revision")
+    if not isinstance(record, dict) or "comments" not in record or "told" in record:
+        return None
+    files, _ = await drafts.load(task.id)
+    since = since_last_review(task, files)
+    told = nothing_to_review(since, files) if since is not None else None
+    record["told"] = told or ""
+    await book.save(task)
+    if told:
+        data = {"level": "info", "message": told, "revision": int(record["turn"])}
+        await book.emit(task, EventType.LOG, data)
+    return told
 
 
 def _turn_of(task: Task) -> int:

@@ -131,8 +131,22 @@ class Notifier:
             self.server.permissions.on_event(event)
             return
         else:
+            if event.type == EventType.LOG and event.data.get("revision") is not None:
+                self._tell_revision(event)
             return
         self._arm()
+
+    def _tell_revision(self, event: Event) -> None:
+        """A revision turn left nothing to decide ("changed nothing", "no hunks left"):
+        say it in this editor when the task is in its review or it delegated the task."""
+        td = self.server.reviews.get(event.task_id)
+        if td is None and event.task_id not in self.server.task_progress.followed:
+            return
+        title = td.task.title if td is not None else event.task_id
+        message = f"Baton: {title}: {event.data.get('message', '')}"
+        self.server.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Info, message=message)
+        )
 
     def touch(self, task_id: str, *, diff: bool = False) -> None:
         """Re-send a task's summary (and diff) soon, e.g. after an accept of some hunks."""
