@@ -529,6 +529,8 @@ async def _redecide(ls: BatonServer, args: Args, word: str) -> Any:
             current[f.path] = doc[0]
     decide = sup.reopen if word == "reopened" else sup.reaccept
     done = await decide(task.id, hunk_ids, current=current)
+    # The server may have seen the same undo in the document first: decided once, done here.
+    done = ls.foresee.undone.also_done(task.id, word, done)
     if done.decided:
         ls.notifier.touch(task.id, diff=True)
     state = (await sup.get(task.id)).state

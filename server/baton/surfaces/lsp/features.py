@@ -46,7 +46,7 @@ def did_open(ls: BatonServer, params: types.DidOpenTextDocumentParams) -> None:
 
 def did_change(ls: BatonServer, params: types.DidChangeTextDocumentParams) -> None:
     ls.docs.changed(params.text_document.uri)
-    if ls.reviews:
+    if ls.reviews or ls.foresee.undone.tasks:  # hunks to place, or accepted ones to follow
         ls.foresee.changed(params.text_document.uri)
 
 

@@ -264,6 +264,7 @@ class Notifier:
         if td is None:
             return False
         had = task_id in self.server.reviews
+        self.server.foresee.undone.watch(td)  # its accepted hunks: an undo reopens them
         if td.task.state in SHOWN:
             self.server.reviews[task_id] = td
         else:
