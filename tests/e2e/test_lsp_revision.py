@@ -64,3 +64,40 @@ async def test_a_revision_that_reverts_its_change_says_no_hunks_are_left(lsp: Se
         what="a message that no hunks are left",
     )
     assert len(told) == 1
+
+
+async def test_a_rewrite_of_an_accepted_hunk_is_a_pending_change_of_the_accepted_lines(
+    lsp: Session,
+) -> None:
+    doc = lsp.open("app.py")
+    script = fake_script(
+        EDIT,
+        {"edit": "app.py", "old": "    return 2\n", "new": "    return 20\n"},  # in review still
+        {"end_turn": "first result"},
+        {"edit": "app.py", "old": "    return 10\n", "new": "    return 100\n"},
+    )
+    started = await lsp.command("baton.delegate", {"uri": doc.uri, "instruction": script})
+    tid = str(started["taskId"])
+    assert await lsp.settle(tid) == "review"
+    diff = await lsp.command("baton.diff", {"taskId": tid})
+    hid = diff["files"][0]["hunks"][0]["id"]
+    await lsp.command("baton.accept", {"taskId": tid, "hunkIds": [hid]})
+    await wait_for(lambda: "    return 10\n" in doc.text, what="the accept in the document")
+    comment = {"uri": doc.uri, "start": 2, "end": 2, "text": "a hundred", "hunkId": hid}
+    await lsp.command("baton.revise", {"taskId": tid, "comments": [comment]})
+
+    def revised() -> dict[str, object] | None:
+        for d in reversed(lsp.rec.diffs_of(tid)):
+            hunks = [h for f in d["files"] for h in f["hunks"] if h.get("revised")]
+            if d["final"] and d["state"] == "review" and hunks:
+                return dict(hunks[0])
+        return None
+
+    hunk = await wait_for(revised, timeout=30, what="the revised hunk")
+    # shown against what the user's file holds (the accepted line), not as a conflict
+    assert hunk["oldText"] == "    return 10\n" and hunk["newText"] == "    return 100\n"
+    assert hunk["conflict"] is False and hunk["stale"] is False and hunk["state"] == "pending"
+    assert hunk["range"]["start"]["line"] == 1
+    done = await lsp.command("baton.accept", {"taskId": tid, "hunkIds": [hunk["id"]]})
+    assert done["applied"] == [hunk["id"]] and not done.get("conflicts")
+    await wait_for(lambda: "    return 100\n" in doc.text, what="the rewrite in the document")

@@ -215,3 +215,46 @@ async def test_a_revision_with_new_hunks_to_review_says_nothing_more(
     assert await settle(sup, tid) == TaskState.REVIEW
     assert await _told(sup, tid) == []
     assert (await sup.get(tid)).options["revision"]["told"] == ""
+
+
+REWRITE_ACCEPTED = fake_script(
+    {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"},
+    {"edit": "app.py", "old": "    return 2\n", "new": "    return 20\n"},
+    {"end_turn": "first result"},
+    {"edit": "app.py", "old": "    return 10\n", "new": "    return 100\n"},
+)
+
+
+async def _accepted_then_rewritten(sup: Supervisor, repo: Path) -> tuple[str, str]:
+    """A task whose accepted hunk the agent rewrites in a revision: (task id, new hunk)."""
+    task = await sup.delegate(DelegateRequest(instruction=REWRITE_ACCEPTED, root=str(repo)))
+    assert await settle(sup, task.id) == TaskState.REVIEW
+    files, _ = await sup.diff(task.id)
+    first = next(h.id for f in files for h in f.hunks if h.new_text == "    return 10\n")
+    await sup.accept(task.id, [first])
+    await sup.revise(task.id, [Comment("app.py", 2, 2, "make it a hundred", first)])
+    assert await settle(sup, task.id) == TaskState.REVIEW
+    files, _ = await sup.diff(task.id)
+    (rewritten,) = [h for f in files for h in f.hunks if h.new_text == "    return 100\n"]
+    assert rewritten.state == HunkState.PENDING
+    return task.id, rewritten.id
+
+
+async def test_a_rewrite_of_an_accepted_hunk_applies_over_the_accepted_lines(
+    sup: Supervisor, repo: Path
+) -> None:
+    tid, hid = await _accepted_then_rewritten(sup, repo)
+    result = await sup.accept(tid, [hid])
+    assert result.applied == [hid] and not result.conflicts  # a change of them, no conflict
+    assert (repo / "app.py").read_text().startswith("def a():\n    return 100\n")
+
+
+async def test_a_rewrite_of_an_accepted_hunk_never_overwrites_a_later_user_edit(
+    sup: Supervisor, repo: Path
+) -> None:
+    tid, hid = await _accepted_then_rewritten(sup, repo)
+    text = (repo / "app.py").read_text()
+    (repo / "app.py").write_text(text.replace("    return 10\n", "    return 11\n"))
+    result = await sup.accept(tid, [hid])
+    assert [h for h, _ in result.conflicts] == [hid] and not result.applied
+    assert "    return 11\n" in (repo / "app.py").read_text()
