@@ -10,7 +10,9 @@ still never overwritten.
 
 The redone hunk keeps the id of the hunk it redoes (:func:`keep_redone_ids`): it is the
 same change at the same place, so the editors follow it as the hunk they showed, not as a
-new one beside a vanished one.
+new one beside a vanished one. Only the redo turn's result does: once its final diff is
+stored the id is forgotten (:func:`forget_redone_ids`), so a later turn's hunk there never
+takes on a decision made on the redone one.
 """
 
 from __future__ import annotations
@@ -135,3 +137,10 @@ def keep_redone_ids(task: Task, files: Sequence[FileDiff]) -> list[FileDiff]:
         out[n] = replace(f, hunks=hunks)
         ids.add(hid)
     return out
+
+
+def forget_redone_ids(task: Task) -> None:
+    """The redo turn's final diff is stored: later hunks at those places get their own ids."""
+    for rec in (task.options.get("redone") or {}).values():
+        if isinstance(rec, dict):
+            rec.pop("id", None)
