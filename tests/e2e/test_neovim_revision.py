@@ -48,9 +48,12 @@ def prompt_of(ed: Editor, task_id: str) -> str | None:
 
 
 def revised(ed: Editor, said: str) -> dict[str, Any] | None:
-    """The task once the turn the comment started is over and its result is in review."""
+    """The task once the turn the comment started is over and its result is in review.
+
+    The prompt is read first: a state read before it could still be the review the comment
+    was made in (the turn not started yet), with the diff of that review."""
+    prompt = prompt_of(ed, task(ed)["id"]) or ""
     t = task(ed)
-    prompt = prompt_of(ed, t["id"]) or ""
     return t if t["state"] == "review" and said in prompt else None
 
 
