@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 S = TaskState
 #: States whose accepted hunks an undo can take back.
 DECIDED = frozenset({S.REVIEW, S.APPLIED})
+#: The most tasks followed at once (the latest diffs sent): an applied task stays followed
+#: until newer ones push it out, as an editor's undo history fades.
+MAX_FOLLOWED = 64
 
 
 class _Notifier(Protocol):
@@ -102,10 +105,13 @@ class Undone:
             return
         mine = self.reopened.get(tid, set())
         hunks = [h for f in td.files if f.path in td.base for h in f.hunks if not h.whole_file]
+        self.tasks.pop(tid, None)
         if any(h.state == HunkState.ACCEPTED or h.id in mine for h in hunks):
-            self.tasks[tid] = td
-        else:
-            self.tasks.pop(tid, None)
+            self.tasks[tid] = td  # the latest last
+            while len(self.tasks) > MAX_FOLLOWED:
+                oldest = next(iter(self.tasks))
+                for known in (self.tasks, self.reopened, self.reaccepted):
+                    known.pop(oldest, None)
 
     def watching(self, uris: set[str]) -> bool:
         return any(unquote(td.uri(f)) in uris for td in self.tasks.values() for f in td.files)
