@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import fake_script
-from tests.e2e.lsp_support import EDITORS, Session, start, stop, wait_for
+from tests.e2e.lsp_support import EDITORS, Document, Session, start, stop, wait_for
 
 APP = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
 NEW = "def a():\n    return 10\n\n\ndef b():\n    return 20\n"
@@ -72,3 +72,56 @@ async def test_undo_and_redo_of_accept_all_reopen_and_reaccept(lsp: Session) -> 
         what="the diff applied again",
     )
     assert [h["state"] for h in last["files"][0]["hunks"]] == ["accepted", "accepted"]
+
+
+async def _accepted_all(lsp: Session) -> tuple[str, list[str], Document]:
+    doc = lsp.open("app.py")
+    started = await lsp.command(
+        "baton.delegate", {"uri": doc.uri, "instruction": fake_script(*EDIT_TWO)}
+    )
+    tid = started["taskId"]
+    assert await lsp.settle(tid) == "review"
+    diff = await lsp.command("baton.diff", {"taskId": tid})
+    ids = sorted(h["id"] for h in diff["files"][0]["hunks"])
+    accepted = await lsp.command("baton.accept", {"taskId": tid})
+    assert accepted["state"] == "applied"
+    await wait_for(lambda: doc.text == NEW, what="the accept's edit in the document")
+    await wait_for(
+        lambda: lsp.rec.diffs_of(tid)[-1]["state"] == "applied", what="the applied diff sent"
+    )
+    return tid, ids, doc
+
+
+async def test_a_plain_clients_undo_and_redo_are_seen_from_its_changes(lsp: Session) -> None:
+    """A client that only sends didChange (no baton.reopen): the server sees the undo."""
+    tid, _, doc = await _accepted_all(lsp)
+    lsp.change(doc, APP)  # the user's undo; nothing else is said
+    last = await wait_for(
+        lambda: (d := lsp.rec.diffs_of(tid)[-1])["state"] == "review" and d,
+        what="the undone hunks pending again, from the document alone",
+    )
+    assert [h["state"] for h in last["files"][0]["hunks"]] == ["pending", "pending"]
+    assert await lsp.state(tid) == "review"
+
+    lsp.change(doc, NEW)  # the redo
+    last = await wait_for(
+        lambda: (d := lsp.rec.diffs_of(tid)[-1])["state"] == "applied" and d,
+        what="the redone hunks accepted again, from the document alone",
+    )
+    assert [h["state"] for h in last["files"][0]["hunks"]] == ["accepted", "accepted"]
+    assert (lsp.repo / "app.py").read_text() == APP, "the server wrote the user's file"
+
+
+async def test_a_baton_clients_report_after_the_server_saw_the_undo_reopens_once(
+    lsp: Session,
+) -> None:
+    tid, ids, doc = await _accepted_all(lsp)
+    lsp.change(doc, APP)
+    await wait_for(
+        lambda: lsp.rec.diffs_of(tid)[-1]["state"] == "review", what="reopened by the server"
+    )
+    late = await lsp.command("baton.reopen", {"taskId": tid, "hunkIds": ids})  # the client's
+    assert sorted(late["reopened"]) == ids and late["kept"] == [] and late["state"] == "review"
+    shown = await lsp.command("baton.inspect", {"taskId": tid})
+    reopens = [e for e in shown["events"] if "reopened" in str(e.get("data", {}))]
+    assert len(reopens) == 1, reopens  # one decision, not two

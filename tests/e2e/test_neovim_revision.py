@@ -48,9 +48,12 @@ def prompt_of(ed: Editor, task_id: str) -> str | None:
 
 
 def revised(ed: Editor, said: str) -> dict[str, Any] | None:
-    """The task once the turn the comment started is over and its result is in review."""
+    """The task once the turn the comment started is over and its result is in review.
+
+    The prompt is read first: a state read before it could still be the review the comment
+    was made in (the turn not started yet), with the diff of that review."""
+    prompt = prompt_of(ed, task(ed)["id"]) or ""
     t = task(ed)
-    prompt = prompt_of(ed, t["id"]) or ""
     return t if t["state"] == "review" and said in prompt else None
 
 
@@ -132,3 +135,33 @@ def test_a_rejection_with_its_reason_is_a_revision_turn_then_the_review_steps_ba
         timeout=20,
         what="the second turn's result drawn again",
     )
+
+
+def test_a_revision_that_changes_nothing_is_told_in_neovim(
+    repo: Path, baton_home: Path, tmp_path: Path
+) -> None:
+    steps = [*TWO_TURNS[:3], {"say": "Both are right as they are."}]  # the revision: no change
+    ed = start(repo, tmp_path, steps)
+    try:
+        ed.lua(
+            "_G.test_notes = {} local notify = vim.notify"
+            " vim.notify = function(m, ...) table.insert(_G.test_notes, m)"
+            " return notify(m, ...) end"
+        )
+        delegate_lines_2_to_6(ed)
+        wait_for(lambda: status(ed) == "Baton ✓1", timeout=20, what="the task ready for review")
+        wait_for(lambda: [h["row"] for h in hunks(ed)] == [1, 5], what="both hunks drawn")
+        windows = len(ed.nvim.api.list_wins())
+        ed.feed("6G")
+        ed.command("Baton comment")
+        wait_for(lambda: len(ed.nvim.api.list_wins()) == windows + 1, what="the comment float")
+        ed.feed("is twenty right?<Esc><CR>")
+        told = wait_for(
+            lambda: [n for n in ed.lua("return _G.test_notes") if "changed nothing" in n],
+            timeout=30,
+            what="Neovim telling that the revision changed nothing",
+        )
+        assert len(told) == 1 and "the revision (turn 2) changed nothing" in told[0], told
+        assert [h["row"] for h in hunks(ed)] == [1, 5]  # the same hunks, still to review
+    finally:
+        ed.close()

@@ -93,6 +93,8 @@ def test_a_comment_thread_on_a_hunk_is_a_revision_turn(
     back = by["stepped-back"]
     assert back["ghosts"] == ["→ return 20"] and "    return 10" in back["text"], back
     assert by["stepped-forward"]["ghosts"] == ["→ return 2 * 10"], by["stepped-forward"]
+    # a thread opens on the accepted hunk's lines too, not only on pending ones
+    assert "Send to the Agent" in by["thread-on-accepted"]["buttons"], by["thread-on-accepted"]
     done = by["revised-accepted"]
     assert "    return 2 * 10" in done["text"] and "idle" in done["status"]
     assert "comment on hunk" in log and "sent to the agent" in log, log[-3000:]
@@ -108,4 +110,4 @@ def test_a_comment_thread_on_a_hunk_is_a_revision_turn(
         store.close()
     # (the file on disk is what the editor saved: code-server auto-saves after a delay)
     shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
-    assert len(shots) == 10 and not any("FAILED" in s for s in shots), shots
+    assert len(shots) == 11 and not any("FAILED" in s for s in shots), shots

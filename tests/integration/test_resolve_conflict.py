@@ -73,7 +73,11 @@ async def test_asking_the_agent_to_redo_runs_a_turn_with_the_current_text_and_th
     assert "    2      acc = 0\n" in prompt  # the user's current text went to the agent
     files, _ = await sup.diff(tid)
     (hunk,) = files[0].hunks
-    assert hunk.id != hid and hunk.state == HunkState.PENDING
+    # the same change at the same place: it keeps its id, so the editors follow it
+    assert hunk.id == hid and hunk.state == HunkState.PENDING
+    # only the redo turn's result: a later turn's hunk there gets its own id (and decision)
+    stored = await sup.store.call(lambda s: s.get_task(tid))
+    assert "id" not in stored.options["redone"]["calc.py"]
     assert hunk.new_text == "    acc = 0  # the sum\n"
     result = await sup.accept(tid, [hunk.id])
     assert result.applied == [hunk.id] and not result.conflicts

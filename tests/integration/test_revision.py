@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from baton.core.diff import HunkState
+from baton.core.events import EventType
 from baton.core.lifecycle import TaskState
 from baton.core.revision import Comment
 from baton.runtime.requests import DelegateRequest
@@ -156,3 +157,104 @@ async def test_stepping_back_keeps_a_hunk_accepted_since_or_refuses(
         await sup.step_back(tid, 1)
     files, _ = await sup.diff(tid)  # nothing changed: the revised result is still shown
     assert {h.id: h.state for f in files for h in f.hunks}[revised] == HunkState.ACCEPTED
+
+
+async def _told(sup: Supervisor, tid: str) -> list[str]:
+    return [
+        e.data["message"]
+        for e in await sup.events(tid)
+        if e.type == EventType.LOG and "revision" in e.data
+    ]
+
+
+async def test_a_revision_that_changes_nothing_says_so(sup: Supervisor, repo: Path) -> None:
+    script = fake_script(
+        {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"},
+        {"end_turn": "first result"},
+        {"say": "It is fine as it is; I changed nothing."},
+    )
+    task = await sup.delegate(DelegateRequest(instruction=script, root=str(repo)))
+    assert await settle(sup, task.id) == TaskState.REVIEW
+    files, _ = await sup.diff(task.id)
+    hid = files[0].hunks[0].id
+    await sup.revise(task.id, [Comment("app.py", 2, 2, "is 10 right?", hid)])
+    assert await settle(sup, task.id) == TaskState.REVIEW
+    assert await _told(sup, task.id) == ["the revision (turn 2) changed nothing"]
+    stored = await sup.store.call(lambda s: s.get_task(task.id))
+    assert stored.options["revision"]["told"] == "the revision (turn 2) changed nothing"
+    # said once: another reply in review is not the revision's result again
+    await sup.reply(task.id, "thanks")
+    assert await settle(sup, task.id) in (TaskState.REVIEW, TaskState.ANSWERED)
+    assert len(await _told(sup, task.id)) == 1
+
+
+async def test_a_revision_that_reverts_its_change_says_no_hunks_are_left(
+    sup: Supervisor, repo: Path
+) -> None:
+    script = fake_script(
+        {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"},
+        {"end_turn": "first result"},
+        {"edit": "app.py", "old": "    return 10\n", "new": "    return 1\n"},
+    )
+    task = await sup.delegate(DelegateRequest(instruction=script, root=str(repo)))
+    assert await settle(sup, task.id) == TaskState.REVIEW
+    files, _ = await sup.diff(task.id)
+    hid = files[0].hunks[0].id
+    await sup.revise(task.id, [Comment("app.py", 2, 2, "leave it as it was", hid)])
+    assert await settle(sup, task.id) == TaskState.ANSWERED  # no change any more
+    assert await _told(sup, task.id) == [
+        "the revision (turn 2) left no hunks: the agent's result has no change any more"
+    ]
+
+
+async def test_a_revision_with_new_hunks_to_review_says_nothing_more(
+    sup: Supervisor, repo: Path
+) -> None:
+    tid, ids = await _in_review(sup, repo)
+    await sup.revise(tid, [Comment("app.py", 6, 6, "as a product", ids["    return 20\n"])])
+    assert await settle(sup, tid) == TaskState.REVIEW
+    assert await _told(sup, tid) == []
+    assert (await sup.get(tid)).options["revision"]["told"] == ""
+
+
+REWRITE_ACCEPTED = fake_script(
+    {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"},
+    {"edit": "app.py", "old": "    return 2\n", "new": "    return 20\n"},
+    {"end_turn": "first result"},
+    {"edit": "app.py", "old": "    return 10\n", "new": "    return 100\n"},
+)
+
+
+async def _accepted_then_rewritten(sup: Supervisor, repo: Path) -> tuple[str, str]:
+    """A task whose accepted hunk the agent rewrites in a revision: (task id, new hunk)."""
+    task = await sup.delegate(DelegateRequest(instruction=REWRITE_ACCEPTED, root=str(repo)))
+    assert await settle(sup, task.id) == TaskState.REVIEW
+    files, _ = await sup.diff(task.id)
+    first = next(h.id for f in files for h in f.hunks if h.new_text == "    return 10\n")
+    await sup.accept(task.id, [first])
+    await sup.revise(task.id, [Comment("app.py", 2, 2, "make it a hundred", first)])
+    assert await settle(sup, task.id) == TaskState.REVIEW
+    files, _ = await sup.diff(task.id)
+    (rewritten,) = [h for f in files for h in f.hunks if h.new_text == "    return 100\n"]
+    assert rewritten.state == HunkState.PENDING
+    return task.id, rewritten.id
+
+
+async def test_a_rewrite_of_an_accepted_hunk_applies_over_the_accepted_lines(
+    sup: Supervisor, repo: Path
+) -> None:
+    tid, hid = await _accepted_then_rewritten(sup, repo)
+    result = await sup.accept(tid, [hid])
+    assert result.applied == [hid] and not result.conflicts  # a change of them, no conflict
+    assert (repo / "app.py").read_text().startswith("def a():\n    return 100\n")
+
+
+async def test_a_rewrite_of_an_accepted_hunk_never_overwrites_a_later_user_edit(
+    sup: Supervisor, repo: Path
+) -> None:
+    tid, hid = await _accepted_then_rewritten(sup, repo)
+    text = (repo / "app.py").read_text()
+    (repo / "app.py").write_text(text.replace("    return 10\n", "    return 11\n"))
+    result = await sup.accept(tid, [hid])
+    assert [h for h, _ in result.conflicts] == [hid] and not result.applied
+    assert "    return 11\n" in (repo / "app.py").read_text()

@@ -104,7 +104,8 @@ def test_document_sync_tracks_unsaved_documents_and_checks_hunks_on_change(
     tmp_path: Path,
 ) -> None:
     fake = FakeServer([tmp_path])
-    foresee = fake.parts[Foresee] = Recorder()
+    followed: dict[str, object] = {}  # tasks whose accepted hunks an undo would reopen
+    foresee = fake.parts[Foresee] = Recorder(undone=Recorder(tasks=followed))
     uri = path_to_uri(tmp_path / "a.py")
     item = types.TextDocumentItem(uri=uri, language_id="python", version=1, text="x\n")
     features.did_open(server(fake), types.DidOpenTextDocumentParams(text_document=item))
@@ -118,6 +119,10 @@ def test_document_sync_tracks_unsaved_documents_and_checks_hunks_on_change(
     fake.reviews["t1"] = object()
     features.did_change(server(fake), change)
     assert foresee.calls == [("changed", (uri,))]
+    fake.reviews.clear()
+    followed["t0"] = object()  # applied, its accepted hunks followed: an undo may reopen one
+    features.did_change(server(fake), change)
+    assert foresee.calls == [("changed", (uri,))] * 2
     features.did_save(server(fake), types.DidSaveTextDocumentParams(text_document=doc(uri)))
     assert fake.docs.dirty == set()
 

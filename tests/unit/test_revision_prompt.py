@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from baton.core.diff import FileDiff, FileStatus, HunkState, compute_hunks
@@ -9,6 +11,8 @@ from baton.core.revision import (
     Comment,
     comments_from_json,
     interdiff,
+    nothing_to_review,
+    over_accepted,
     proposed_lines,
     rejections_from_json,
     reviewed,
@@ -83,3 +87,37 @@ def test_comments_and_rejections_from_the_protocol() -> None:
             comments_from_json(bad)
     with pytest.raises(ValueError, match="hunkId, reason"):
         rejections_from_json([{"reason": "no"}])
+
+
+def test_a_revision_that_brings_nothing_to_decide_is_said_and_one_with_new_hunks_is_not() -> None:
+    first = files("def a():\n    return 10\n\n\ndef b():\n    return 2\n")
+    before = reviewed(first)
+    same = interdiff(2, before, first)
+    assert nothing_to_review(same, first) == "the revision (turn 2) changed nothing"
+    decided = [replace(f, hunks=tuple(replace(h, state=HunkState.ACCEPTED) for h in f.hunks))
+               for f in first]  # fmt: skip
+    assert nothing_to_review(interdiff(2, before, decided), decided) == (
+        "the revision (turn 2) changed nothing; no hunks left to review"
+    )
+    assert "left no hunks:" in (nothing_to_review(interdiff(2, before, []), []) or "")
+    other = files("def a():\n    return 100\n\n\ndef b():\n    return 2\n")
+    assert nothing_to_review(interdiff(2, before, other), other) is None
+
+
+def test_a_hunk_over_accepted_lines_is_a_change_of_them_only_when_it_takes_them_in_whole() -> None:
+    (accepted,) = files("def a():\n    return 10\n\n\ndef b():\n    return 2\n")[0].hunks
+    (rewrite,) = files("def a():\n    return 100\n\n\ndef b():\n    return 2\n")[0].hunks
+    assert over_accepted([rewrite], [accepted], OLD) == {rewrite.id: "    return 10\n"}
+    # far from it: not a rewrite of it
+    (elsewhere,) = files("def a():\n    return 1\n\n\ndef b():\n    return 20\n")[0].hunks
+    assert over_accepted([elsewhere], [accepted], OLD) == {}
+    # a hunk that covers only part of what was accepted (the agent took back one of its
+    # lines) is left a conflict: replacing the accepted lines would guess at the rest
+    two = compute_hunks("app.py", OLD, OLD.replace("    return 1\n\n", "    return 10\n#\n"))
+    part = compute_hunks("app.py", OLD, OLD.replace("    return 1\n", "    return 100\n"))
+    assert len(two) == 1 and len(part) == 1
+    assert over_accepted(part, list(two), OLD) == {}
+    whole = compute_hunks("app.py", OLD, OLD.replace("    return 1\n\n", "    return 100\n#\n"))
+    assert over_accepted(whole, list(two), OLD) == {whole[0].id: "    return 10\n#\n"}
+    # decided hunks are not pending changes
+    assert over_accepted([replace(rewrite, state=HunkState.REJECTED)], [accepted], OLD) == {}

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from baton.core.diff import FileDiff, Hunk
+from baton.core.diff import FileDiff, Hunk, HunkState, apply_hunks
+from baton.core.relocate import at_place
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +140,54 @@ def interdiff(turn: int, before: Iterable[str], files: Iterable[FileDiff]) -> In
         kept=tuple(h for h in now if h in earlier),
         dropped=tuple(sorted(earlier - set(now))),
     )
+
+
+def nothing_to_review(since: Interdiff, files: Iterable[FileDiff]) -> str | None:
+    """What to tell the user when a revision turn brought nothing to decide: it changed
+    nothing (the same hunks as the review it answers), or no hunk is left pending (the agent
+    reverted its change, or only decided hunks remain); None when there is something to
+    review. The sentence is said in the editors and the task's transcript."""
+    hunks = [h for f in files for h in f.hunks]
+    pending = any(h.state == HunkState.PENDING for h in hunks)
+    turn = f"the revision (turn {since.turn})"
+    if not since.new and not since.dropped:
+        return f"{turn} changed nothing" + ("" if pending else "; no hunks left to review")
+    if not hunks:
+        return f"{turn} left no hunks: the agent's result has no change any more"
+    if not pending:
+        return f"{turn} left no hunks pending; every hunk left is decided"
+    return None
+
+
+def _span(h: Hunk) -> tuple[int, int]:
+    start = h.old_start - 1 if h.old_count else h.old_start
+    return start, start + h.old_count
+
+
+def over_accepted(hunks: Iterable[Hunk], accepted: Sequence[Hunk], base: str) -> dict[str, str]:
+    """The pending hunks of a revised result that rewrite hunks accepted before the
+    revision: hunk id → the lines at its place as those accepts left them (what the user's
+    file holds there). All are against the snapshot text ``base``; ``accepted`` are the
+    accepted hunks the new result no longer has. Such a hunk is a change of the accepted
+    lines, not a conflict with them: it replaces them while they still are those lines.
+    Only a hunk whose lines take in each accepted hunk it meets whole qualifies, so no
+    accepted line outside it is ever dropped."""
+    out: dict[str, str] = {}
+    for h in hunks:
+        if h.whole_file or h.state != HunkState.PENDING:
+            continue
+        first, end = _span(h)
+        meets = [a for a in accepted if _span(a)[0] <= end and first <= _span(a)[1]]
+        if not meets or any(not (first <= _span(a)[0] and _span(a)[1] <= end) for a in meets):
+            continue
+        try:
+            text = apply_hunks(base, meets)
+        except ValueError:  # not hunks of this text
+            continue
+        seen = at_place(h, base, text)
+        if seen is not None:
+            out[h.id] = seen
+    return out
 
 
 def comments_from_json(raw: Any) -> list[Comment]:

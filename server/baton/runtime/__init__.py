@@ -4,9 +4,11 @@ The surfaces and the CLI use only the names below (loaded on first use, so impor
 ``baton.runtime`` for a client's :class:`DelegateRequest` does not import the supervisor):
 the :class:`Supervisor` and its requests and errors, and three readers of what a task
 records that the language server shows — :func:`redone_of` (the user's text a hunk was
-redone against), :func:`since_last_review` (a revised task's interdiff) and
-:func:`read_current` (a file's text as a proposal is merged into it). ``baton stats`` reads
-the ledger of outcomes and cool-downs offline through :mod:`baton.runtime.accounts`.
+redone against), :func:`since_last_review` (a revised task's interdiff), :func:`rewrites`
+(a revision's hunks over lines accepted before it), :class:`Redecided` (an undo or redo
+decided once) and :func:`read_current` (a file's text as a proposal is merged into it).
+``baton stats`` reads the ledger of outcomes and cool-downs offline through
+:mod:`baton.runtime.accounts`.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ if TYPE_CHECKING:
     from baton.runtime.broker import Limits, TaskError, broker_alive
     from baton.runtime.proposals import read_current
     from baton.runtime.redo import redone_of
+    from baton.runtime.reopen import Redecided
     from baton.runtime.requests import DelegateRequest, GraphNode
-    from baton.runtime.revision import since_last_review
+    from baton.runtime.revision import rewrites, since_last_review
     from baton.runtime.supervisor import Supervisor
 
 _HOME = {
@@ -33,6 +36,8 @@ _HOME = {
     "read_current": "proposals",
     "redone_of": "redo",
     "since_last_review": "revision",
+    "rewrites": "revision",
+    "Redecided": "reopen",
 }
 
 
@@ -49,11 +54,13 @@ __all__ = [
     "DelegateRequest",
     "GraphNode",
     "Limits",
+    "Redecided",
     "Supervisor",
     "TaskError",
     "accounts",
     "broker_alive",
     "read_current",
     "redone_of",
+    "rewrites",
     "since_last_review",
 ]

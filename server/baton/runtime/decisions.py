@@ -42,6 +42,7 @@ from baton.runtime.proposals import ProposalDesk
 from baton.runtime.recorded import snapshot_of
 from baton.runtime.redo import redone_of
 from baton.runtime.reopen import KEPT_REASONS, Redecided, keep_snapshot, sides
+from baton.runtime.revision import read_rewrites
 from baton.store.paths import task_dir
 from baton.workspace import AcceptResult, Snapshot, accept, result_diff
 from baton.workspace.git import in_background
@@ -93,7 +94,8 @@ class Decisions:
         ``theirs`` names chosen hunks whose conflict the user settled for the agent ("take
         theirs"): they replace the user's lines at their place. A hunk the agent redid
         against the user's lines (:mod:`baton.runtime.redo`) replaces them while they
-        are still as it was shown them.
+        are still as it was shown them, and so does a revised hunk over lines accepted
+        before the revision (:func:`baton.runtime.revision.rewrites`).
 
         With ``write=False`` nothing is written: the caller (the language server) applies
         ``result.texts`` as editor edits and reports back through ``applied_by_client``.
@@ -124,6 +126,10 @@ class Decisions:
             try:
                 if journal is not None:
                     await asyncio.to_thread(_claim, folder, self.book.broker)
+                # a revised hunk over lines accepted before replaces them while they are those
+                over = await asyncio.to_thread(read_rewrites, task, files)
+                taken: dict[str, str | None] = dict(over)
+                taken |= dict.fromkeys(resolve_hunks(files, theirs) if theirs else (), None)
                 result = await asyncio.to_thread(
                     accept,
                     snap,
@@ -133,7 +139,7 @@ class Decisions:
                     current=current,
                     write=write,
                     journal=journal,
-                    theirs=dict.fromkeys(resolve_hunks(files, theirs) if theirs else (), None),
+                    theirs=taken,
                     redone=redone_of(task),
                 )
             except (JournalError, OSError) as exc:

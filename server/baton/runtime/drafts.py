@@ -21,6 +21,7 @@ from baton.core.lifecycle import TaskState
 from baton.core.task import Task
 from baton.runtime.book import Book
 from baton.runtime.recorded import snapshot_of
+from baton.runtime.redo import forget_redone_ids, keep_redone_ids
 from baton.store import Store
 from baton.workspace import compute_diff
 from baton.workspace.git import in_background
@@ -75,6 +76,10 @@ class Drafts:
                 return []
             snap = snapshot_of(task)
             files = await asyncio.to_thread(in_background, compute_diff, snap, Path(task.worktree))
+            if task.options.get("redone"):  # a redone hunk keeps the id of the one it redoes
+                files = await asyncio.to_thread(in_background, keep_redone_ids, task, files)
+                if final:
+                    forget_redone_ids(task)
             return await self.record(task, files, final=final)
 
     async def record(self, task: Task, files: list[FileDiff], *, final: bool) -> list[FileDiff]:

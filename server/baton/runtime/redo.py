@@ -7,12 +7,19 @@ asks for the change again on it. The task records that text (``task.options["red
 accept then lets a hunk over those lines replace them while they are still what the agent
 was shown (:class:`baton.workspace.Redone`), so a line the user changes afterwards is
 still never overwritten.
+
+The redone hunk keeps the id of the hunk it redoes (:func:`keep_redone_ids`): it is the
+same change at the same place, so the editors follow it as the hunk they showed, not as a
+new one beside a vanished one. Only the redo turn's result does: once its final diff is
+stored the id is forgotten (:func:`forget_redone_ids`), so a later turn's hunk there never
+takes on a decision made on the redone one.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +77,7 @@ def prepare_redo(task: Task, f: FileDiff, hunk: Hunk, current: str) -> str:
         "".join(ours[:start]) + lead + "".join(ours[stop:]), encoding="utf-8", newline=""
     )
     redone: dict[str, Any] = dict(task.options.get("redone") or {})
-    redone[f.path] = {"text": current, "first": mine_at[0], "end": mine_at[1]}
+    redone[f.path] = {"text": current, "first": mine_at[0], "end": mine_at[1], "id": hunk.id}
     task.options["redone"] = redone
     return redo_prompt(f.path, hunk, current, *mine_at)
 
@@ -101,3 +108,39 @@ def redone_of(task: Task) -> dict[str, Redone]:
         if isinstance(rec, dict) and isinstance(rec.get("text"), str):
             out[str(path)] = Redone(rec["text"], int(rec.get("first", 0)), int(rec.get("end", 0)))
     return out
+
+
+def keep_redone_ids(task: Task, files: Sequence[FileDiff]) -> list[FileDiff]:
+    """``files`` with the hunk over each redone place given the id of the hunk it redoes
+    (blocking I/O: the snapshot's texts). Only when exactly one hunk of the file is over
+    that place and no hunk of the diff has that id already (the agent changed nothing
+    there: the old hunk still stands)."""
+    wanted = {
+        path: str(rec["id"])
+        for path, rec in (task.options.get("redone") or {}).items()
+        if isinstance(rec, dict) and isinstance(rec.get("id"), str)
+    }
+    ids = {h.id for f in files for h in f.hunks}
+    redone = redone_of(task)
+    out = list(files)
+    for n, f in enumerate(out):
+        hid, where = wanted.get(f.path), redone.get(f.path)
+        if hid is None or where is None or hid in ids or not f.hunks:
+            continue
+        base = snapshot_text(snapshot_of(task), f.old_path or f.path)
+        if base is None:
+            continue
+        over = [h for h in f.hunks if not h.whole_file and where.shown(h, base) is not None]
+        if len(over) != 1:
+            continue
+        hunks = tuple(replace(h, id=hid) if h is over[0] else h for h in f.hunks)
+        out[n] = replace(f, hunks=hunks)
+        ids.add(hid)
+    return out
+
+
+def forget_redone_ids(task: Task) -> None:
+    """The redo turn's final diff is stored: later hunks at those places get their own ids."""
+    for rec in (task.options.get("redone") or {}).values():
+        if isinstance(rec, dict):
+            rec.pop("id", None)

@@ -13,19 +13,28 @@ Rejected hunks stay rejected: a reason is a rejection that is also said to the a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from baton.core.diff import FileDiff, Hunk, HunkState, find_hunk, split_lines
+from baton.core.events import EventType
 from baton.core.lifecycle import TaskState
-from baton.core.revision import Comment, Interdiff, interdiff, reviewed, revision_prompt
+from baton.core.revision import (
+    Comment,
+    Interdiff,
+    interdiff,
+    nothing_to_review,
+    over_accepted,
+    reviewed,
+    revision_prompt,
+)
 from baton.core.task import Task
 from baton.runtime.book import Book
 from baton.runtime.broker import TaskError
 from baton.runtime.drafts import Drafts
 from baton.runtime.recorded import snapshot_of
-from baton.workspace import checkpoints
+from baton.workspace import checkpoints, snapshot_text
 from baton.workspace.git import in_background
 
 S = TaskState
@@ -74,6 +83,13 @@ class Revisions:
         record: dict[str, Any] = {
             "turn": turn,
             "before": decisions,
+            # the accepted hunks, in the user's files: a rewrite of one is a change of them
+            "accepted": {
+                h.id: {"path": f.path, "hunk": h.to_json()}
+                for f in files
+                for h in f.hunks
+                if h.state == HunkState.ACCEPTED and not h.whole_file
+            },
             "comments": [c.to_json() for c in comments],
             "rejections": {h.id: why for _, h, why in rejected},
             "checkpoint": kept,  # the reviewed result, refs/baton/turns/<shown>/<id>
@@ -159,6 +175,71 @@ def since_last_review(task: Task, files: Sequence[FileDiff]) -> Interdiff | None
     if not isinstance(record, dict) or not isinstance(record.get("before"), dict):
         return None
     return interdiff(_shown_turn(task), record["before"], files)
+
+
+async def tell_result(book: Book, drafts: Drafts, task: Task) -> str | None:
+    """Once a revision turn has settled: when it left nothing to decide (it changed nothing,
+    or no hunk is pending), say so — a ``log`` event with the revision's turn, which the
+    transcript and the editors show — and record it on the task; the sentence, or None.
+    Said once per revision."""
+    record = task.options.get("revision")
+    if not isinstance(record, dict) or "comments" not in record or "told" in record:
+        return None
+    files, _ = await drafts.load(task.id)
+    since = since_last_review(task, files)
+    told = nothing_to_review(since, files) if since is not None else None
+    record["told"] = told or ""
+    await book.save(task)
+    if told:
+        data = {"level": "info", "message": told, "revision": int(record["turn"])}
+        await book.emit(task, EventType.LOG, data)
+    return told
+
+
+def accepted_before(task: Task, path: str, now: Collection[str]) -> list[Hunk]:
+    """The hunks of ``path`` accepted when the task was last revised that its result no
+    longer has (``now``: the ids it has)."""
+    record = task.options.get("revision")
+    kept = record.get("accepted") if isinstance(record, dict) else None
+    if not isinstance(kept, dict):
+        return []
+    out = []
+    for hid, rec in kept.items():
+        if hid in now or not isinstance(rec, dict) or rec.get("path") != path:
+            continue
+        try:
+            out.append(Hunk.from_json(rec["hunk"]))
+        except (KeyError, TypeError, ValueError):
+            continue
+    return out
+
+
+def rewrites(
+    task: Task, files: Sequence[FileDiff], base: Mapping[str, str | None]
+) -> dict[str, str]:
+    """Pending hunks of ``files`` that rewrite lines accepted before the revision: hunk id →
+    those accepted lines (see :func:`baton.core.revision.over_accepted`); ``base`` maps a
+    path to its snapshot text."""
+    now = {h.id for f in files for h in f.hunks}
+    out: dict[str, str] = {}
+    for f in files:
+        text = base.get(f.path)
+        accepted = accepted_before(task, f.path, now) if text is not None else []
+        if text is not None and accepted:
+            out.update(over_accepted(f.hunks, accepted, text))
+    return out
+
+
+def read_rewrites(task: Task, files: Sequence[FileDiff]) -> dict[str, str]:
+    """:func:`rewrites`, reading the snapshot texts it needs (blocking I/O)."""
+    now = {h.id for f in files for h in f.hunks}
+    wanted = [f for f in files if accepted_before(task, f.path, now)]
+    if not wanted:
+        return {}
+    snap = snapshot_of(task)
+    return rewrites(
+        task, wanted, {f.path: snapshot_text(snap, f.old_path or f.path) for f in wanted}
+    )
 
 
 def _turn_of(task: Task) -> int:

@@ -52,6 +52,7 @@ from baton.runtime.recorded import (
     store_profile,
     turn_of,
 )
+from baton.runtime.revision import tell_result
 from baton.runtime.verify import Verifier, record_evidence
 
 log = logging.getLogger(__name__)
@@ -236,11 +237,13 @@ class TurnLoop:
         after = after_changes(bool(files), verify=verify)
         if isinstance(after, Settle):
             record_evidence(task, [], files)
+            await tell_result(self.book, self.drafts, task)  # before the move that ends it
             await self._settle_as(task, after)
             return None
         result = await self.verifier.verify(task, await self._reasons(task))
         if isinstance(result, NextTurn):
             return result
+        await tell_result(self.book, self.drafts, task)
         await self._settle_as(task, result)
         return None
 

@@ -2,31 +2,39 @@
  * Talk back from the diff (pure; no vscode import): which hunks take a comment thread, and
  * what `baton.revise` is sent when the user comments on one or rejects it with a reason.
  *
- * A thread sits on each pending hunk of a task in review (its range in the document the user
- * has now). The comment goes to the task's agent as its next turn, with the hunk's id: the
+ * A thread sits on each hunk of a task in review (its range in the document the user has
+ * now): a pending one, and also one already accepted or rejected — a comment on it is a
+ * revision turn about those lines all the same. The comment goes to the task's agent as its next turn, with the hunk's id: the
  * server quotes the proposed lines and their file:lines in the prompt. The new result comes
  * back as a `baton/diff` whose hunks new since this review carry `revised`.
  */
 
 import { Hunk, Range, ServerCommand, TaskDiff } from "./protocol";
 
-/** Where a comment thread goes: one pending hunk of a task in review. */
+/** Where a comment thread goes: one hunk (pending, accepted or rejected) of a task in review. */
 export interface ThreadSpot {
   taskId: string;
   uri: string;
   hunkId: string;
   range: Range;
   revised: boolean;
+  state: Hunk["state"];
 }
 
-/** The hunks a thread may be opened on: pending hunks of a task in review. */
+/** The hunks a thread may be opened on: every hunk of a task in review, decided or not. */
 export function threadSpots(diff: TaskDiff): ThreadSpot[] {
   if (!diff.final || diff.state !== "review") return [];
   const out: ThreadSpot[] = [];
   for (const f of diff.files) {
     for (const h of f.hunks) {
-      if (h.state !== "pending") continue;
-      out.push({ taskId: diff.taskId, uri: f.uri, hunkId: h.id, range: h.range, revised: h.revised === true });
+      out.push({
+        taskId: diff.taskId,
+        uri: f.uri,
+        hunkId: h.id,
+        range: h.range,
+        revised: h.revised === true,
+        state: h.state,
+      });
     }
   }
   return out;
@@ -57,15 +65,16 @@ export function reviseRequest(
   return { command: ServerCommand.revise, args };
 }
 
-/** The spot of a pending hunk of a task in review (from the document's reviewable entries). */
+/** The spot of a hunk of a task in review (from the document's commentable entries). */
 export function spotOf(entry: { taskId: string; final: boolean; file: { uri: string }; hunk: Hunk }): ThreadSpot | undefined {
-  if (!entry.final || entry.hunk.state !== "pending") return undefined;
+  if (!entry.final) return undefined;
   return {
     taskId: entry.taskId,
     uri: entry.file.uri,
     hunkId: entry.hunk.id,
     range: entry.hunk.range,
     revised: entry.hunk.revised === true,
+    state: entry.hunk.state,
   };
 }
 

@@ -11,6 +11,23 @@ import { Hunk } from "./protocol";
 
 export const GHOST_LIMIT = 120;
 
+/**
+ * The marks ghosts use, all in every monospace font (ASCII, Latin-1 and the WGL4 arrow and
+ * ellipsis): a missing glyph would draw a box in the editor's font.
+ */
+export const GHOST_MARK = {
+  /** Before the proposed text of a line it replaces. */
+  replaced: "→ ",
+  /** On a line the hunk deletes. */
+  removed: "- (removed)",
+  /** Before the proposed lines beyond the replaced ones. */
+  more: "+ ",
+  /** Between proposed lines joined on one ghost. */
+  lineBreak: " ¶ ",
+  /** At the end of a clipped line. */
+  clipped: "…",
+} as const;
+
 /** Ghost text shown at the end of one line. */
 export interface Ghost {
   line: number;
@@ -35,7 +52,7 @@ export function splitLines(text: string): string[] {
 }
 
 function clip(text: string): string {
-  return text.length > GHOST_LIMIT ? text.slice(0, GHOST_LIMIT - 1) + "…" : text;
+  return text.length > GHOST_LIMIT ? text.slice(0, GHOST_LIMIT - 1) + GHOST_MARK.clipped : text;
 }
 
 /** The lines a range covers (an end at column 0 does not cover its line). */
@@ -53,7 +70,7 @@ export function paint(hunk: Hunk): HunkPaint {
   const added: Ghost[] = [];
   removed.forEach((line, i) => {
     const n = news[i];
-    added.push({ line, text: n === undefined ? "⊖ (removed)" : "→ " + clip(n.trimStart()) });
+    added.push({ line, text: n === undefined ? GHOST_MARK.removed : GHOST_MARK.replaced + clip(n.trimStart()) });
   });
   const rest = news.slice(removed.length);
   if (rest.length === 1 && removed.length === 0) {

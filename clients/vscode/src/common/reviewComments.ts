@@ -1,6 +1,7 @@
 /**
  * Comment threads on the inline diff (VS Code's Comments API): the user opens a thread on a
- * pending hunk of a task in review (the gutter's "+" on its lines), types a comment and sends
+ * hunk of a task in review, pending or already accepted or rejected (the gutter's "+" on its
+ * lines), types a comment and sends
  * it to the agent, or rejects the hunk saying why; either goes to the server as
  * `baton.revise` (common/comments), which starts the agent's next turn in the same session.
  * A sent thread keeps the comment, read-only, until that task's next result arrives.
@@ -35,10 +36,10 @@ export class ReviewComments implements vscode.Disposable {
     };
   }
 
-  /** The lines of every pending hunk of a task in review in this document. */
+  /** The lines of every hunk (pending, accepted or rejected) of a task in review here. */
   ranges(uri: string): vscode.Range[] {
     return this.reviews
-      .reviewable(uri)
+      .commentable(uri)
       .map((e) => spotOf(e))
       .filter((s): s is ThreadSpot => s !== undefined)
       .map((s) => {
@@ -51,7 +52,7 @@ export class ReviewComments implements vscode.Disposable {
   spotOf(thread: vscode.CommentThread): ThreadSpot | undefined {
     const line = thread.range?.start.line;
     if (line === undefined) return undefined;
-    const entry = this.reviews.at(thread.uri.toString(), line);
+    const entry = this.reviews.commentableAt(thread.uri.toString(), line);
     return entry === undefined ? undefined : spotOf(entry);
   }
 
@@ -60,7 +61,7 @@ export class ReviewComments implements vscode.Disposable {
     const thread = reply.thread;
     const spot = this.spotOf(thread);
     if (spot === undefined) {
-      void vscode.window.showWarningMessage("Baton: this thread is not on a hunk waiting for review.");
+      void vscode.window.showWarningMessage("Baton: this thread is not on a hunk of a task in review.");
       return;
     }
     const request = reviseRequest(spot, reply.text, reject);

@@ -41,6 +41,13 @@ export function uriKey(uri: string): string {
   return out.replace(/^file:\/\/\/([A-Za-z]):/, (_m, d: string) => `file:///${d.toLowerCase()}:`);
 }
 
+/** Whether a hunk's range covers ``line`` (an end at column 0 does not cover its line). */
+function covers(hunk: Hunk, line: number): boolean {
+  const { start, end } = hunk.range;
+  const last = end.line > start.line && end.character === 0 ? end.line - 1 : end.line;
+  return line >= start.line && line <= last;
+}
+
 export class Reviews {
   private readonly tasks = new Map<string, TaskDiff>();
 
@@ -94,13 +101,31 @@ export class Reviews {
 
   /** The pending hunks of a document, in document order. */
   entries(uri: string): Entry[] {
+    return this.hunksOf(uri, (_diff, hunk) => hunk.state === "pending");
+  }
+
+  /**
+   * Every hunk of a document of a final diff in review, decided or not, in document order:
+   * a comment may be on an accepted or rejected hunk too (a revision turn about it).
+   */
+  commentable(uri: string): Entry[] {
+    return this.hunksOf(uri, (diff) => diff.final && diff.state === "review");
+  }
+
+  /** The hunk of a task in review under ``line`` a comment would be on, else none. */
+  commentableAt(uri: string, line: number): Entry | undefined {
+    const under = this.commentable(uri).filter((e) => covers(e.hunk, line));
+    return under.find((e) => e.hunk.state === "pending") ?? under[0];
+  }
+
+  private hunksOf(uri: string, wanted: (diff: TaskDiff, hunk: Hunk) => boolean): Entry[] {
     const key = uriKey(uri);
     const out: Entry[] = [];
     for (const diff of this.tasks.values()) {
       for (const file of diff.files) {
         if (uriKey(file.uri) !== key || file.binary) continue;
         for (const hunk of file.hunks) {
-          if (hunk.state === "pending") {
+          if (wanted(diff, hunk)) {
             out.push({ taskId: diff.taskId, title: diff.title, final: diff.final, file, hunk });
           }
         }
@@ -121,11 +146,7 @@ export class Reviews {
 
   /** The reviewable hunk under ``line``, else none. */
   at(uri: string, line: number): Entry | undefined {
-    return this.reviewable(uri).find((e) => {
-      const { start, end } = e.hunk.range;
-      const last = end.line > start.line && end.character === 0 ? end.line - 1 : end.line;
-      return line >= start.line && line <= last;
-    });
+    return this.reviewable(uri).find((e) => covers(e.hunk, line));
   }
 
   /** The hunk under ``line``, else the next one below it (wrapping round). */

@@ -220,6 +220,21 @@ try {
     return { ghosts: g, lenses: await waitLenses((l) => l.includes("Accept (revised)"), "the revised hunk again", 15000) };
   });
 
+  await step("thread-on-accepted", async () => {
+    // the accepted hunk's line (2) takes a thread too: a comment on it is a revision turn
+    await page.locator(".editor-instance .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.press("ArrowDown");
+    await page.locator(".statusbar-item", { hasText: "Ln 2," }).first().waitFor();
+    await palette("Comments: Add Comment on Current Selection");
+    const widget = page.locator(".review-widget").first();
+    await widget.locator(".comment-form").first().waitFor({ state: "visible", timeout: 15000 });
+    await widget.getByRole("button", { name: "Send to the Agent" }).first().waitFor();
+    const buttons = await widget.getByRole("button").allInnerTexts();
+    await page.keyboard.press("Escape"); // leave it unsent
+    return { buttons };
+  });
+
   await step("revised-accepted", async () => {
     await clickLens("Accept \\(revised\\)");
     const text = await waitActive((t) => /^\s*return 2 \* 10\s*$/m.test(t), "the revised hunk accepted");

@@ -4,16 +4,31 @@ import { test } from "node:test";
 import { otherTurns, reviseRequest, threadLabel, threadSpots } from "../../src/common/comments";
 import { URI, twoHunks } from "./fixtures";
 
-test("threads sit on the pending hunks of a task in review, and nowhere in a draft", () => {
+test("threads sit on every hunk of a task in review, decided or not, and nowhere in a draft", () => {
   const d = twoHunks();
   d.files[0]!.hunks[0]!.state = "accepted";
   d.files[0]!.hunks[1]!.revised = true;
   const spots = threadSpots(d);
   assert.deepEqual(
-    spots.map((s) => [s.hunkId, s.uri, s.revised]),
-    [["h2", URI, true]],
+    spots.map((s) => [s.hunkId, s.uri, s.revised, s.state]),
+    [
+      ["h1", URI, false, "accepted"],
+      ["h2", URI, true, "pending"],
+    ],
   );
   assert.deepEqual(threadSpots(twoHunks("running", false)), []);
+  assert.deepEqual(threadSpots(twoHunks("applied")), []);
+});
+
+test("a comment on an accepted or rejected hunk is a revision turn about it too", () => {
+  for (const state of ["accepted", "rejected"] as const) {
+    const d = twoHunks();
+    d.files[0]!.hunks[0]!.state = state;
+    const spot = threadSpots(d)[0]!;
+    const req = reviseRequest(spot, "why 10?");
+    const c = (req?.args.comments as Record<string, unknown>[])[0]!;
+    assert.equal(c.hunkId, "h1", state);
+  }
 });
 
 test("a comment is a baton.revise naming the hunk and its lines (1-based)", () => {

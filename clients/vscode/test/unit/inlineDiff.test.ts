@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { GHOST_LIMIT, paint, splitLines } from "../../src/common/inlineDiff";
+import { GHOST_LIMIT, GHOST_MARK, paint, splitLines } from "../../src/common/inlineDiff";
 import { hunk } from "./fixtures";
 
 test("a one-line change: the line is removed, the new one trails it", () => {
@@ -21,7 +21,7 @@ test("more new lines than old: the last removed line says how many more (no squa
 test("a deletion marks its lines removed", () => {
   const p = paint(hunk("h", 3, "x\ny\n", ""));
   assert.deepEqual(p.removed, [3, 4]);
-  assert.deepEqual(p.added.map((g) => g.text), ["⊖ (removed)", "⊖ (removed)"]);
+  assert.deepEqual(p.added.map((g) => g.text), ["- (removed)", "- (removed)"]);
 });
 
 test("an insertion trails the line above it (or the first line)", () => {
@@ -39,4 +39,17 @@ test("long lines are clipped; fences in the text get a longer fence", () => {
 test("splitLines drops the piece after a final newline and a CR", () => {
   assert.deepEqual(splitLines("a\r\nb\n"), ["a", "b"]);
   assert.deepEqual(splitLines(""), []);
+});
+
+test("ghost marks are glyphs every monospace font has (no missing-glyph boxes)", () => {
+  // ASCII, Latin-1, and the WGL4 arrow and ellipsis; not ⏎ (U+23CE) or ⊖ (U+2296)
+  const portable = (c: string) => c.charCodeAt(0) <= 0xff || c === "→" || c === "…";
+  const ghosts = [
+    ...paint(hunk("h", 2, "x\n", "a\nb\nc\n")).added,
+    ...paint(hunk("h", 3, "x\ny\n", "")).added,
+    ...paint(hunk("h", 0, "x\n", "y".repeat(GHOST_LIMIT * 2) + "\n")).added,
+  ].map((g) => g.text.replace(/[ab-cxy]/g, ""));
+  for (const text of [...ghosts, ...Object.values(GHOST_MARK)]) {
+    for (const c of text) assert.ok(portable(c), `${JSON.stringify(c)} in ${JSON.stringify(text)}`);
+  }
 });

@@ -23,6 +23,21 @@ test("only pending hunks are entries, in document order, across tasks", () => {
   assert.deepEqual(r.entries(URI).map((e) => e.hunk.id), ["x", "h2"]);
 });
 
+test("a comment may be on any hunk of a task in review, accepted or rejected too", () => {
+  const r = new Reviews();
+  const d = twoHunks();
+  d.files[0]!.hunks[0]!.state = "accepted";
+  d.files[0]!.hunks[1]!.state = "rejected";
+  r.update(d);
+  assert.deepEqual(r.entries(URI), []); // nothing left to decide ...
+  assert.deepEqual(r.commentable(URI).map((e) => e.hunk.id), ["h1", "h2"]); // ... to talk about
+  assert.equal(r.commentableAt(URI, 1)?.hunk.id, "h1");
+  assert.equal(r.commentableAt(URI, 5)?.hunk.id, "h2");
+  assert.equal(r.commentableAt(URI, 3), undefined);
+  r.update(twoHunks("running", false)); // a draft: no threads
+  assert.deepEqual(r.commentable(URI), []);
+});
+
 test("draft hunks are drawn but not reviewable", () => {
   const r = new Reviews();
   r.update(twoHunks("running", false));

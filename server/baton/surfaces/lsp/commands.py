@@ -30,6 +30,7 @@ from baton.runtime import DelegateRequest, TaskError
 from baton.store import StoreError
 from baton.surfaces.lsp.actions import DEFAULT_INSTRUCTIONS, SUGGESTIONS
 from baton.surfaces.lsp.documents import path_to_uri, relative_to, text_edits, uri_to_path
+from baton.surfaces.lsp.foresee import Foresee
 from baton.surfaces.lsp.notify import Notifier, summary
 from baton.surfaces.lsp.payloads import Args, invalid, last_line
 from baton.surfaces.lsp.progress import Progress
@@ -532,6 +533,8 @@ async def _redecide(ls: BatonServer, args: Args, word: str) -> Any:
             current[f.path] = doc[0]
     decide = sup.reopen if word == "reopened" else sup.reaccept
     done = await decide(task.id, hunk_ids, current=current)
+    # The server may have seen the same undo in the document first: decided once, done here.
+    done = ls.get_feature(Foresee).undone.also_done(task.id, word, done)
     if done.decided:
         ls.get_feature(Notifier).touch(task.id, diff=True)
     state = (await sup.get(task.id)).state

@@ -54,8 +54,9 @@ def did_open(ls: BatonServer, params: types.DidOpenTextDocumentParams) -> None:
 
 def did_change(ls: BatonServer, params: types.DidChangeTextDocumentParams) -> None:
     ls.docs.changed(params.text_document.uri)
-    if ls.reviews:
-        ls.get_feature(Foresee).changed(params.text_document.uri)
+    foresee = ls.get_feature(Foresee)
+    if ls.reviews or foresee.undone.tasks:  # hunks to place, or accepted ones to follow
+        foresee.changed(params.text_document.uri)
 
 
 def did_save(ls: BatonServer, params: types.DidSaveTextDocumentParams) -> None:

@@ -2,7 +2,8 @@
 hunks in review, the ``baton/diff`` of a task is sent again when a hunk of it starts or
 stops being one accept would call a conflict (its ``conflict`` flag), so a client shows
 that before the user accepts. Checks are debounced and run off the event loop; a task
-whose flags did not change is not sent again.
+whose flags did not change is not sent again. The same pass follows an undo (or redo) of
+accepted hunks in the document (:mod:`baton.surfaces.lsp.undone`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import baton.surfaces.lsp.review as review
 from baton.core.diff import FileDiff, HunkState
 from baton.core.lifecycle import TaskState
 from baton.surfaces.lsp.server import Feature
+from baton.surfaces.lsp.undone import Undone
 
 
 class _Server(Protocol):
@@ -25,6 +27,9 @@ class _Server(Protocol):
 
     @property
     def encoding(self) -> str: ...
+
+    @property
+    def supervisor(self) -> Any: ...
 
     def open_document(self, uri: str) -> tuple[str, int | None] | None: ...
 
@@ -57,6 +62,7 @@ class Foresee(Feature):
         self.known: dict[str, frozenset[str]] = {}  # task id → conflicting hunk ids last seen
         self._uris: set[str] = set()
         self._timer: asyncio.TimerHandle | None = None
+        self.undone = Undone(server, resend)  # undo and redo of accepted hunks, seen from the text
 
     def changed(self, uri: str) -> None:
         """A document changed (didChange): check its hunks soon."""
@@ -71,6 +77,7 @@ class Foresee(Feature):
         self.server.spawn(self.check(uris), "foresee conflicts")
 
     async def check(self, uris: set[str]) -> None:
+        await self.undone.check(uris)
         encoding = self.server.encoding
         for td in list(self.server.reviews.values()):
             if td.task.state != TaskState.REVIEW:

@@ -33,6 +33,7 @@ from baton.runtime import Supervisor
 from baton.store.errors import UnknownTask
 from baton.store.paths import task_dir
 from baton.surfaces.lsp.documents import path_to_uri
+from baton.surfaces.lsp.foresee import Foresee
 from baton.surfaces.lsp.server import BatonServer, Feature
 from baton.surfaces.lsp.watch import Watchers
 
@@ -144,8 +145,22 @@ class Notifier(Feature):
         elif event.type == EventType.DIFF:
             self._diffs.add(event.task_id)
         else:
+            if event.type == EventType.LOG and event.data.get("revision") is not None:
+                self._tell_revision(event)
             return
         self._arm()
+
+    def _tell_revision(self, event: Event) -> None:
+        """A revision turn left nothing to decide ("changed nothing", "no hunks left"):
+        say it in this editor when the task is in its review or it delegated the task."""
+        td = self.server.reviews.get(event.task_id)
+        if td is None and not self.followed(event.task_id):
+            return
+        title = td.task.title if td is not None else event.task_id
+        message = f"Baton: {title}: {event.data.get('message', '')}"
+        self.server.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Info, message=message)
+        )
 
     def touch(self, task_id: str, *, diff: bool = False) -> None:
         """Re-send a task's summary (and diff) soon, e.g. after an accept of some hunks."""
@@ -262,6 +277,9 @@ class Notifier(Feature):
         if td is None:
             return False
         had = task_id in self.server.reviews
+        self.server.get_feature(Foresee).undone.watch(
+            td
+        )  # its accepted hunks: an undo reopens them
         if td.task.state in SHOWN:
             self.server.reviews[task_id] = td
         else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -18,9 +18,9 @@ from urllib.parse import unquote
 from lsprotocol import types
 
 from baton.core.diff import FileDiff, FileStatus, Hunk, HunkState, split_lines
-from baton.core.relocate import applies
+from baton.core.relocate import applies, place
 from baton.core.task import Task
-from baton.runtime import Supervisor, redone_of, since_last_review
+from baton.runtime import Supervisor, redone_of, rewrites, since_last_review
 from baton.surfaces.lsp.documents import LineMap, hunk_old_span, line_range, path_to_uri
 from baton.workspace import Snapshot, snapshot_text, worktree_text
 
@@ -96,6 +96,7 @@ def place_file(td: TaskDiff, f: FileDiff, current: str | None, encoding: str) ->
     new_lines = old_lines if current is None else split_lines(current)
     lmap = LineMap(old_lines, new_lines)
     redone = redone_of(td.task).get(f.path)
+    over = rewrites(td.task, [f], td.base)  # revised hunks over lines accepted before
     out = []
     for h in f.hunks:
         start, count = hunk_old_span(h)
@@ -105,6 +106,12 @@ def place_file(td: TaskDiff, f: FileDiff, current: str | None, encoding: str) ->
         clean = current is None or h.whole_file or applies(h, base, current)
         if not clean and redone is not None and current is not None:
             clean = redone.covers(h, base, current)  # redone against these very lines
+        accepted = over.get(h.id)
+        where = place(h, base, current) if accepted is not None and current is not None else None
+        if where is not None and "".join(new_lines[where[0] : where[1]]) == accepted:
+            # a change of the accepted lines the user has: shown against those lines
+            h = replace(h, old_text=accepted)
+            nstart, ncount, intact, clean = where[0], where[1] - where[0], True, True
         out.append(Placed(h, line_range(new_lines, nstart, ncount, encoding), intact, clean))
     return out
 
