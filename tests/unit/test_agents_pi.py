@@ -43,6 +43,7 @@ def test_write_stream() -> None:
         "output": 37,
         "cost": None,
         "cost_source": None,
+        "model": "mock-model",
     }
 
 

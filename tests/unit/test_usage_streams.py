@@ -23,7 +23,7 @@ from baton.agents.opencode import OpenCodeParser
 from baton.agents.pi import PiParser
 from baton.core.events import Event
 from baton.core.outcome import Outcome
-from baton.core.usage import REPORTED, Usage
+from baton.core.usage import ESTIMATED, REPORTED, Usage, price_for
 
 STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
 
@@ -205,3 +205,34 @@ def test_every_cli_has_streams_with_usage() -> None:
     with_usage = {cli for cli, n in CASES if not PARSERS[cli][1](n).empty}
     assert with_usage == set(PARSERS)
     assert sum(1 for cli, n in CASES if not PARSERS[cli][1](n).empty) >= 10
+
+
+def priced(parser: Any, name: str) -> Usage:
+    """The attempt's usage as the broker records it: priced by the shipped table for the model
+    the stream names (a reported cost stays)."""
+    out: list[Event] = []
+    for raw in (STREAMS / name).read_text().splitlines():
+        out += parser.feed(raw)
+    out += parser.finish(0, "")
+    outcome = Outcome.fold(out)
+    return outcome.usage.priced(price_for(outcome.model))
+
+
+def test_gemini_names_its_model_and_gets_an_estimated_cost() -> None:
+    u = priced(GeminiParser(), "gemini-write.jsonl")
+    assert u.cost_source == ESTIMATED
+    assert u.cost == pytest.approx((24905 * 0.3 + 38 * 2.5) / 1_000_000)
+
+
+def test_claude_keeps_its_reported_cost() -> None:
+    u = priced(ClaudeParser(), "claude-write.jsonl")
+    assert (u.cost, u.cost_source) == (0.177276, REPORTED)
+
+
+def test_pi_names_its_model_with_its_usage() -> None:
+    out: list[Event] = []
+    parser = PiParser()
+    for raw in (STREAMS / "pi-write.jsonl").read_text().splitlines():
+        out += parser.feed(raw)
+    assert Outcome.fold(out).model == "mock-model"  # the scripted server's: no price, no cost
+    assert priced(PiParser(), "pi-write.jsonl").cost is None

@@ -138,7 +138,10 @@ class PiParser:
             cost=total if isinstance(total, int | float) and total > 0 else None,
         )
         self._usage = self._usage + message_usage
-        return [Event(EventType.USAGE, self._usage.to_json())]
+        data = self._usage.to_json()
+        if message.get("model"):
+            data["model"] = str(message["model"])  # Pi names it nowhere else
+        return [Event(EventType.USAGE, data)]
 
     def _tool_start(self, obj: dict[str, Any]) -> list[Event]:
         name = str(obj.get("toolName") or "tool")

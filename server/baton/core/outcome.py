@@ -61,6 +61,8 @@ class Outcome:
                     self.resets_at = float(ra_at) if ra_at is not None else None
             case EventType.USAGE:
                 self.usage = self.usage.widen(Usage.from_json(d))
+                if d.get("model"):  # a CLI that names its model only with its usage (Pi)
+                    self.model = str(d["model"])
             case _:
                 pass
 
