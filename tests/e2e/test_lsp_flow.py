@@ -62,6 +62,17 @@ async def test_delegate_review_accept_one_reject_other(lsp: Session) -> None:
     assert result["state"] == "queued"
 
     assert await lsp.settle(task_id) == "review"
+    # The task list (the editors' task view) carries the task's usage: the fake model has
+    # no price, so tokens and no cost.
+    listed = await lsp.command("baton.tasks", {})
+    (mine,) = [t for t in listed["tasks"] if t["id"] == task_id]
+    assert mine["usage"] == {
+        "input": 120,
+        "cached": 0,
+        "output": 30,
+        "cost": None,
+        "cost_source": None,
+    }
     # Progress: begin, at least one report, end with the outcome.
     values = await wait_for(
         lambda: (

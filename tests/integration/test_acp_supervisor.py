@@ -138,7 +138,13 @@ async def test_allow_a_command_then_review_and_accept(
     assert task.summary == "Ran touch ran.txt. Done."
     assert task.options["transport"] == "acp"
     assert [e["status"] for e in task.options["plan"]] == ["completed", "in_progress", "pending"]
-    assert task.options["usage"] == {"input": 100, "output": 20, "cost": 0.5}
+    assert task.options["usage"] == {
+        "input": 100,
+        "cached": 0,
+        "output": 20,
+        "cost": 0.5,
+        "cost_source": "reported",
+    }
     (attempt,) = await asup.attempts(tid)
     assert attempt.transport == "acp" and attempt.completion == Completion.COMPLETED
     evs = await asup.events(tid)

@@ -148,7 +148,9 @@ async def test_usage_and_sleep(worker: Worker) -> None:
         {"sleep": 0.2}, {"usage": {"input": 120, "output": 30, "cost": 0.01}}, {"say": "ok"}
     )
     assert time.monotonic() - t0 >= 0.2
-    assert of(result, EventType.USAGE) == [{"input": 120, "output": 30, "cached": 0, "cost": 0.01}]
+    assert of(result, EventType.USAGE) == [
+        {"input": 120, "cached": 0, "output": 30, "cost": 0.01, "cost_source": "reported"}
+    ]
     out = outcome(result.events)
     assert (out.input_tokens, out.output_tokens, out.cost) == (120, 30, 0.01)
 

@@ -109,7 +109,13 @@ def test_write_stream() -> None:
     assert result["name"] == "Write" and result["ok"] is True
     assert "File created successfully" in str(result["output"])
     (usage,) = of(evs, EventType.USAGE)
-    assert usage == {"input": 58902, "output": 38, "cached": 0, "cost": 0.177276}
+    assert usage == {
+        "input": 58902,
+        "cached": 0,
+        "output": 38,
+        "cost": 0.177276,
+        "cost_source": "reported",
+    }
     assert evs[-1].type == EventType.FINAL and evs[-1].data == {"text": "Wrote hello.txt."}
     o = outcome(evs)
     assert o.completion == Completion.COMPLETED and o.answer == "Wrote hello.txt."

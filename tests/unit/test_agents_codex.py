@@ -102,7 +102,14 @@ def test_write_stream() -> None:
     assert tools == [{"name": "apply_patch", "input": "add hello.txt", "files": ["hello.txt"]}]
     assert of(evs, EventType.TOOL_RESULT) == [{"name": "apply_patch", "ok": True, "output": ""}]
     (usage,) = of(evs, EventType.USAGE)
-    assert usage == {"input": 20062, "output": 43, "cached": 0, "cost": None}
+    assert usage == {
+        "input": 20062,
+        "cached": 0,
+        "output": 43,
+        "reasoning": 0,
+        "cost": None,
+        "cost_source": None,
+    }
     assert evs[-1].type == EventType.FINAL and evs[-1].data == {"text": "Wrote hello.txt."}
     assert outcome(evs).completion == Completion.COMPLETED
 

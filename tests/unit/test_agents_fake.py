@@ -70,7 +70,10 @@ def test_parser_maps_every_wire_event() -> None:
         (EventType.TEXT, {"text": "hi", "delta": True}),
         (EventType.TOOL, {"name": "rename", "input": "a b", "files": ["a", "b"]}),
         (EventType.TOOL_RESULT, {"name": "rename", "ok": True, "output": "ok"}),
-        (EventType.USAGE, {"input": 1, "output": 2, "cached": 0, "cost": 0.5}),
+        (
+            EventType.USAGE,
+            {"input": 1, "cached": 0, "output": 2, "cost": 0.5, "cost_source": "reported"},
+        ),
         (EventType.FINAL, {"text": "R"}),
     ]
     assert parser.finish(0, "") == []

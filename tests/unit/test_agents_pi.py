@@ -36,7 +36,15 @@ def test_write_stream() -> None:
     # the session line names the cwd: paths come out relative to it
     assert evs[2].data == {"name": "write", "input": "hello.txt", "files": ["hello.txt"]}
     assert evs[3].data["ok"] is True and "Successfully wrote" in evs[3].data["output"]
-    assert evs[-2].data == {"input": 1448 + 1571, "output": 37, "cached": 0, "cost": 0.0}
+    # Its cost is 0 (it knows no price for the scripted model): none, for Baton to estimate.
+    assert evs[-2].data == {
+        "input": 1448 + 1571,
+        "cached": 0,
+        "output": 37,
+        "cost": None,
+        "cost_source": None,
+        "model": "mock-model",
+    }
 
 
 @pytest.mark.parametrize(

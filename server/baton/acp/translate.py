@@ -30,6 +30,7 @@ from baton.agents.classify import Classified, classify
 from baton.core import events
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion
+from baton.core.usage import Usage
 
 #: How much of a diff side or a tool output one event keeps.
 DIFF_CHARS = 4000
@@ -95,10 +96,7 @@ class TurnTranslator:
             case "usage_update":
                 cost = as_dict(update.get("cost")).get("amount")
                 data = {
-                    "input": 0,
-                    "output": 0,
-                    "cached": 0,
-                    "cost": float(cost) if isinstance(cost, int | float) else None,
+                    **Usage.of(cost=cost).to_json(),
                     "used": update.get("used"),
                     "size": update.get("size"),
                 }
@@ -271,12 +269,13 @@ def usage_events(response: Mapping[str, Any]) -> list[Event]:
         return [
             Event(
                 EventType.USAGE,
-                {
-                    "input": int(usage.get("inputTokens") or 0),
-                    "output": int(usage.get("outputTokens") or 0),
-                    "cached": int(usage.get("cachedReadTokens") or 0),
-                    "cost": None,
-                },
+                Usage.of(
+                    input=int(usage.get("inputTokens") or 0)
+                    + int(usage.get("cachedWriteTokens") or 0),
+                    cached_input=usage.get("cachedReadTokens"),
+                    output=usage.get("outputTokens"),
+                    reasoning=usage.get("thoughtTokens"),
+                ).to_json(),
             )
         ]
     count = as_dict(as_dict(as_dict(response.get("_meta")).get("quota")).get("token_count"))
@@ -284,12 +283,9 @@ def usage_events(response: Mapping[str, Any]) -> list[Event]:
         return [
             Event(
                 EventType.USAGE,
-                {
-                    "input": int(count.get("input_tokens") or 0),
-                    "output": int(count.get("output_tokens") or 0),
-                    "cached": 0,
-                    "cost": None,
-                },
+                Usage.of(
+                    input=count.get("input_tokens"), output=count.get("output_tokens")
+                ).to_json(),
             )
         ]
     return []

@@ -31,6 +31,7 @@ from baton.agents.stream import clip, json_object, relative, unparsed
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
+from baton.core.usage import Usage
 
 #: Environment that stops Claude Code calling home (telemetry, error reports, updates).
 QUIET_ENV: dict[str, str] = {
@@ -108,6 +109,32 @@ class TextStream:
     @property
     def pending(self) -> bool:
         return bool(self.visible)
+
+
+def _usage(result: dict[str, Any]) -> Usage:
+    """The tokens of a ``result`` line. ``modelUsage`` (per model, what ``total_cost_usd`` sums)
+    is read first: ``usage`` covers only the last request and is all zeros after a retried
+    stream, and leaves out other models' calls. Claude counts cache reads apart from input;
+    cache writes are billed as input."""
+    models = result.get("modelUsage")
+    if isinstance(models, dict) and models:
+        rows = [m for m in models.values() if isinstance(m, dict)]
+        return Usage.of(
+            input=sum(
+                int(m.get("inputTokens") or 0) + int(m.get("cacheCreationInputTokens") or 0)
+                for m in rows
+            ),
+            cached_input=sum(int(m.get("cacheReadInputTokens") or 0) for m in rows),
+            output=sum(int(m.get("outputTokens") or 0) for m in rows),
+        )
+    raw = result.get("usage")
+    usage: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    return Usage.of(
+        input=int(usage.get("input_tokens") or 0)
+        + int(usage.get("cache_creation_input_tokens") or 0),
+        cached_input=usage.get("cache_read_input_tokens"),
+        output=usage.get("output_tokens"),
+    )
 
 
 class ClaudeParser:
@@ -289,22 +316,12 @@ class ClaudeParser:
         if sid and sid != self.session_id:
             self.session_id = sid
             out.append(Event(EventType.SESSION, {"id": sid}))
-        raw_usage = obj.get("usage")
-        usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
         cost = obj.get("total_cost_usd")
-        if usage or cost:
-            out.append(
-                Event(
-                    EventType.USAGE,
-                    {
-                        "input": int(usage.get("input_tokens") or 0)
-                        + int(usage.get("cache_creation_input_tokens") or 0),
-                        "output": int(usage.get("output_tokens") or 0),
-                        "cached": int(usage.get("cache_read_input_tokens") or 0),
-                        "cost": float(cost) if isinstance(cost, int | float) else None,
-                    },
-                )
-            )
+        used = _usage(obj)
+        if not used.empty or cost:
+            # total_cost_usd: Claude Code's own figure, so ``reported``.
+            used = Usage.of(used.input, used.cached_input, used.output, None, cost)
+            out.append(Event(EventType.USAGE, used.to_json()))
         denials = obj.get("permission_denials") or []
         if denials:
             names = sorted({str(d.get("tool_name")) for d in denials if isinstance(d, dict)})

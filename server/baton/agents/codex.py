@@ -34,6 +34,7 @@ from baton.agents.stream import clip, json_object, relative, unparsed
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
+from baton.core.usage import Usage
 
 #: Flags that stop Codex calling home (analytics, plugin sync from GitHub, update check).
 QUIET_ARGS = (
@@ -237,13 +238,16 @@ class CodexParser:
         out: list[Event] = []
         usage = obj.get("usage")
         if isinstance(usage, dict):
-            data = {
-                "input": int(usage.get("input_tokens") or 0),
-                "output": int(usage.get("output_tokens") or 0),
-                "cached": int(usage.get("cached_input_tokens") or 0),
-                "cost": None,  # Codex reports no cost
-            }
-            out.append(Event(EventType.USAGE, data))
+            # Codex counts cached input inside input_tokens and reasoning inside
+            # output_tokens (as OpenAI bills them), and reports no cost.
+            cached = int(usage.get("cached_input_tokens") or 0)
+            used = Usage.of(
+                input=int(usage.get("input_tokens") or 0) - cached,
+                cached_input=cached,
+                output=usage.get("output_tokens"),
+                reasoning=usage.get("reasoning_output_tokens"),
+            )
+            out.append(Event(EventType.USAGE, used.to_json()))
         if not self.ended:
             self.ended = True
             out.append(Event(EventType.FINAL, {"text": self._answer}))

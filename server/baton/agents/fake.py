@@ -21,6 +21,7 @@ from baton.agents.stream import json_object, unparsed
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
+from baton.core.usage import Usage
 
 
 def write_prompt(turn: Turn, stem: str = "prompt") -> Path:
@@ -66,13 +67,14 @@ class FakeParser:
                 }
                 return [Event(EventType.TOOL_RESULT, data)]
             case "usage":
-                data = {
-                    "input": int(obj.get("input", 0)),
-                    "output": int(obj.get("output", 0)),
-                    "cached": 0,
-                    "cost": obj.get("cost"),
-                }
-                return [Event(EventType.USAGE, data)]
+                used = Usage.of(
+                    input=obj.get("input", 0),
+                    cached_input=obj.get("cached", 0),
+                    output=obj.get("output", 0),
+                    reasoning=obj.get("reasoning"),
+                    cost=obj.get("cost"),
+                )
+                return [Event(EventType.USAGE, used.to_json())]
             case "question":
                 self.ended = True
                 return [Event(EventType.QUESTION, {"text": str(obj.get("text", ""))})]

@@ -300,7 +300,9 @@ class Player:
                     {
                         "type": "usage",
                         "input": int(usage.get("input", 0)),
+                        "cached": int(usage.get("cached", 0)),
                         "output": int(usage.get("output", 0)),
+                        "reasoning": usage.get("reasoning"),
                         "cost": usage.get("cost"),
                     }
                 )

@@ -111,7 +111,8 @@ def _check_step(index: int, step: object) -> None:
             ok = ok and isinstance(step.get("size", 64), int) and step.get("size", 64) >= 1
         case "usage":
             ok = isinstance(value, dict)
-            ok = ok and all(_is_num(value.get(k, 0)) for k in ("input", "output"))
+            names = ("input", "output", "cached", "reasoning")
+            ok = ok and all(_is_num(value.get(k, 0)) for k in names)
             ok = ok and (value.get("cost") is None or _is_num(value["cost"]))
     if not ok:
         raise BrokenScript(f"{where} ({kind}) has a wrong value: {json.dumps(step)}")

@@ -51,6 +51,7 @@ from baton.agents.stream import as_dict, clip, json_object, relative, session_lo
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
+from baton.core.usage import Usage
 from baton.errors import InvalidInput
 
 #: Settings Baton forces (as system settings) so Gemini calls no one but the model.
@@ -287,13 +288,15 @@ class GeminiParser:
         out: list[Event] = []
         stats = as_dict(obj.get("stats"))
         if stats:
-            usage = {
-                "input": int(stats.get("input_tokens") or 0),
-                "output": int(stats.get("output_tokens") or 0),
-                "cached": int(stats.get("cached") or 0),
-                "cost": None,
-            }
-            out.append(Event(EventType.USAGE, usage))
+            # Gemini's input_tokens include the cached ones; its ``input`` is the rest.
+            cached = int(stats.get("cached") or 0)
+            fresh = stats.get("input")
+            used = Usage.of(
+                input=fresh if fresh is not None else int(stats.get("input_tokens") or 0) - cached,
+                cached_input=cached,
+                output=stats.get("output_tokens"),
+            )
+            out.append(Event(EventType.USAGE, used.to_json()))
         if obj.get("status") == "success":
             out = self._session() + out
             out.append(Event(EventType.FINAL, {"text": self._answer.strip()}))

@@ -49,6 +49,7 @@ from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion
+from baton.core.usage import Usage
 
 #: Env switches that stop OpenCode calling home (and reading Claude Code's files).
 QUIET_ENV: dict[str, str] = {
@@ -125,8 +126,7 @@ class OpenCodeParser:
         self._unfinished = 0  # step_finish with reason "unknown" in a row
         self._last_reason: str | None = None
         self._answer = ""  # the last text part
-        self._usage = {"input": 0, "output": 0, "cached": 0}
-        self._cost: float | None = None
+        self._usage = Usage()  # the running total of the steps' usage
         self._progress_at = 0.0  # epoch seconds of the last stdout event
         self._failures: list[tuple[float, str]] = []  # logged failures: (epoch s, error)
 
@@ -194,13 +194,20 @@ class OpenCodeParser:
         tokens = part.get("tokens")
         if not isinstance(tokens, dict):
             return []
+        # OpenCode counts cache reads and writes apart from input, and reasoning apart from
+        # output; its cost is 0 for a model it knows no price of (then Baton estimates).
         cache = as_dict(tokens.get("cache"))
-        self._usage["input"] += int(tokens.get("input") or 0)
-        self._usage["output"] += int(tokens.get("output") or 0)
-        self._usage["cached"] += int(cache.get("read") or 0)
-        if isinstance(part.get("cost"), int | float):
-            self._cost = (self._cost or 0.0) + float(part["cost"])
-        return [Event(EventType.USAGE, {**self._usage, "cost": self._cost})]
+        reasoning = int(tokens.get("reasoning") or 0)
+        cost = part.get("cost")
+        step = Usage.of(
+            input=int(tokens.get("input") or 0) + int(cache.get("write") or 0),
+            cached_input=cache.get("read"),
+            output=int(tokens.get("output") or 0) + reasoning,
+            reasoning=reasoning,
+            cost=cost if isinstance(cost, int | float) and cost > 0 else None,
+        )
+        self._usage = self._usage + step
+        return [Event(EventType.USAGE, self._usage.to_json())]
 
     def _text(self, part: dict[str, Any]) -> list[Event]:
         text = str(part.get("text") or "")

@@ -33,6 +33,7 @@ from baton.agents.stream import as_dict, clip, json_object, relative, unparsed
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
+from baton.core.usage import Usage
 
 QUIET_ENV = {"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"}
 #: Prompts longer than this (in bytes) go on stdin instead of argv (Linux caps one at 128 KiB).
@@ -69,8 +70,7 @@ class PiParser:
         self._last: dict[str, Any] | None = None  # the last assistant message
         self._agent_ended = False
         self._retry_failed: str | None = None
-        self._usage = {"input": 0, "output": 0, "cached": 0}
-        self._cost: float | None = None
+        self._usage = Usage()  # the running total of the assistant messages' usage
 
     def feed(self, line: str) -> list[Event]:
         obj = json_object(line)
@@ -128,13 +128,20 @@ class PiParser:
         usage = as_dict(message.get("usage"))
         if not usage:
             return []
-        self._usage["input"] += int(usage.get("input") or 0)
-        self._usage["output"] += int(usage.get("output") or 0)
-        self._usage["cached"] += int(usage.get("cacheRead") or 0)
-        cost = usage.get("cost")
-        if isinstance(cost, dict) and isinstance(cost.get("total"), int | float):
-            self._cost = (self._cost or 0.0) + float(cost["total"])
-        return [Event(EventType.USAGE, {**self._usage, "cost": self._cost})]
+        # Pi counts cache reads and writes apart from input; its cost is 0 for a model it
+        # knows no price of (then Baton estimates).
+        total = as_dict(usage.get("cost")).get("total")
+        message_usage = Usage.of(
+            input=int(usage.get("input") or 0) + int(usage.get("cacheWrite") or 0),
+            cached_input=usage.get("cacheRead"),
+            output=usage.get("output"),
+            cost=total if isinstance(total, int | float) and total > 0 else None,
+        )
+        self._usage = self._usage + message_usage
+        data = self._usage.to_json()
+        if message.get("model"):
+            data["model"] = str(message["model"])  # Pi names it nowhere else
+        return [Event(EventType.USAGE, data)]
 
     def _tool_start(self, obj: dict[str, Any]) -> list[Event]:
         name = str(obj.get("toolName") or "tool")

@@ -129,15 +129,20 @@ class Output:
         from rich.table import Table
         from rich.text import Text
 
+        from baton.core import usage
+
         table = Table(box=None, pad_edge=False)
-        for col in ("id", "state", "worker", "created", "title"):
-            table.add_column(col)
+        for col in ("id", "state", "worker", "created", "tokens", "cost", "title"):
+            table.add_column(col, justify="right" if col in ("tokens", "cost") else "left")
         for t in tasks:
+            used = usage.of_task(t.options)
             table.add_row(
                 t.id,
                 Text(str(t.state), style=_STATE_STYLE.get(str(t.state), "")),
                 t.worker,
                 datetime.fromtimestamp(t.created_at).strftime("%m-%d %H:%M"),
+                usage.short_tokens(used.tokens),
+                usage.short_cost(used),
                 t.title,
             )
         self.console.print(table)
@@ -162,7 +167,9 @@ class Output:
             return
         from baton.core.events import describe
         from baton.core.task import next_moves
+        from baton.core.usage import of_task
 
+        used = of_task(task.options)
         c = self.console
         style = _STATE_STYLE.get(str(task.state), "")
         c.print(f"[bold]{task.id}[/bold]  [{style}]{task.state}[/{style}]  {escape(task.title)}")
@@ -174,6 +181,7 @@ class Output:
             ("scope", ", ".join(task.scope) or "whole tree"),
             ("completion", f"{task.completion or '-'} {task.message}".strip()),
             ("session", task.session_id or "-"),
+            ("usage", used.line() if not used.empty else "-"),
             ("worktree", task.worktree or "-"),
             ("next", ", ".join(next_moves(task))),
         ]
@@ -368,6 +376,11 @@ def print_outcome(out: Output, task: Task) -> None:
     )
     if task.summary:
         c.print(escape(task.summary))
+    from baton.core.usage import of_task
+
+    used = of_task(task.options)
+    if not used.empty:
+        c.print(f"[dim]{escape(used.line())}[/dim]")
     hints = {
         TaskState.REVIEW: f"review: baton diff {task.id}; then baton accept {task.id} [HUNK…] "
         f"or baton reject {task.id}",

@@ -24,6 +24,7 @@ from baton.config.profiles import NETWORKS
 from baton.core import routing
 from baton.core.routing import KINDS, PREFERENCES, QUALITY_RANK
 from baton.core.settle import DEFAULT_MAX_ATTEMPTS
+from baton.core.usage import CURRENCY, PRICES_AS_OF
 
 T = TypeVar("T")
 V = TypeVar("V", covariant=True)
@@ -62,6 +63,11 @@ def positive(v: Any) -> int | None:
 
 def seconds(v: Any) -> float | None:
     ok = isinstance(v, int | float) and not isinstance(v, bool) and v > 0
+    return float(v) if ok else None
+
+
+def amount(v: Any) -> float | None:
+    ok = isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
     return float(v) if ok else None
 
 
@@ -292,6 +298,24 @@ COOLDOWN: Field[float] = Field(
     "the same, for the accounts of one provider",
     seconds, "a positive number of seconds", DEFAULT_COOLDOWN,
 )  # fmt: skip
+_PER_M = f"{CURRENCY} per million tokens"
+PRICE_INPUT: Field[float | None] = Field(
+    ("prices", "MODEL", "input"), _PER_M, "the shipped price, if any",
+    f"what a model's input costs, to estimate the cost of tasks whose CLI reports none; the"
+    f" shipped prices are list prices as of {PRICES_AS_OF}, estimates to override (see"
+    " [Tokens and cost](#tokens-and-cost))",
+    amount, "a number ≥ 0", None,
+)  # fmt: skip
+PRICE_CACHED: Field[float | None] = Field(
+    ("prices", "MODEL", "cached_input"), _PER_M, "the shipped price, else `input`",
+    "what its input read from the prompt cache costs",
+    amount, "a number ≥ 0", None,
+)  # fmt: skip
+PRICE_OUTPUT: Field[float | None] = Field(
+    ("prices", "MODEL", "output"), _PER_M, "the shipped price; required for a new model",
+    "what its output (reasoning included) costs",
+    amount, "a number ≥ 0", None,
+)  # fmt: skip
 SECRETS_BACKEND: Field[str | None] = Field(
     ("secrets", "backend"), _choices(SECRETS_BACKENDS), "the OS keyring",
     '`"file"` opts in to the unencrypted file backend (see [Secrets](#secrets))',
@@ -304,7 +328,7 @@ FIELDS: tuple[Field[Any], ...] = (
     REPAIR_ROUNDS, MAX_ATTEMPTS, SANDBOX, VERIFY, VERIFY_NAME, VERIFY_ARGV, VERIFY_TIMEOUT,
     REVIEW_WORKER, REVIEW_KINDS, PROVIDER, BINARY, MODEL, MODELS, ENV, CONFIG_DIR, CONCURRENCY,
     ENABLED, LABEL, OPTIONS, OPTIONS_SANDBOX, NETWORK, ALLOW, PREFER, MIN_QUALITY, QUALITY,
-    COOLDOWN_DEFAULT, COOLDOWN, SECRETS_BACKEND,
+    COOLDOWN_DEFAULT, COOLDOWN, PRICE_INPUT, PRICE_CACHED, PRICE_OUTPUT, SECRETS_BACKEND,
 )  # fmt: skip
 
 #: The names a user-chosen part may take, where they are fixed.

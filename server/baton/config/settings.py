@@ -37,6 +37,7 @@ from baton.config.logins import choose_default
 from baton.config.profiles import PROVIDERS, Profile, default_profiles
 from baton.config.schema import Values, one_of
 from baton.core.routing import KINDS, Account, KindRule, Policy
+from baton.core.usage import DEFAULT_PRICES, Price, price_for
 
 _PROFILE_FIELDS = S.fields_under(("profiles", "NAME"))
 
@@ -83,6 +84,7 @@ class Settings:
     qualities: dict[str, str] = field(default_factory=dict)
     on_rate_limit: str = S.ON_RATE_LIMIT.value
     cooldowns: dict[str, float] = field(default_factory=dict)  # provider → s; "default"
+    prices: dict[str, Price] = field(default_factory=dict)  # model → price, over the defaults
     verify: tuple[VerifyStep, ...] = ()
     repair_rounds: int = S.REPAIR_ROUNDS.value
     max_attempts: int = S.MAX_ATTEMPTS.value
@@ -118,6 +120,10 @@ class Settings:
             for n, p in self.profiles.items()
             if p.enabled and (self.only is None or n in self.only)
         }
+
+    def price_for(self, model: str | None) -> Price | None:
+        """What ``model``'s tokens cost: the config's ``[prices]``, else the shipped price."""
+        return price_for(model, self.prices)
 
     def cooldown_for(self, provider: str) -> float:
         """Seconds to cool down when a rate-limit error names neither a reset nor a retry."""
@@ -207,6 +213,32 @@ def _kinds(values: Values) -> dict[str, KindRule]:
     }
 
 
+def _prices(values: Values) -> dict[str, Price]:
+    """The ``[prices."MODEL"]`` tables; a key left out keeps the shipped price's."""
+    out: dict[str, Price] = {}
+    for model in values.children(("prices",)):
+        shipped = DEFAULT_PRICES.get(model)
+        given_in = values.field(S.PRICE_INPUT, model)
+        given_out = values.field(S.PRICE_OUTPUT, model)
+        given_cached = values.field(S.PRICE_CACHED, model)
+        inp = given_in if given_in is not None else shipped.input if shipped else None
+        outp = given_out if given_out is not None else shipped.output if shipped else None
+        if inp is None or outp is None:
+            missing = "input" if inp is None else "output"
+            raise values.fail(
+                S.PRICE_INPUT.key(model)[:2],
+                f"needs {missing} (there is no shipped price for {model!r})",
+            )
+        if given_cached is not None:
+            cached = given_cached
+        elif shipped is not None and given_in is None:
+            cached = shipped.cached_input
+        else:
+            cached = inp
+        out[model] = Price(inp, cached, outp)
+    return out
+
+
 def _verify(values: Values) -> tuple[VerifyStep, ...]:
     key = S.VERIFY.path
     known = S.fields_under((*key, "[]"))
@@ -290,6 +322,7 @@ def _build(
         qualities={m: values.field(S.QUALITY, m) for m in values.children(("models",))},
         on_rate_limit=values.field(S.ON_RATE_LIMIT),
         cooldowns={p: values.field(S.COOLDOWN, p) for p in values.children(("cooldown",))},
+        prices=_prices(values),
         verify=_verify(values),
         repair_rounds=values.field(S.REPAIR_ROUNDS),
         max_attempts=values.field(S.MAX_ATTEMPTS),

@@ -16,7 +16,8 @@ class EventType(StrEnum):
     TEXT = "text"  # {"text": str, "delta": bool}
     TOOL = "tool"  # {"name": str, "input": str, "files": [str]}
     TOOL_RESULT = "tool_result"  # {"name": str, "ok": bool, "output": str}
-    USAGE = "usage"  # {"input": int, "output": int, "cached": int, "cost": float | None}
+    USAGE = "usage"  # baton.core.usage.Usage.to_json(): {"input", "cached", "output",
+    #                   "reasoning"?, "cost", "cost_source"}, and "model" where only it names it
     QUESTION = "question"  # {"text": str}
     PERMISSION = "permission"  # {"tool": str, "preview": str, "options": [...]}
     PLAN = "plan"  # {"entries": [{"text": str, "status": str}]}

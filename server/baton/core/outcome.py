@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion
+from baton.core.usage import Usage
 
 
 @dataclass(slots=True)
@@ -22,9 +23,8 @@ class Outcome:
     session_lost: bool = False  # a resume named a session the CLI no longer has
     retry_after: float | None = None
     resets_at: float | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: float | None = None
+    model: str | None = None  # the model the CLI says it runs, when it says
+    usage: Usage = field(default_factory=Usage)  # this attempt's, as the CLI reported it
 
     @classmethod
     def fold(cls, events: Iterable[Event]) -> Outcome:
@@ -39,6 +39,8 @@ class Outcome:
         match event.type:
             case EventType.SESSION:
                 self.session_id = str(d.get("id")) or self.session_id
+                if d.get("model"):
+                    self.model = str(d["model"])
             case EventType.FINAL:
                 self.final = str(d.get("text", ""))
             case EventType.TEXT:
@@ -58,12 +60,23 @@ class Outcome:
                     self.retry_after = float(ra) if ra is not None else None
                     self.resets_at = float(ra_at) if ra_at is not None else None
             case EventType.USAGE:
-                self.input_tokens = max(self.input_tokens, int(d.get("input", 0) or 0))
-                self.output_tokens = max(self.output_tokens, int(d.get("output", 0) or 0))
-                if d.get("cost") is not None:
-                    self.cost = float(d["cost"])
+                self.usage = self.usage.widen(Usage.from_json(d))
+                if d.get("model"):  # a CLI that names its model only with its usage (Pi)
+                    self.model = str(d["model"])
             case _:
                 pass
+
+    @property
+    def input_tokens(self) -> int:
+        return self.usage.input + self.usage.cached_input
+
+    @property
+    def output_tokens(self) -> int:
+        return self.usage.output
+
+    @property
+    def cost(self) -> float | None:
+        return self.usage.cost
 
     @property
     def completion(self) -> Completion:

@@ -72,6 +72,9 @@ class Task:
         d["state"] = TaskState(d.get("state", "queued"))
         d["completion"] = Completion(d["completion"]) if d.get("completion") else None
         d["targets"] = [t if isinstance(t, Target) else Target(**t) for t in d.get("targets", [])]
+        if isinstance(obj.get("usage"), dict) and "options" not in obj:
+            # The surfaces' task JSON carries its usage beside the record, not in options.
+            d["options"] = {"usage": obj["usage"]}
         return cls(**d)
 
 

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from baton.core import usage
 from baton.core.diff import HunkState
 from baton.core.lifecycle import Completion, TaskState
 from baton.core.routing import Evidence
@@ -103,7 +104,7 @@ def record_outcome(store: Store, task: Task) -> None:
     for a in store.attempts(task.id):
         if a.ended_at is not None and a.started_at:
             duration += max(0.0, a.ended_at - a.started_at)
-    usage = task.options.get("usage") or {}
+    used = usage.of_task(task.options)
     ok = task.state in _OK_STATES and task.completion in (None, Completion.COMPLETED)
     row = {
         "task_id": task.id,
@@ -119,9 +120,9 @@ def record_outcome(store: Store, task: Task) -> None:
         "hunks_accepted": accepted,
         "hunks_decided": n_decided,
         "duration": duration,
-        "input_tokens": int(usage.get("input") or 0),
-        "output_tokens": int(usage.get("output") or 0),
-        "cost": usage.get("cost"),
+        "input_tokens": used.input + used.cached_input,  # all input, cached or not
+        "output_tokens": used.output,
+        "cost": used.cost,
         "settled_at": task.settled_at or time.time(),
     }
     # One statement, so the write lock is asked for first and waited for (busy timeout):

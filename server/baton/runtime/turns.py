@@ -20,6 +20,7 @@ from typing import Any
 import baton.runtime.accounts as accounts
 from baton.config.profiles import Profile
 from baton.config.watch import SettingsCache
+from baton.core import usage
 from baton.core.lifecycle import SETTLED, Completion, TaskState
 from baton.core.routing import RoutingError
 from baton.core.settle import (
@@ -37,6 +38,7 @@ from baton.core.settle import (
     settle,
 )
 from baton.core.task import Task
+from baton.core.usage import price_for
 from baton.faults import crash_point
 from baton.runtime.attempts import Attempts, Live, StartFailed
 from baton.runtime.book import Book
@@ -195,17 +197,15 @@ class TurnLoop:
             stop.completion if stop is not None and not steer else outcome.completion
         )
         attempt.session_id = outcome.session_id or attempt.session_id
-        if outcome.cost is not None or outcome.input_tokens:
-            task.options["usage"] = {
-                "input": outcome.input_tokens,
-                "output": outcome.output_tokens,
-                "cost": outcome.cost,
-            }
+        settings = self.settings.last_good(task.root)
+        if not outcome.usage.empty:
+            model = outcome.model or attempt.model or task.model
+            price = settings.price_for(model) if settings else price_for(model)
+            usage.record_attempt(task.options, attempt.n, outcome.usage.priced(price))
         await self.book.save_attempt(attempt)
         crash_point("after_attempt_end")
         if task.state == S.NEEDS_INPUT:  # a permission was still open
             await self.book.move(task, S.RUNNING, "the turn ended")
-        settings = self.settings.last_good(task.root)
         cooldown = settings.cooldown_for(task.provider) if settings else 60.0
         lost_before = bool(task.options.get("session_lost"))
         decision = settle(

@@ -23,6 +23,40 @@ local function any_client(c)
   return c
 end
 
+---@param n number
+---@return string
+local function tokens_text(n)
+  if n >= 1000000 then
+    return string.format('%.1fM', n / 1000000)
+  end
+  return n >= 1000 and string.format('%.1fk', n / 1000) or tostring(n)
+end
+
+---What the task used: `1.6k tokens · ~$0.0040` (`~`: an estimate from a price table, not the
+---CLI's own cost); '' before its agent reported any.
+---@param usage table|nil the server's usage (`input`, `cached`, `output`, `cost`, `cost_source`)
+---@return string
+function M.spent(usage)
+  if type(usage) ~= 'table' then
+    return ''
+  end
+  local function n(key)
+    local v = usage[key]
+    return type(v) == 'number' and v > 0 and v or 0
+  end
+  local total = n('input') + n('cached') + n('output')
+  local cost = type(usage.cost) == 'number' and usage.cost or nil
+  if total == 0 and not cost then
+    return ''
+  end
+  local text = tokens_text(total) .. ' tokens'
+  if cost then
+    local mark = usage.cost_source == 'estimated' and '~' or ''
+    text = text .. string.format(' · %s$%.4f', mark, cost)
+  end
+  return text
+end
+
 ---@param task table
 ---@return string
 function M.format(task)
@@ -36,7 +70,9 @@ function M.format(task)
     message = '  waits for permission: ' .. waiting.tool .. ' (:Baton permission)'
   end
   local title = require('baton.status').title(task)
-  return string.format('[%s] %s (%s)%s', task.state, title, task.id, message)
+  local spent = M.spent(task.usage)
+  spent = spent ~= '' and ('  ' .. spent) or ''
+  return string.format('[%s] %s (%s)%s%s', task.state, title, task.id, spent, message)
 end
 
 ---Does the task offer this move (its `next`)?

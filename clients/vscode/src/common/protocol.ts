@@ -77,6 +77,18 @@ export interface StatusCounts {
 }
 
 /** A task as `baton/tasks` and `baton.tasks` describe it. */
+/** What a task's agent used, summed over its attempts (the server's `Usage.to_json()`):
+ * `input` at the full price, `cached` input from the prompt cache, `output` with its
+ * `reasoning`; `cost` in USD, `reported` by the CLI or `estimated` from a price table. */
+export interface TaskUsage {
+  input: number;
+  cached: number;
+  output: number;
+  reasoning: number | null;
+  cost: number | null;
+  costSource: "reported" | "estimated" | null;
+}
+
 export interface TaskSummary {
   id: string;
   title: string;
@@ -93,6 +105,8 @@ export interface TaskSummary {
   /** The tool whose proposal this task is (`"claude-code"`), else null: Baton writes nothing
    * for a proposal; once it is applied the proposer writes the file. */
   proposedBy: string | null;
+  /** Tokens and cost so far; absent until the agent reported any. */
+  usage?: TaskUsage;
 }
 
 /** The arguments of the server's `baton.delegate` command. */
@@ -324,7 +338,7 @@ function readSandbox(value: unknown): SandboxState | undefined {
 export function readTask(value: unknown, what = "task"): TaskSummary {
   const o = obj(value, what);
   const next = Array.isArray(o.next) ? o.next.filter((n): n is string => typeof n === "string") : [];
-  return {
+  const summary: TaskSummary = {
     id: str(o, "id", what),
     title: optStr(o, "title") ?? "",
     state: str(o, "state", what),
@@ -338,6 +352,25 @@ export function readTask(value: unknown, what = "task"): TaskSummary {
     createdAt: typeof o.createdAt === "number" ? o.createdAt : 0,
     next,
     proposedBy: optStr(o, "proposedBy") || null,
+  };
+  const usage = readUsage(o.usage);
+  if (usage) summary.usage = usage;
+  return summary;
+}
+
+/** A task's `usage`, or undefined when there is none (or it is not an object). */
+export function readUsage(value: unknown): TaskUsage | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const o = value as Json;
+  const cost = typeof o.cost === "number" && Number.isFinite(o.cost) ? o.cost : null;
+  const source = o.cost_source === "reported" || o.cost_source === "estimated" ? o.cost_source : null;
+  return {
+    input: count(o, "input"),
+    cached: count(o, "cached"),
+    output: count(o, "output"),
+    reasoning: typeof o.reasoning === "number" ? count(o, "reasoning") : null,
+    cost,
+    costSource: cost === null ? null : (source ?? "reported"),
   };
 }
 

@@ -6,7 +6,7 @@ import * as vscode from "vscode";
 
 import { Command } from "./constants";
 import { TaskSummary } from "./protocol";
-import { Group, TaskList, contextValue, describe, iconOf, proposerOf, titleOf } from "./tasks";
+import { Group, TaskList, contextValue, describe, iconOf, proposerOf, titleOf, usageLine } from "./tasks";
 
 /** A file of a task with hunks to review (fileDecisions.reviewableFiles). */
 export interface ReviewFile {
@@ -72,7 +72,8 @@ export class TaskView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
     item.description = waits === undefined ? describe(t) : `${describe(t)} — ${waits}`;
     const by = proposerOf(t);
     const proposal = by === undefined ? "" : `\n\nProposed by ${by}: decide its hunks here; ${by} writes the file once every hunk is decided.`;
-    item.tooltip = new vscode.MarkdownString(`**${t.title}** \`${t.id}\`\n\n${t.state}${proposal}${t.summary ? `\n\n${t.summary}` : ""}`);
+    const spent = usageLine(t.usage);
+    item.tooltip = new vscode.MarkdownString(`**${t.title}** \`${t.id}\`\n\n${t.state}${proposal}${spent ? `\n\n${spent}` : ""}${t.summary ? `\n\n${t.summary}` : ""}`);
     item.iconPath = new vscode.ThemeIcon(iconOf(t.state));
     item.contextValue = contextValue(t);
     item.command =

@@ -3,7 +3,7 @@
  * (`proposedBy`, e.g. Claude Code in a terminal) is named as its proposal, and offers only
  * the moves its `next` lists (no reply, no retry). */
 
-import { TaskSummary, WORKING_STATES } from "./protocol";
+import { TaskSummary, TaskUsage, WORKING_STATES } from "./protocol";
 
 export type Group = "needs input" | "running" | "review" | "failed" | "done";
 
@@ -75,7 +75,32 @@ export function describe(task: TaskSummary): string {
   const by = proposerOf(task);
   const who = by !== undefined ? `proposed by ${by}` : [task.worker, task.model].filter(Boolean).join(" · ");
   const state = task.state.replace(/_/g, " ");
-  return [state, who, task.message].filter(Boolean).join(" — ");
+  return [state, who, spentText(task.usage), task.message].filter(Boolean).join(" — ");
+}
+
+function tokensText(n: number): string {
+  if (n >= 1_000_000) return `${(n / 1_000_000).toFixed(1)}M`;
+  return n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
+}
+
+/** "1.6k tokens · ~$0.0040" (`~`: an estimate), "" when the task used nothing yet. */
+export function spentText(usage: TaskUsage | undefined): string {
+  if (!usage) return "";
+  const tokens = usage.input + usage.cached + usage.output;
+  if (!tokens && usage.cost === null) return "";
+  const parts = [`${tokensText(tokens)} tokens`];
+  if (usage.cost !== null) parts.push(`${usage.costSource === "estimated" ? "~" : ""}$${usage.cost.toFixed(4)}`);
+  return parts.join(" · ");
+}
+
+/** The tooltip's line: "Tokens: 1000 in, 500 cached, 100 out (40 reasoning) · $0.0040
+ * (estimated)"; "" when the task used nothing yet. */
+export function usageLine(usage: TaskUsage | undefined): string {
+  if (!spentText(usage)) return "";
+  const u = usage!;
+  const reasoning = u.reasoning ? ` (${u.reasoning} reasoning)` : "";
+  const cost = u.cost === null ? "" : ` · $${u.cost.toFixed(4)} (${u.costSource ?? "reported"})`;
+  return `Tokens: ${u.input} in, ${u.cached} cached, ${u.output} out${reasoning}${cost}`;
 }
 
 /** A notification to show after a task changed state. */

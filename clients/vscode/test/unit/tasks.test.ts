@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { ACCEPT_ALL, REPLY, REVIEW, TaskList, contextValue, groupOf, taskIdOf } from "../../src/common/tasks";
+import { readTasks } from "../../src/common/protocol";
+import { ACCEPT_ALL, REPLY, REVIEW, TaskList, contextValue, describe, groupOf, spentText, taskIdOf, usageLine } from "../../src/common/tasks";
 import { task } from "./fixtures";
 
 test("a task turning to needs_input or review gives one notice with its buttons", () => {
@@ -45,4 +46,22 @@ test("taskIdOf reads {taskId}, a summary and a tree node", () => {
   assert.equal(taskIdOf({ task: task("z", "review") }), "z");
   assert.equal(taskIdOf({ group: "running" }), undefined);
   assert.equal(taskIdOf("x"), undefined);
+});
+
+test("a task's tokens and cost in its description and tooltip line, estimates marked", () => {
+  const estimated = readTasks({
+    tasks: [{ ...task("a", "review"), usage: { input: 1000, cached: 500, output: 100, reasoning: 40, cost: 0.004, cost_source: "estimated" } }],
+  })[0]!;
+  assert.equal(spentText(estimated.usage), "1.6k tokens · ~$0.0040");
+  assert.match(describe(estimated), /— 1\.6k tokens · ~\$0\.0040/);
+  assert.equal(usageLine(estimated.usage), "Tokens: 1000 in, 500 cached, 100 out (40 reasoning) · $0.0040 (estimated)");
+  const reported = readTasks({ tasks: [{ ...task("b", "review"), usage: { input: 58902, output: 38, cost: 0.177276, cost_source: "reported" } }] })[0]!;
+  assert.equal(spentText(reported.usage), "58.9k tokens · $0.1773");
+  const unpriced = readTasks({ tasks: [{ ...task("c", "running"), usage: { input: 10, output: 2, cost: null, cost_source: null } }] })[0]!;
+  assert.equal(spentText(unpriced.usage), "12 tokens");
+  const none = readTasks({ tasks: [task("d", "running")] })[0]!;
+  assert.equal(none.usage, undefined);
+  assert.equal(spentText(none.usage), "");
+  assert.equal(usageLine(none.usage), "");
+  assert.doesNotMatch(describe(none), /tokens/);
 });

@@ -73,6 +73,7 @@ def summary(task: Task) -> dict[str, Any]:
         "proposedBy": task.worker if task.options.get("proposal") else None,
         "plan": task.options.get("plan") or [],
         "transport": task.options.get("transport"),
+        "usage": task.options.get("usage"),  # baton.core.usage.Usage.to_json(), when known
     }
 
 

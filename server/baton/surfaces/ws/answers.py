@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from baton.core import usage
 from baton.core.diff import FileDiff, HunkState, count_lines
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import SETTLED, Completion, TaskState
@@ -125,6 +126,15 @@ def line(
     return lean(d)
 
 
+def spent(task: Task) -> dict[str, Any]:
+    """``tokens`` (all of them) and ``cost`` with its ``costSource``, when the task used any:
+    the few fields a task's line adds for it."""
+    used = usage.of_task(task.options)
+    if used.empty:
+        return {}
+    return {"tokens": used.tokens, "cost": used.cost, "costSource": used.cost_source}
+
+
 def woke(task: Task, event: Event | None = None, now: float | None = None) -> dict[str, Any]:
     """What a watch answers with: the task's line, its summary's first line, and for a rate
     limit (``event`` a state event to ``rate_limited``) how many seconds until it retries."""
@@ -140,6 +150,7 @@ def woke(task: Task, event: Event | None = None, now: float | None = None) -> di
     extra: dict[str, Any] = {
         "summary": first_line(task.summary, SUMMARY_LINE, "inspect detail=summary")
     }
+    extra.update(spent(task))
     if task.state == S.RATE_LIMITED and task.resets_at is not None:
         extra["retryIn"] = max(0, round(task.resets_at - (time.time() if now is None else now)))
     return line(task, extra=extra)
@@ -190,6 +201,7 @@ def short(
         ),
         "summary": first_line(task.summary, SUMMARY_LINE, "inspect detail=summary"),
         "attempts": len(attempts),
+        "usage": task.options.get("usage"),  # baton.core.usage.Usage.to_json(), when known
         "diff": diff_counts(files, final),
         "permissions": [_permission(q) for q in permissions],
         "next": next_moves(task),

@@ -197,7 +197,7 @@ class Methods:
         )
         if p.flag(params, "full"):
             return {"tasks": [views.task_json(t) for t in found]}
-        return {"tasks": [answers.line(t, title=True) for t in found]}
+        return {"tasks": [answers.line(t, title=True, extra=answers.spent(t)) for t in found]}
 
     async def get(self, params: dict[str, Any]) -> dict[str, Any]:
         p.known(params, "id")
