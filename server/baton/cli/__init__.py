@@ -231,6 +231,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     **{name: ("watching", "turn") for name in ("reply", "steer", "retry")},
     **{name: ("config_cmds", name) for name in ("config", "secret", "stats")},
     "init": ("init_cmd", "init"),
+    "clean": ("clean", "clean"),
 }
 
 

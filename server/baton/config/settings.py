@@ -57,6 +57,10 @@ The schema (TOML; every key optional)::
 
     [secrets]
     backend = "file"                    # opt in to the unencrypted file backend (user file only)
+
+    [pool]                              # checkouts made ahead of need (user file only)
+    size = 2                            # ready checkouts per repository; 0: none
+    max_bytes = 1073741824              # on disk, every repository together
 """
 
 from __future__ import annotations
@@ -99,6 +103,9 @@ SANDBOX_MODES = ("auto", "require", "off")
 DEFAULT_COOLDOWN = 60.0
 DEFAULT_VERIFY_TIMEOUT = 600.0
 DEFAULT_REPAIR_ROUNDS = 2
+#: The warm pool (``[pool]``): ready checkouts per repository, and bytes on disk for all.
+DEFAULT_POOL_SIZE = 2
+DEFAULT_POOL_MAX_BYTES = 1 << 30
 
 _TOP = (
     "default_worker",
@@ -117,6 +124,7 @@ _TOP = (
     "cooldown",
     "secrets",
     "sandbox",
+    "pool",
 )
 _PROFILE_FIELDS = (
     "provider",
@@ -181,6 +189,8 @@ class Settings:
     review: ReviewPolicy = ReviewPolicy()
     secrets_backend: str | None = None
     sandbox: str = "auto"  # auto | require | off
+    pool_size: int = DEFAULT_POOL_SIZE
+    pool_max_bytes: int = DEFAULT_POOL_MAX_BYTES
     provenance: dict[str, Source] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)  # dotted key → effective value
     layers: tuple[LayerInfo, ...] = ()
@@ -367,6 +377,8 @@ def _check_keys(values: _Values) -> None:
             raise values.fail(key[:2], "unknown field; known: worker, kinds")
         if top == "secrets" and len(key) >= 2 and key[1] != "backend":
             raise values.fail(key[:2], "unknown field; known: backend")
+        if top == "pool" and len(key) >= 2 and key[1] not in ("size", "max_bytes"):
+            raise values.fail(key[:2], "unknown field; known: size, max_bytes")
 
 
 def _providers() -> list[str]:
@@ -534,6 +546,10 @@ def _build(
             # A repository must not be able to let its agents out of the sandbox.
             raise values.fail(("sandbox",), "may only be set in your user config, not in a project")
         sandbox = values.get(("sandbox",), _one_of(SANDBOX_MODES), "auto, require or off", "auto")
+    for key in (("pool", "size"), ("pool", "max_bytes")):
+        if values.has(key) and values.items[key][1].layer == "project":
+            # How much of the disk Baton keeps is the user's to say, not a repository's.
+            raise values.fail(key, "may only be set in your user config, not in a project")
     return Settings(
         root=root,
         profiles=profiles,
@@ -560,6 +576,10 @@ def _build(
         review=review,
         secrets_backend=backend,
         sandbox=sandbox,
+        pool_size=values.get(("pool", "size"), _count, "a whole number ≥ 0", DEFAULT_POOL_SIZE),
+        pool_max_bytes=values.get(
+            ("pool", "max_bytes"), _count, "a whole number of bytes ≥ 0", DEFAULT_POOL_MAX_BYTES
+        ),
         provenance={dotted(k): src for k, (_, src) in values.items.items()},
         values={dotted(k): v for k, (v, _) in values.items.items()},
         layers=layers,
