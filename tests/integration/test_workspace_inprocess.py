@@ -102,3 +102,53 @@ def test_a_checkout_repository_made_in_process_is_what_git_init_makes(tmp_path: 
     assert git(ours, "symbolic-ref", "HEAD").strip() == "refs/heads/baton/t1"
     assert not _init(ours, "baton/t1")  # never over something that is there
     assert (ours / ".git" / "HEAD").exists()
+
+
+def _refs(repo: Path) -> str:
+    return git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/baton/")
+
+
+def test_a_ref_written_in_process_is_the_one_git_writes(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from baton.workspace import refs
+    from baton.workspace.refs import update_ref
+
+    def no_git(*args: object, **kw: object) -> str:
+        raise AssertionError(f"git was run: {args}")
+
+    head = git(repo, "rev-parse", "HEAD").strip()
+    monkeypatch.setattr(refs, "run_git", no_git)
+    twin = tmp_path / "twin"
+    subprocess.run(["git", "clone", "-q", str(repo), str(twin)], check=True)
+    update_ref(repo / ".git", "refs/baton/snapshots/t1", head)
+    git(twin, "update-ref", "refs/baton/snapshots/t1", head)
+    ours, theirs = (r / ".git" / "refs" / "baton" / "snapshots" / "t1" for r in (repo, twin))
+    assert ours.read_bytes() == theirs.read_bytes() == f"{head}\n".encode()
+    assert _refs(repo) == f"refs/baton/snapshots/t1 {head}\n"
+    assert not list((repo / ".git" / "refs" / "baton").rglob("*.lock"))
+    # A packed value is overridden, as git overrides it; a delete removes both.
+    git(repo, "pack-refs", "--all")
+    tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    other = git(repo, "commit-tree", tree, "-m", "other").strip()
+    update_ref(repo / ".git", "refs/baton/snapshots/t1", other)
+    assert _refs(repo) == f"refs/baton/snapshots/t1 {other}\n"
+    git(repo, "update-ref", "-d", "refs/baton/snapshots/t1")
+    assert _refs(repo) == ""
+
+
+def test_a_ref_git_must_write_is_left_to_git(repo: Path) -> None:
+    from baton.workspace.git import GitError
+    from baton.workspace.refs import update_ref
+
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "config", "core.logAllRefUpdates", "always")
+    update_ref(repo / ".git", "refs/baton/results/t1", head)  # git writes its reflog too
+    assert (repo / ".git" / "logs" / "refs" / "baton" / "results" / "t1").is_file()
+    git(repo, "config", "core.logAllRefUpdates", "true")
+    lock = repo / ".git" / "refs" / "baton" / "results" / "t2.lock"
+    lock.write_text("another writer\n")  # held by someone else: git says so
+    with pytest.raises(GitError, match="lock"):
+        update_ref(repo / ".git", "refs/baton/results/t2", head)
+    assert lock.read_text() == "another writer\n"
+    assert "refs/baton/results/t2" not in _refs(repo)

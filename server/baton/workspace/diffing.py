@@ -28,6 +28,7 @@ from baton.core.diff import (
 from baton.workspace.checkout import SCRATCH_PREFIX, seed_index_of
 from baton.workspace.git import common_dir_of, git_process, read_blobs, run_git, split_z
 from baton.workspace.objects import commit_tree
+from baton.workspace.refs import update_ref
 from baton.workspace.snapshot import Snapshot, stage_work_tree
 
 NULL_SHA = "0" * 40
@@ -134,7 +135,7 @@ def stage_result(snap: Snapshot, worktree: Path) -> str:
     message = f"Baton result of task {snap.task_id}"
     commit = commit_tree(worktree, snap.git_dir, tree, [snap.commit], message)
     if snap.task_id:
-        run_git(["update-ref", snap.result_ref, commit], worktree, git_dir=snap.git_dir)
+        update_ref(snap.git_dir, snap.result_ref, commit)
     return tree
 
 

@@ -27,6 +27,7 @@ from baton.workspace.git import GitError, git_process, run_git, split_z
 from baton.workspace.gitconfig import repo_config
 from baton.workspace.indexfile import read_index
 from baton.workspace.objects import commit_tree
+from baton.workspace.refs import update_ref
 from baton.workspace.scope import normalize
 
 SNAPSHOT_REF = "refs/baton/snapshots/"
@@ -396,7 +397,7 @@ def take_snapshot(
         tree = run_git(["write-tree"], top, git_dir=git_dir, env=env).strip()
     parents = [base] if base else []
     commit = commit_tree(top, git_dir, tree, parents, f"Baton snapshot for task {task_id}")
-    run_git(["update-ref", SNAPSHOT_REF + task_id, commit], top, git_dir=git_dir)
+    update_ref(git_dir, SNAPSHOT_REF + task_id, commit)
     _register(state_home, common)
     return Snapshot(
         root=top,
