@@ -27,7 +27,7 @@ from baton.core.diff import (
 )
 from baton.workspace.checkout import SCRATCH_PREFIX, seed_index_of
 from baton.workspace.git import common_dir_of, git_process, read_blobs, run_git, split_z
-from baton.workspace.objects import commit_tree
+from baton.workspace.objects import commit_tree, write_tree
 from baton.workspace.refs import update_ref
 from baton.workspace.snapshot import Snapshot, stage_work_tree
 
@@ -121,9 +121,7 @@ def stage_checkout(snap: Snapshot, worktree: Path) -> str:
             work_tree=worktree,
             common_dir=common_dir_of(snap.git_dir),
         )
-        tree = run_git(
-            ["write-tree"], worktree, git_dir=snap.git_dir, env={"GIT_INDEX_FILE": str(index)}
-        ).strip()
+        tree = write_tree(worktree, snap.git_dir, index)
         if scratch is not None:
             os.replace(index, seed)
     return tree
