@@ -118,6 +118,26 @@ def test_a_hit_is_the_snapshot_exactly(big: Path, state: Path, wts: Path) -> Non
     assert [(h.old_text, h.new_text) for h in diff.hunks] == [("two\n", "2\n")]
 
 
+def test_a_hit_at_the_same_tree_moves_no_file(
+    big: Path, state: Path, wts: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from baton.workspace import pool
+
+    warm(big, state, wts)
+    ran: list[str] = []
+    real = pool.run_git
+
+    def recording(args: list[str], *a: object, **kw: object) -> str:
+        ran.append(args[0])
+        return real(args, *a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pool, "run_git", recording)
+    snap = snapshot(big, state, "t1")  # nothing changed since the pool was filled
+    path = take(snap, "t1", wts, ONE)
+    assert path is not None and worktree_fits(snap, path)
+    assert ran == ["status"]
+
+
 def test_a_miss_leaves_nothing_and_a_small_repository_has_no_pool(
     big: Path, state: Path, wts: Path
 ) -> None:
@@ -184,22 +204,24 @@ def _converting_attributes(slot: Path) -> None:
         _converting_attributes,
     ],
 )
+@pytest.mark.parametrize("user_edits", [True, False], ids=["tree_moved", "same_tree"])
 def test_a_changed_or_damaged_pool_checkout_is_discarded(
-    big: Path, state: Path, wts: Path, damage: object
+    big: Path, state: Path, wts: Path, damage: object, user_edits: bool
 ) -> None:
     warm(big, state, wts)
     (ready,) = ready_slots(repo_pool(wts, big / ".git"))
     slot = ready.path
     assert callable(damage)
     damage(slot)
-    (big / "app.py").write_text("def a():\n    return 10\n")
+    if user_edits:  # else the snapshot has the pool checkout's tree: no read-tree to refuse
+        (big / "app.py").write_text("def a():\n    return 10\n")
     snap = snapshot(big, state, "t1")
     assert take(snap, "t1", wts, ONE) is None
     assert not (wts / "t1").exists()
     assert ready_slots(repo_pool(wts, snap.git_dir)) == []
     fresh = create_worktree(snap, "t1", wts)  # the task goes on with a fresh checkout
     assert worktree_fits(snap, fresh)
-    assert (fresh / "app.py").read_text() == "def a():\n    return 10\n"
+    assert (fresh / "app.py").read_bytes() == (big / "app.py").read_bytes()
     # What was discarded waits in the trash (the task did not wait for its removal), and a
     # checkout without a readable record where it was, until the next refill sweeps them.
     sweep(wts)

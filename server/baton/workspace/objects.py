@@ -119,6 +119,20 @@ def write_tree(cwd: Path, git_dir: Path, index_file: Path) -> str:
     return run_git(["write-tree"], cwd, git_dir=git_dir, env=env).strip()
 
 
+def tree_of_commit(common: Path, sha: str) -> str | None:
+    """The tree of the commit ``sha`` when it is a loose object of ``common`` (as Baton's
+    own commits are); None when it is not one this reads (packed, say)."""
+    try:
+        data = zlib.decompress((common / "objects" / sha[:2] / sha[2:]).read_bytes())
+    except (OSError, zlib.error):
+        return None
+    header, _, body = data.partition(b"\0")
+    if not header.startswith(b"commit ") or not body.startswith(b"tree "):
+        return None
+    tree = body[5:45].decode("ascii", "replace")
+    return tree if len(tree) == 40 and body[45:46] == b"\n" else None
+
+
 def commit_tree(cwd: Path, git_dir: Path, tree: str, parents: Sequence[str], message: str) -> str:
     """A commit of ``tree`` on ``parents`` by Baton in the repository at ``git_dir``; its sha."""
     common = common_dir_of(git_dir)

@@ -52,6 +52,7 @@ from baton.workspace.checkout import (
     remove_checkout,
 )
 from baton.workspace.git import GitError, common_dir_of, run_git
+from baton.workspace.objects import tree_of_commit
 from baton.workspace.snapshot import BRANCH_PREFIX, Snapshot, check_task_id, repo_key
 
 log = logging.getLogger(__name__)
@@ -242,9 +243,12 @@ def _move(snap: Snapshot, task_id: str, path: Path) -> None:
     if slot.identity != identity_of(snap.git_dir):
         raise _Unfit("it was made with another git identity")
     env = {"GIT_OBJECT_DIRECTORY": str(objects)}
-    # A one-tree merge: entries the snapshot shares keep their stat data and files; git
-    # refuses to overwrite a file that differs from the checkout's index.
-    run_git(["read-tree", "-m", "-u", snap.commit], path, git_dir=own, work_tree=path, env=env)
+    same = tree_of_commit(common, slot.commit)
+    if same is None or same != tree_of_commit(common, snap.commit):
+        # A one-tree merge: entries the snapshot shares keep their stat data and files; git
+        # refuses to overwrite a file that differs from the checkout's index. (The same tree:
+        # nothing to move; the status below still checks every file.)
+        run_git(["read-tree", "-m", "-u", snap.commit], path, git_dir=own, work_tree=path, env=env)
     _point_head(own, task_id, snap.commit)
     changed = run_git(_STATUS, path, git_dir=own, work_tree=path, env=env)
     if changed:
