@@ -236,9 +236,9 @@ def _move(snap: Snapshot, task_id: str, path: Path) -> None:
     if slot is None or slot.repo != str(common):
         raise _Unfit("its record is missing or names another repository")
     objects = common / "objects"
-    if (own / "objects" / "info" / "alternates").read_text(encoding="utf-8") != alternate_line(
-        objects
-    ) or (own / "info" / "attributes").read_text(encoding="utf-8") != EXACT_BYTES:
+    alternates = (own / "objects" / "info" / "alternates").read_text(encoding="utf-8")
+    attributes = (own / "info" / "attributes").read_text(encoding="utf-8")
+    if alternates != alternate_line(objects) or attributes != EXACT_BYTES:
         raise _Unfit("its repository is not set up as Baton's checkouts are")
     if slot.identity != identity_of(snap.git_dir):
         raise _Unfit("it was made with another git identity")
