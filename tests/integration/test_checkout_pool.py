@@ -316,6 +316,18 @@ def test_the_refiller_waits_until_no_task_is_being_prepared(
         assert slot.commit == snap.commit
     finally:
         refills.close()
+    clear(wts)
+    refills.ask(snap.git_dir, snap.commit, ONE)  # closed: asked for nothing
+    assert refills.wait_idle(1)
+    assert all_slots(wts) == []
+
+
+async def test_closing_the_broker_stops_its_refills(baton_home: Path, big: Path) -> None:
+    sup = Supervisor(baton_home)
+    await sup.start()
+    await sup.close()
+    sup._preparer.refills.ask(big / ".git", "0" * 40, ONE)
+    assert sup._preparer.refills._thread is None
 
 
 async def test_a_broker_takes_from_the_pool_it_refills(
