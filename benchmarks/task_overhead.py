@@ -9,7 +9,9 @@ each task ends in review). For each, from the broker's own records:
 - created → spawn: ``created_at`` to the moment the broker starts the agent's wrapper (the
   attempt's ``started_at``): Baton's own work before any agent process exists;
 - agent exited → review: the wrapper's exit record (``ended_at``) to a subscriber seeing the
-  task move to review: noticing the exit, staging the checkout, the diff, its storage.
+  task move to review: noticing the exit, staging the checkout, the diff, its storage;
+- CPU per task (mean): the broker process's and its children's (git, the wrapper, the
+  sandbox, the agent), which a loaded machine moves much less than the times above.
 
 Their floors are measured in the same rounds (the order alternates every round): the same
 fake agent started by a raw fork/exec (``subprocess.Popen`` to its run log line) in a raw
@@ -32,7 +34,9 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -81,6 +85,15 @@ def make_repo(base: Path, files: int = 20) -> Path:
     return repo
 
 
+def cpu() -> float:
+    """Seconds of CPU this process and its reaped children (git, wrappers, agents) used."""
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def last_run(runlog: Path, where: str) -> dict[str, Any]:
     """The last run log line of an agent whose task folder or working folder is ``where``."""
     for line in reversed(runlog.read_text().splitlines()):
@@ -98,9 +111,10 @@ class Raw:
         self.n = 0
         self.prompt = base / "raw-prompt.md"
         self.prompt.write_text(PROMPT)
-        self.got: dict[str, list[float]] = {"worktree": [], "fork": [], "changes": []}
+        self.got: dict[str, list[float]] = {"worktree": [], "fork": [], "changes": [], "cpu": []}
 
     def task(self) -> float:
+        used = cpu()
         self.n += 1
         wt = self.base / f"raw{self.n}"
         t0 = time.perf_counter()
@@ -127,6 +141,7 @@ class Raw:
         self.got["changes"].append(time.perf_counter() - t1)
         self.got["fork"].append(last_run(self.runlog, str(wt))["time"] - start)
         git(self.repo, "worktree", "remove", "--force", str(wt))
+        self.got["cpu"].append(cpu() - used)
         return 0.0
 
 
@@ -143,7 +158,7 @@ class Broker:
         self.pooled = bool(pool)
         if pool is not None:  # a pool of that size whatever the repository's
             self.sup._preparer.pool = PoolLimits(size=pool, min_files=1)
-        self.got: dict[str, list[float]] = {"started": [], "spawn": [], "review": []}
+        self.got: dict[str, list[float]] = {"started": [], "spawn": [], "review": [], "cpu": []}
         self.sources: list[str] = []
 
     async def task(self) -> float:
@@ -152,6 +167,7 @@ class Broker:
         from baton.runtime.requests import DelegateRequest
         from baton.store.paths import task_dir
 
+        used = cpu()
         sub = self.sup.subscribe(None)
         t = await self.sup.delegate(DelegateRequest(PROMPT, str(self.repo), worker="fake"))
         reviewed = None
@@ -173,6 +189,7 @@ class Broker:
         self.got["started"].append(agent - t.created_at)
         self.got["spawn"].append(attempt.started_at - t.created_at)
         self.got["review"].append(reviewed - ended.ended_at)
+        self.got["cpu"].append(cpu() - used)  # its agent's share once its wrapper is reaped
         self.sources.append(str((await self.sup.get(t.id)).options.get("checkout")))
         if self.pooled:  # the refill, after the task: not timed
             await asyncio.to_thread(self.sup._preparer.refills.wait_idle, 600)
@@ -255,6 +272,15 @@ async def main(tasks: int, files: int) -> None:
             runs=tasks,
             of=of,
             **({"goal": 25} if files <= 20 else {}),
+        )
+        figure(
+            f"CPU per task, {repo_is}",
+            statistics.mean(b.got["cpu"]) * 1000,
+            statistics.mean(raw.got["cpu"]) * 1000,
+            "the raw script's CPU with its children: worktree, agent, add -A + diff",
+            stat="mean",
+            runs=tasks,
+            of=of,
         )
         figure(
             f"agent exited → review, {repo_is}",
