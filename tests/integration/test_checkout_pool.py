@@ -322,6 +322,22 @@ def test_the_refiller_waits_until_no_task_is_being_prepared(
     assert all_slots(wts) == []
 
 
+def test_the_refiller_makes_way_for_a_diff(big: Path, state: Path, wts: Path) -> None:
+    from baton.workspace.refill import foreground
+
+    snap = snapshot(big, state, "t1")
+    refills = Refiller(wts, delay=0.05)
+    try:
+        with foreground():  # what compute_diff holds while it stages a result
+            refills.ask(snap.git_dir, snap.commit, ONE)
+            assert not refills.wait_idle(0.5)
+            assert all_slots(wts) == []
+        assert refills.wait_idle(60)
+        assert len(all_slots(wts)) == 1
+    finally:
+        refills.close()
+
+
 async def test_closing_the_broker_stops_its_refills(baton_home: Path, big: Path) -> None:
     sup = Supervisor(baton_home)
     await sup.start()

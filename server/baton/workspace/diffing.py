@@ -28,6 +28,7 @@ from baton.core.diff import (
 from baton.workspace.checkout import SCRATCH_PREFIX, seed_index_of
 from baton.workspace.git import common_dir_of, git_process, read_blobs, run_git, split_z
 from baton.workspace.objects import commit_tree, write_tree
+from baton.workspace.refill import foreground
 from baton.workspace.refs import update_ref
 from baton.workspace.snapshot import Snapshot, stage_work_tree
 
@@ -190,7 +191,8 @@ def _file_diff(change: _Change, blobs: dict[str, bytes]) -> FileDiff | None:
 
 def compute_diff(snap: Snapshot, worktree: Path) -> list[FileDiff]:
     """What the worker changed in ``worktree`` against the snapshot, sorted by path."""
-    tree = stage_result(snap, worktree)
+    with foreground():  # the pool's refills make way
+        tree = stage_result(snap, worktree)
     return _diff_trees(snap.commit, tree, worktree, snap.git_dir)
 
 

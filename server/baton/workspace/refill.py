@@ -2,10 +2,12 @@
 
 One thread per broker makes the pool's checkouts, at the lowest priority there is: the
 thread itself at ``nice`` 19 and its git in the idle I/O class (:func:`baton.workspace.git.idle`).
-It starts on a repository only once no task is being prepared and :data:`REFILL_DELAY`
-seconds have passed since the last one was (by then its agent has started), so a refill
-never stands between a task and its agent. Asked again for a repository before it got to
-it, it fills at the newest commit asked for.
+It starts on a repository only once no work a task waits for is under way — its snapshot
+and checkout, its final diff (:func:`foreground`) — and :data:`REFILL_DELAY` seconds have
+passed since the last (by then a prepared task's agent has started), so a refill never
+stands between a task and its agent or its review. (A checkout being made when such work
+starts is finished; on a disk whose scheduler has no idle class the two then share it.)
+Asked again for a repository before it got to it, it fills at the newest commit asked for.
 """
 
 from __future__ import annotations
@@ -24,8 +26,29 @@ from baton.workspace.snapshot import repo_key
 
 log = logging.getLogger(__name__)
 
-#: Seconds after the last task was prepared before the pool is refilled.
+#: Seconds after the last work a task waited for before the pool is refilled.
 REFILL_DELAY = 1.0
+
+# One lock for every refiller of the process and the work they make way for.
+_cond = threading.Condition()
+_waited_on = 0  # snapshots, checkouts and final diffs under way, which a task waits for
+_quiet_since = time.monotonic()
+
+
+@contextlib.contextmanager
+def foreground() -> Iterator[None]:
+    """While inside, work a task waits for is under way (its preparation, its diff): no
+    refill starts, in any broker of this process, until :data:`REFILL_DELAY` after it."""
+    global _waited_on, _quiet_since
+    with _cond:
+        _waited_on += 1
+    try:
+        yield
+    finally:
+        with _cond:
+            _waited_on -= 1
+            _quiet_since = time.monotonic()
+            _cond.notify_all()
 
 
 class Refiller:
@@ -34,26 +57,17 @@ class Refiller:
     def __init__(self, worktrees_dir: Path, *, delay: float = REFILL_DELAY) -> None:
         self.worktrees_dir = worktrees_dir
         self.delay = delay
-        self._cond = threading.Condition()
+        self._cond = _cond
         self._pending: dict[str, tuple[Path, str, PoolLimits]] = {}
-        self._preparing = 0
-        self._quiet_since = time.monotonic()
         self._filling = False
         self._closed = False
         self._thread: threading.Thread | None = None
 
     @contextlib.contextmanager
     def preparing(self) -> Iterator[None]:
-        """While inside, a task is being prepared: no refill starts."""
-        with self._cond:
-            self._preparing += 1
-        try:
+        """While inside, a task is being prepared: no refill starts (:func:`foreground`)."""
+        with foreground():
             yield
-        finally:
-            with self._cond:
-                self._preparing -= 1
-                self._quiet_since = time.monotonic()
-                self._cond.notify_all()
 
     def ask(self, git_dir: Path, commit: str, limits: PoolLimits) -> None:
         """Refill the pool of the repository at ``git_dir`` with checkouts of ``commit``."""
@@ -94,8 +108,8 @@ class Refiller:
             while True:
                 if self._closed:
                     return None
-                wait = self._quiet_since + self.delay - time.monotonic()
-                if self._pending and not self._preparing and wait <= 0:
+                wait = _quiet_since + self.delay - time.monotonic()
+                if self._pending and not _waited_on and wait <= 0:
                     key = next(iter(self._pending))
                     self._filling = True
                     return self._pending.pop(key)
