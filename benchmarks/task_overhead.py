@@ -9,7 +9,9 @@ each task ends in review). For each, from the broker's own records:
 - created → spawn: ``created_at`` to the moment the broker starts the agent's wrapper (the
   attempt's ``started_at``): Baton's own work before any agent process exists;
 - agent exited → review: the wrapper's exit record (``ended_at``) to a subscriber seeing the
-  task move to review: noticing the exit, staging the checkout, the diff, its storage.
+  task move to review: noticing the exit, staging the checkout, the diff, its storage;
+- CPU per task (mean): the broker process's and its children's (git, the wrapper, the
+  sandbox, the agent), which a loaded machine moves much less than the times above.
 
 Their floors are measured in the same rounds (the order alternates every round): the same
 fake agent started by a raw fork/exec (``subprocess.Popen`` to its run log line) in a raw
@@ -17,7 +19,13 @@ fake agent started by a raw fork/exec (``subprocess.Popen`` to its run log line)
 once it exited, the raw ``git add -A`` + ``git diff --cached`` that show what it changed.
 Goals (issue 18): created → spawn ≤ 25 ms, agent exited → review ≤ 25 ms.
 
-Run: .venv/bin/python benchmarks/task_overhead.py [--tasks 20] [--quick]
+With ``--files N`` the repository has N files (the tiny 20 and N - 20 of about 1 KiB in
+folders) and two brokers take turns with the floors: one with a warm pool (refilled after
+each of its tasks, untimed, as between a user's tasks) and one without (a fresh checkout per
+task). Goal (issue 18, 5,000 files): created → agent started ≤ 100 ms with a warm pool, and
+never above the broker without one.
+
+Run: .venv/bin/python benchmarks/task_overhead.py [--tasks 20] [--files N] [--quick]
 """
 
 from __future__ import annotations
@@ -26,7 +34,9 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,16 +67,31 @@ def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
     return out.stdout.decode()
 
 
-def make_repo(base: Path) -> Path:
-    """A tiny repository: 20 small text files, one commit."""
+def make_repo(base: Path, files: int = 20) -> Path:
+    """A repository of 20 small text files and ``files - 20`` of about 1 KiB in folders."""
     repo = base / "repo"
     repo.mkdir()
     for i in range(20):
         (repo / f"f{i}.txt").write_text(f"file {i}\n" * 20)
+    for i in range(files - 20):
+        folder = repo / f"pkg{i % 50}" / f"sub{i % 7}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"mod{i}.py").write_text(
+            "".join(f"def f{j}(x):\n    return x + {j}\n" for j in range(25))
+        )
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "init")
     return repo
+
+
+def cpu() -> float:
+    """Seconds of CPU this process and its reaped children (git, wrappers, agents) used."""
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def last_run(runlog: Path, where: str) -> dict[str, Any]:
@@ -86,9 +111,10 @@ class Raw:
         self.n = 0
         self.prompt = base / "raw-prompt.md"
         self.prompt.write_text(PROMPT)
-        self.got: dict[str, list[float]] = {"worktree": [], "fork": [], "changes": []}
+        self.got: dict[str, list[float]] = {"worktree": [], "fork": [], "changes": [], "cpu": []}
 
     def task(self) -> float:
+        used = cpu()
         self.n += 1
         wt = self.base / f"raw{self.n}"
         t0 = time.perf_counter()
@@ -115,19 +141,25 @@ class Raw:
         self.got["changes"].append(time.perf_counter() - t1)
         self.got["fork"].append(last_run(self.runlog, str(wt))["time"] - start)
         git(self.repo, "worktree", "remove", "--force", str(wt))
+        self.got["cpu"].append(cpu() - used)
         return 0.0
 
 
 class Broker:
     """Tasks delegated one at a time to a broker in this process, timed from its records."""
 
-    def __init__(self, home: Path, repo: Path, runlog: Path) -> None:
+    def __init__(self, home: Path, repo: Path, runlog: Path, pool: int | None = None) -> None:
         from baton.config.profiles import default_profiles
         from baton.runtime.supervisor import Limits, Supervisor
+        from baton.workspace.pool import PoolLimits
 
         self.repo, self.runlog = repo, runlog
         self.sup = Supervisor(home, profiles=default_profiles(), limits=Limits(stall_after=120))
-        self.got: dict[str, list[float]] = {"started": [], "spawn": [], "review": []}
+        self.pooled = bool(pool)
+        if pool is not None:  # a pool of that size whatever the repository's
+            self.sup._preparer.pool = PoolLimits(size=pool, min_files=1)
+        self.got: dict[str, list[float]] = {"started": [], "spawn": [], "review": [], "cpu": []}
+        self.sources: list[str] = []
 
     async def task(self) -> float:
         from baton.core.events import EventType
@@ -135,6 +167,7 @@ class Broker:
         from baton.runtime.requests import DelegateRequest
         from baton.store.paths import task_dir
 
+        used = cpu()
         sub = self.sup.subscribe(None)
         t = await self.sup.delegate(DelegateRequest(PROMPT, str(self.repo), worker="fake"))
         reviewed = None
@@ -156,73 +189,114 @@ class Broker:
         self.got["started"].append(agent - t.created_at)
         self.got["spawn"].append(attempt.started_at - t.created_at)
         self.got["review"].append(reviewed - ended.ended_at)
+        self.got["cpu"].append(cpu() - used)  # its agent's share once its wrapper is reaped
+        self.sources.append(str((await self.sup.get(t.id)).options.get("checkout")))
+        if self.pooled:  # the refill, after the task: not timed
+            await asyncio.to_thread(self.sup._preparer.refills.wait_idle, 600)
         return 0.0
 
 
-async def main(tasks: int) -> None:
+async def main(tasks: int, files: int) -> None:
     base = Path(tempfile.mkdtemp(prefix="baton-bench-"))
     try:
         runlog = base / "runs.jsonl"
         os.environ["BATON_FAKE_RUNLOG"] = str(runlog)
-        repo = make_repo(base)
+        repo = make_repo(base, files)
         raw = Raw(base, repo, runlog)
-        broker = Broker(base / "state", repo, runlog)
-        await broker.sup.start()
+        brokers = {"broker": Broker(base / "state", repo, runlog)}
+        if files > 20:
+            brokers = {
+                "pool": Broker(base / "state-pool", repo, runlog, pool=1),
+                "fresh": Broker(base / "state-fresh", repo, runlog, pool=0),
+            }
+        for b in brokers.values():
+            await b.sup.start()
         try:
             raw.task()  # warm: page cache, git's and python's start-up, the broker's imports
-            await broker.task()
-            for d in (*raw.got.values(), *broker.got.values()):
+            for b in brokers.values():
+                await b.task()  # and, for the pool's broker, its first fill
+            for d in (*raw.got.values(), *(v for b in brokers.values() for v in b.got.values())):
                 d.clear()
+            for b in brokers.values():
+                b.sources.clear()
             for i in range(tasks):
+                order = list(brokers.values())
                 if i % 2:
                     raw.task()
-                await broker.task()
+                    order.reverse()
+                for b in order:
+                    await b.task()
                 if not i % 2:
                     raw.task()
         finally:
-            await broker.sup.close()
+            for b in brokers.values():
+                await b.sup.close()
+                await b.sup._preparer.close()
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    ms = {k: median(v) * 1000 for k, v in (*raw.got.items(), *broker.got.items())}
-    print(f"{tasks} sequential tasks on a tiny repository, load {' '.join(map(str, load()))}")
-    for key, label in (
-        ("started", "created → agent started"),
-        ("spawn", "created → spawn"),
-        ("review", "agent exited → review"),
-    ):
-        print(f"  {label:<26} {ms[key]:7.1f} ms")
+    floors = {k: median(v) * 1000 for k, v in raw.got.items()}
+    size = "a tiny repository" if files <= 20 else f"{files} files"
+    print(f"{tasks} sequential tasks on {size}, load {' '.join(map(str, load()))}")
     of = "sequential tasks, floors interleaved"
-    figure(
-        "created → agent started, tiny repo",
-        ms["started"],
-        ms["fork"],
-        "raw fork/exec of the same fake agent, to its first act",
-        runs=tasks,
-        of=of,
-    )
-    figure(
-        "created → spawn, tiny repo",
-        ms["spawn"],
-        ms["worktree"],
-        "raw git worktree add of the same tree",
-        goal=25,
-        runs=tasks,
-        of=of,
-    )
-    figure(
-        "agent exited → review, tiny repo",
-        ms["review"],
-        ms["changes"],
-        "raw git add -A + git diff --cached in the raw worktree",
-        goal=25,
-        runs=tasks,
-        of=of,
-    )
+    for name, b in brokers.items():
+        ms = {k: median(v) * 1000 for k, v in b.got.items()}
+        where = (
+            "" if name == "broker" else f" broker (checkouts: {', '.join(sorted(set(b.sources)))})"
+        )
+        print(f"  {name}{where}")
+        for key, label in (
+            ("started", "created → agent started"),
+            ("spawn", "created → spawn"),
+            ("review", "agent exited → review"),
+        ):
+            print(f"    {label:<26} {ms[key]:7.1f} ms")
+        repo_is = (
+            "tiny repo"
+            if files <= 20
+            else f"{files} files" + (", warm pool" if b.pooled else ", no pool")
+        )
+        figure(
+            f"created → agent started, {repo_is}",
+            ms["started"],
+            floors["fork"],
+            "raw fork/exec of the same fake agent, to its first act",
+            runs=tasks,
+            of=of,
+            **({"goal": 100} if b.pooled else {}),
+        )
+        figure(
+            f"created → spawn, {repo_is}",
+            ms["spawn"],
+            floors["worktree"],
+            "raw git worktree add of the same tree",
+            runs=tasks,
+            of=of,
+            **({"goal": 25} if files <= 20 else {}),
+        )
+        figure(
+            f"CPU per task, {repo_is}",
+            statistics.mean(b.got["cpu"]) * 1000,
+            statistics.mean(raw.got["cpu"]) * 1000,
+            "the raw script's CPU with its children: worktree, agent, add -A + diff",
+            stat="mean",
+            runs=tasks,
+            of=of,
+        )
+        figure(
+            f"agent exited → review, {repo_is}",
+            ms["review"],
+            floors["changes"],
+            "raw git add -A + git diff --cached in the raw worktree",
+            runs=tasks,
+            of=of,
+            **({"goal": 25} if files <= 20 else {}),
+        )
 
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tasks", type=int, default=20)
+    p.add_argument("--files", type=int, default=20, help="files in the repository (≥ 20)")
     p.add_argument("--quick", action="store_true", help="4 tasks")
     a = p.parse_args()
-    asyncio.run(main(4 if a.quick else a.tasks))
+    asyncio.run(main(4 if a.quick else a.tasks, max(20, a.files)))

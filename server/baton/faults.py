@@ -17,6 +17,8 @@ import signal
 POINTS: dict[str, str] = {
     "before_snapshot": "the task is recorded and preparing; no snapshot yet",
     "after_snapshot": "the task's snapshot is recorded; no worktree yet",
+    "pool_taken": "a pool checkout is at the task's place, its record inside; not moved to "
+    "the snapshot yet",
     "after_worktree": "the worktree exists and is recorded; no attempt yet",
     "after_attempt_intent": "the attempt is recorded as starting; no process yet",
     "after_spawn": "the agent's wrapper runs; its pid is not recorded yet",

@@ -67,6 +67,9 @@ async def main():
     home = Path(sys.argv[1])
     job = json.loads(Path(sys.argv[2]).read_text())
     sup = Supervisor(home)
+    if job.get("pool"):
+        from baton.workspace.pool import PoolLimits
+        sup._preparer.pool = PoolLimits(**job["pool"])
     await sup.start()
     say({"started": sup.id})
     ids = list(job.get("tasks", ()))
@@ -180,8 +183,10 @@ class Lab:
         reject: str | None = None,
         reopen: tuple[str, list[str]] | None = None,
         stay: bool = False,
+        pool: dict[str, int] | None = None,
     ) -> Broker:
-        """A broker subprocess on this lab's home, armed with ``crash_at`` when given."""
+        """A broker subprocess on this lab's home, armed with ``crash_at`` when given;
+        ``pool``: the limits of its warm pool (:class:`baton.workspace.pool.PoolLimits`)."""
         n = len(self.brokers)
         job = self.scratch / f"broker-{n}.json"
         job.write_text(
@@ -193,6 +198,7 @@ class Lab:
                     "reject": reject,
                     "reopen": list(reopen) if reopen else None,
                     "stay": stay,
+                    "pool": pool,
                 }
             )
         )

@@ -102,3 +102,114 @@ def test_a_checkout_repository_made_in_process_is_what_git_init_makes(tmp_path: 
     assert git(ours, "symbolic-ref", "HEAD").strip() == "refs/heads/baton/t1"
     assert not _init(ours, "baton/t1")  # never over something that is there
     assert (ours / ".git" / "HEAD").exists()
+
+
+def _refs(repo: Path) -> str:
+    return git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/baton/")
+
+
+def test_a_ref_written_in_process_is_the_one_git_writes(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from baton.workspace import refs
+    from baton.workspace.refs import update_ref
+
+    def no_git(*args: object, **kw: object) -> str:
+        raise AssertionError(f"git was run: {args}")
+
+    head = git(repo, "rev-parse", "HEAD").strip()
+    monkeypatch.setattr(refs, "run_git", no_git)
+    twin = tmp_path / "twin"
+    subprocess.run(["git", "clone", "-q", str(repo), str(twin)], check=True)
+    update_ref(repo / ".git", "refs/baton/snapshots/t1", head)
+    git(twin, "update-ref", "refs/baton/snapshots/t1", head)
+    ours, theirs = (r / ".git" / "refs" / "baton" / "snapshots" / "t1" for r in (repo, twin))
+    assert ours.read_bytes() == theirs.read_bytes() == f"{head}\n".encode()
+    assert _refs(repo) == f"refs/baton/snapshots/t1 {head}\n"
+    assert not list((repo / ".git" / "refs" / "baton").rglob("*.lock"))
+    # A packed value is overridden, as git overrides it; a delete removes both.
+    git(repo, "pack-refs", "--all")
+    tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    other = git(repo, "commit-tree", tree, "-m", "other").strip()
+    update_ref(repo / ".git", "refs/baton/snapshots/t1", other)
+    assert _refs(repo) == f"refs/baton/snapshots/t1 {other}\n"
+    git(repo, "update-ref", "-d", "refs/baton/snapshots/t1")
+    assert _refs(repo) == ""
+
+
+def test_a_ref_git_must_write_is_left_to_git(repo: Path) -> None:
+    from baton.workspace.git import GitError
+    from baton.workspace.refs import update_ref
+
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "config", "core.logAllRefUpdates", "always")
+    update_ref(repo / ".git", "refs/baton/results/t1", head)  # git writes its reflog too
+    assert (repo / ".git" / "logs" / "refs" / "baton" / "results" / "t1").is_file()
+    git(repo, "config", "core.logAllRefUpdates", "true")
+    lock = repo / ".git" / "refs" / "baton" / "results" / "t2.lock"
+    lock.write_text("another writer\n")  # held by someone else: git says so
+    with pytest.raises(GitError, match="lock"):
+        update_ref(repo / ".git", "refs/baton/results/t2", head)
+    assert lock.read_text() == "another writer\n"
+    assert "refs/baton/results/t2" not in _refs(repo)
+
+
+def test_a_tree_written_in_process_is_the_one_git_writes(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from baton.workspace import objects
+    from baton.workspace.objects import write_tree
+
+    _fill(repo)
+    git(repo, "rm", "-q", "--cached", "later.txt")  # no intent-to-add entry: a plain index
+    # Names git orders with a folder's trailing "/": a, a-b, a.txt, a/…, a0.
+    for rel in ("a-b", "a.txt", "a/x", "a/y/z", "a0", "dir/zz"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(rel + "\n")
+    sub = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "add", "-A")
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{sub},vendor/lib")  # a gitlink
+    index = repo / ".git" / "index"
+    want = git(repo, "write-tree").strip()
+    empty_index = repo / ".git" / "empty-index"
+    subprocess.run(
+        ["git", "read-tree", "--empty"],
+        cwd=repo,
+        check=True,
+        env={**os.environ, "GIT_INDEX_FILE": str(empty_index)},
+    )
+
+    def no_git(*args: object, **kw: object) -> str:
+        raise AssertionError(f"git was run: {args}")
+
+    monkeypatch.setattr(objects, "run_git", no_git)
+    for tree in git(repo, "ls-tree", "-r", "-t", want).splitlines():  # written anew here
+        if " tree " in tree:
+            sha = tree.split()[2]
+            (repo / ".git" / "objects" / sha[:2] / sha[2:]).unlink(missing_ok=True)
+    assert write_tree(repo, repo / ".git", index) == want
+    git(repo, "fsck", "--no-dangling")  # every tree written is whole
+    empty = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+    assert write_tree(repo, repo / ".git", empty_index) == empty
+
+
+def test_a_tree_git_must_write_is_left_to_git(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from baton.workspace import objects
+    from baton.workspace.objects import write_tree
+
+    _fill(repo)  # later.txt is intent-to-add: write-tree leaves it out, git says how
+    index = repo / ".git" / "index"
+    assert read_index(index, plain=True) is None
+    assert write_tree(repo, repo / ".git", index) == git(repo, "write-tree").strip()
+    git(repo, "rm", "-q", "--cached", "later.txt")
+    monkeypatch.setattr(objects, "TREE_IN_PROCESS_MAX", 2)  # a large index: git's cache helps
+    called: list[object] = []
+    real = objects.run_git
+
+    def counting(*args: object, **kw: object) -> str:
+        called.append(args)
+        return real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(objects, "run_git", counting)
+    assert write_tree(repo, repo / ".git", index) == git(repo, "write-tree").strip()
+    assert called

@@ -184,6 +184,8 @@ def test_dot_baton_toml_wins_over_pyproject_and_is_found_from_a_subfolder(
         ('default_worker = "ghost"\n', 1, "a configured profile"),
         ('on_rate_limit = "retry"\n', 1, "handoff or hold"),
         ('[secrets]\nbackend = "file"\n', 2, "only be set in your user config"),
+        ("[pool]\nsize = 50\n", 2, "only be set in your user config"),
+        ("[pool]\ncount = 2\n", 2, "unknown field; known: size, max_bytes"),
         ("repair_rounds = -1\n", 1, "whole number"),
         ('[review]\nkinds = ["everything"]\n', 2, "unknown kind"),
     ],
@@ -197,6 +199,19 @@ def test_a_bad_file_names_file_and_line(
         load(project, user_file)
     assert err.value.path == str(path) and err.value.line == line, str(err.value)
     assert words in str(err.value) and str(err.value).startswith(f"{path}:{line}: ")
+
+
+def test_the_warm_pool_is_set_in_the_user_file(project: Path, user_file: Path) -> None:
+    from baton.workspace.pool import PoolLimits
+
+    s = load(project, user_file)
+    assert (s.pool_size, s.pool_max_bytes) == (PoolLimits().size, PoolLimits().max_bytes)
+    user_file.write_text("[pool]\nsize = 0\nmax_bytes = 5000000\n")
+    s = load(project, user_file)
+    assert (s.pool_size, s.pool_max_bytes) == (0, 5_000_000)
+    user_file.write_text("[pool]\nsize = -1\n")
+    with pytest.raises(ConfigError, match="whole number"):
+        load(project, user_file)
 
 
 def test_a_bad_user_file_is_named_too(project: Path, user_file: Path) -> None:

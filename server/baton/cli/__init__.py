@@ -239,6 +239,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("init_cmd", "init"),
     "export": ("store_cmds", "export"),
     "import": ("store_cmds", "import_"),
+    "clean": ("clean", "clean"),
 }
 
 

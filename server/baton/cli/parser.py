@@ -220,6 +220,8 @@ def build() -> argparse.ArgumentParser:
     )
     c.add_argument("shell", choices=["bash", "zsh", "tcsh"])
 
+    cmd("clean", "remove the warm pool's checkouts (made ahead of need to start tasks faster)")
+
     c = cmd("demo", "run a delegation end to end in a throwaway repository")
     c.add_argument("--worker", help="profile to use instead of the fake agent")
     c.add_argument("--keep", action="store_true", help="keep the throwaway folder")

@@ -37,6 +37,9 @@ DEFAULT_COOLDOWN = 60.0
 DEFAULT_VERIFY_TIMEOUT = 600.0
 DEFAULT_REPAIR_ROUNDS = 2
 DEFAULT_CONCURRENCY = 4
+#: The warm pool (``[pool]``): ready checkouts per repository, and bytes on disk for all.
+DEFAULT_POOL_SIZE = 2
+DEFAULT_POOL_MAX_BYTES = 1 << 30
 
 # -- value checks: each returns the value (converted) or None when it is not of the type ----
 
@@ -322,6 +325,21 @@ SECRETS_BACKEND: Field[str | None] = Field(
     one_of(SECRETS_BACKENDS), _either(SECRETS_BACKENDS), None, user_only=True,
 )  # fmt: skip
 
+POOL_SIZE: Field[int] = Field(
+    ("pool", "size"), "integer ≥ 0", f"`{DEFAULT_POOL_SIZE}`",
+    "checkouts of each repository kept ready ahead of need, so a task takes one and git writes"
+    " only the files its snapshot changes (`0`: none). Made in the background at the lowest"
+    " priority after a task started; only for repositories of at least 1,000 tracked files"
+    " (below that a fresh checkout is as quick); `baton clean` removes them",
+    count, "a whole number ≥ 0", DEFAULT_POOL_SIZE, user_only=True,
+)  # fmt: skip
+POOL_MAX_BYTES: Field[int] = Field(
+    ("pool", "max_bytes"), "integer ≥ 0", "`1073741824` (1 GiB)",
+    "the most the ready checkouts of every repository take on disk together; the oldest of"
+    " other repositories make room",
+    count, "a whole number of bytes ≥ 0", DEFAULT_POOL_MAX_BYTES, user_only=True,
+)  # fmt: skip
+
 #: Every key, in the order of the doc's table.
 FIELDS: tuple[Field[Any], ...] = (
     DEFAULT_WORKER, DEFAULT_MODEL, ONLY, ISOLATION, BRIEF_RULES, ON_RATE_LIMIT,
@@ -329,6 +347,7 @@ FIELDS: tuple[Field[Any], ...] = (
     REVIEW_WORKER, REVIEW_KINDS, PROVIDER, BINARY, MODEL, MODELS, ENV, CONFIG_DIR, CONCURRENCY,
     ENABLED, LABEL, OPTIONS, OPTIONS_SANDBOX, NETWORK, ALLOW, PREFER, MIN_QUALITY, QUALITY,
     COOLDOWN_DEFAULT, COOLDOWN, PRICE_INPUT, PRICE_CACHED, PRICE_OUTPUT, SECRETS_BACKEND,
+    POOL_SIZE, POOL_MAX_BYTES,
 )  # fmt: skip
 
 #: The names a user-chosen part may take, where they are fixed.

@@ -90,6 +90,8 @@ class Settings:
     max_attempts: int = S.MAX_ATTEMPTS.value
     review: ReviewPolicy = ReviewPolicy()
     secrets_backend: str | None = None
+    pool_size: int = S.POOL_SIZE.value
+    pool_max_bytes: int = S.POOL_MAX_BYTES.value
     sandbox: str = S.SANDBOX.value  # auto | require | off
     provenance: dict[str, Source] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)  # dotted key → effective value
@@ -333,6 +335,8 @@ def _build(
             kinds=tuple(review_kinds),
         ),
         secrets_backend=values.field(S.SECRETS_BACKEND),
+        pool_size=values.field(S.POOL_SIZE),
+        pool_max_bytes=values.field(S.POOL_MAX_BYTES),
         sandbox=values.field(S.SANDBOX),
         provenance={dotted(k): src for k, (_, src) in values.items.items()},
         values={dotted(k): v for k, (v, _) in values.items.items()},

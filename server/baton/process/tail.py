@@ -45,6 +45,11 @@ _SAFETY_INTERVAL = 1.0
 _CHUNK = 1 << 16
 
 
+def _close_quietly(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)
+
+
 class TailError(BatonError, RuntimeError):
     """The followed file cannot be read any more (deleted, truncated, unreadable)."""
 
@@ -117,8 +122,12 @@ class _Inotify:
             return
         with contextlib.suppress(Exception):
             self.loop.remove_reader(self.fd)
-        with contextlib.suppress(OSError):
-            os.close(self.fd)
+        # Closing an inotify descriptor waits for the kernel to retire its watches (some
+        # milliseconds on a busy machine): a worker thread does it, not the event loop.
+        try:
+            self.loop.run_in_executor(None, _close_quietly, self.fd)
+        except RuntimeError:  # the loop is closed
+            _close_quietly(self.fd)
         if self._by_loop.get(self.loop) is self:
             del self._by_loop[self.loop]
 

@@ -7,6 +7,12 @@ made since, and the diff would undo them), a worktree is reused only when it sti
 that snapshot untouched (:func:`baton.workspace.worktree.worktree_fits`), and the brief
 is built from what the task records (diagnostics, rules, unsaved buffers), never from a
 request that is gone.
+
+The worktree comes from the warm pool when it has one for the repository
+(:mod:`baton.workspace.pool`: a ready checkout moved to the snapshot, checked, else a fresh
+one); a checkout the task took from the pool before a crash is finished, not made again.
+After each task of a repository with a pool, the pool is refilled in the background
+(:class:`baton.workspace.refill.Refiller`), once no task is being prepared.
 """
 
 from __future__ import annotations
@@ -31,18 +37,57 @@ from baton.store import Store
 from baton.store.paths import task_dir, worktrees_dir
 from baton.workspace import Snapshot, create_worktree, remove_worktree, take_snapshot
 from baton.workspace.git import in_background
+from baton.workspace.pool import PoolLimits, pooled, take
+from baton.workspace.refill import REFILL_DELAY, Refiller
 
 log = logging.getLogger(__name__)
 
 
 class Preparer:
-    def __init__(self, home: Path, book: Book, settings: SettingsCache) -> None:
+    def __init__(
+        self,
+        home: Path,
+        book: Book,
+        settings: SettingsCache,
+        *,
+        pool: PoolLimits | None = None,
+        refill_delay: float = REFILL_DELAY,
+    ) -> None:
         self.home = home
         self.book = book
         self.settings = settings
+        self.pool = pool  # None: as the settings say
+        self.refills = Refiller(worktrees_dir(home), delay=refill_delay)
 
     async def prepare(self, task: Task) -> None:
         """Make sure the task has its snapshot, its worktree and its brief (idempotent)."""
+        with self.refills.preparing():
+            await self._prepare(task)
+
+    async def close(self) -> None:
+        """Stop refilling the pool (a checkout being made is finished first)."""
+        await asyncio.to_thread(self.refills.close)
+
+    def pool_limits(self, root: str) -> PoolLimits:
+        """The warm pool's limits for tasks in ``root``."""
+        if self.pool is not None:
+            return self.pool
+        settings = self.settings.last_good(root)
+        if settings is None:
+            return PoolLimits()
+        return PoolLimits(size=settings.pool_size, max_bytes=settings.pool_max_bytes)
+
+    def _checkout(self, snap: Snapshot, task_id: str, limits: PoolLimits) -> tuple[Path, str]:
+        """The task's checkout of ``snap`` and where it came from (``pool`` or ``fresh``)."""
+        wts = worktrees_dir(self.home)
+        path, source = take(snap, task_id, wts, limits), "pool"
+        if path is None:
+            path, source = create_worktree(snap, task_id, wts), "fresh"
+        if pooled(snap.git_dir, limits):
+            self.refills.ask(snap.git_dir, snap.commit, limits)
+        return path, source
+
+    async def _prepare(self, task: Task) -> None:
         folder = task_dir(self.home, task.id)
         await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
         if has_snapshot(task):
@@ -64,10 +109,12 @@ class Preparer:
             crash_point("after_snapshot")
             for note in snap.notes:
                 await self.book.log(task, note)
-        worktree = await asyncio.to_thread(
-            in_background, create_worktree, snap, task.id, worktrees_dir(self.home)
+        limits = self.pool_limits(task.root)
+        worktree, source = await asyncio.to_thread(
+            in_background, self._checkout, snap, task.id, limits
         )
         task.worktree, task.branch = str(worktree), snap.branch
+        task.options["checkout"] = source
         task.brief = await self._brief(task, snap, worktree)
         await self.book.save(task)
         crash_point("after_worktree")

@@ -107,7 +107,7 @@ class Supervisor:
         drafts = self._drafts = Drafts(
             book, limits.draft_debounce, self._following, spawn, self._secrets_of
         )
-        preparer = Preparer(home, book, settings)
+        preparer = self._preparer = Preparer(home, book, settings)
         verifier = Verifier(home, book, attempts, drafts, self._profile, self._secrets_of)
         loop = self._loop = TurnLoop(
             book,

@@ -357,3 +357,4 @@ class TurnLoop:
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
+        self.preparer.refills.close(timeout=0)  # no more pool refills (one under way ends)

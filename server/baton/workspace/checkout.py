@@ -36,7 +36,7 @@ SEED_FOLDER = ".index"
 #: Scratch folders of a diff in progress inside :data:`SEED_FOLDER`.
 SCRATCH_PREFIX = ".diff-"
 # Highest-precedence attributes of the checkout: git writes and reads the bytes unchanged.
-_EXACT_BYTES = "* -text -eol -filter -ident -working-tree-encoding\n"
+EXACT_BYTES = "* -text -eol -filter -ident -working-tree-encoding\n"
 _SHA256_HEX = 64
 
 
@@ -50,7 +50,7 @@ def is_own_repository(worktree: Path) -> bool:
     return (worktree / ".git").is_dir() and not (worktree / ".git").is_symlink()
 
 
-def _alternate(objects: Path) -> str:
+def alternate_line(objects: Path) -> str:
     """One line of ``objects/info/alternates`` naming ``objects`` (C-quoted when it must be)."""
     text = str(objects)
     if not any(c in text for c in '\n"\\') and not text.startswith("#"):
@@ -66,7 +66,7 @@ def _config_value(value: str) -> str:
     return f'"{value}"'
 
 
-def _identity(git_dir: Path) -> dict[str, str]:
+def identity_of(git_dir: Path) -> dict[str, str]:
     """``user.name`` and ``user.email`` as git resolves them for the user's repository."""
     settings = repo_config(git_dir)
     return {k: settings[f"user.{k}"] for k in ("email", "name") if f"user.{k}" in settings}
@@ -108,9 +108,12 @@ def _init(path: Path, branch: str) -> bool:
     return True
 
 
-def make_checkout(git_dir: Path, commit: str, task_id: str, path: Path) -> None:
+def make_checkout(
+    git_dir: Path, commit: str, task_id: str, path: Path, *, seed: bool = True
+) -> None:
     """Create the checkout of ``commit`` at ``path`` (which must not exist) on the task's
-    branch, in a repository of its own that borrows the objects of ``git_dir``."""
+    branch, in a repository of its own that borrows the objects of ``git_dir``; with
+    ``seed``, Baton's index of it too (:func:`seed_index_of`)."""
     branch = BRANCH_PREFIX + task_id
     if len(commit) == _SHA256_HEX or sys.platform == "darwin" or not _init(path, branch):
         fmt = ["--object-format=sha256"] if len(commit) == _SHA256_HEX else []
@@ -119,10 +122,12 @@ def make_checkout(git_dir: Path, commit: str, task_id: str, path: Path) -> None:
     try:
         (own / "objects" / "info").mkdir(parents=True, exist_ok=True)
         objects = common_dir_of(git_dir).resolve() / "objects"
-        (own / "objects" / "info" / "alternates").write_text(_alternate(objects), encoding="utf-8")
+        (own / "objects" / "info" / "alternates").write_text(
+            alternate_line(objects), encoding="utf-8"
+        )
         (own / "info").mkdir(exist_ok=True)
-        (own / "info" / "attributes").write_text(_EXACT_BYTES, encoding="utf-8")
-        identity = _identity(git_dir)
+        (own / "info" / "attributes").write_text(EXACT_BYTES, encoding="utf-8")
+        identity = identity_of(git_dir)
         if identity:
             lines = "".join(f"\t{k} = {_config_value(v)}\n" for k, v in sorted(identity.items()))
             with open(own / "config", "a", encoding="utf-8", errors="surrogateescape") as fh:
@@ -136,12 +141,19 @@ def make_checkout(git_dir: Path, commit: str, task_id: str, path: Path) -> None:
             work_tree=path,
             env={"GIT_OBJECT_DIRECTORY": str(objects)},
         )
-        seed = seed_index_of(path)
-        seed.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(own / "index", seed)
+        if seed:
+            copy_seed(path)
     except BaseException:
         remove_checkout(path)
         raise
+
+
+def copy_seed(path: Path) -> None:
+    """Make Baton's index of the checkout at ``path`` a copy of the checkout's own index,
+    which git has just written (its stat data is the files' as they are)."""
+    seed = seed_index_of(path)
+    seed.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(path / ".git" / "index", seed)
 
 
 def remove_checkout(path: Path) -> None:

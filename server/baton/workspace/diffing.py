@@ -27,7 +27,9 @@ from baton.core.diff import (
 )
 from baton.workspace.checkout import SCRATCH_PREFIX, seed_index_of
 from baton.workspace.git import common_dir_of, git_process, read_blobs, run_git, split_z
-from baton.workspace.objects import commit_tree
+from baton.workspace.objects import commit_tree, write_tree
+from baton.workspace.refill import foreground
+from baton.workspace.refs import update_ref
 from baton.workspace.snapshot import Snapshot, stage_work_tree
 
 NULL_SHA = "0" * 40
@@ -120,9 +122,7 @@ def stage_checkout(snap: Snapshot, worktree: Path) -> str:
             work_tree=worktree,
             common_dir=common_dir_of(snap.git_dir),
         )
-        tree = run_git(
-            ["write-tree"], worktree, git_dir=snap.git_dir, env={"GIT_INDEX_FILE": str(index)}
-        ).strip()
+        tree = write_tree(worktree, snap.git_dir, index)
         if scratch is not None:
             os.replace(index, seed)
     return tree
@@ -134,7 +134,7 @@ def stage_result(snap: Snapshot, worktree: Path) -> str:
     message = f"Baton result of task {snap.task_id}"
     commit = commit_tree(worktree, snap.git_dir, tree, [snap.commit], message)
     if snap.task_id:
-        run_git(["update-ref", snap.result_ref, commit], worktree, git_dir=snap.git_dir)
+        update_ref(snap.git_dir, snap.result_ref, commit)
     return tree
 
 
@@ -191,7 +191,8 @@ def _file_diff(change: _Change, blobs: dict[str, bytes]) -> FileDiff | None:
 
 def compute_diff(snap: Snapshot, worktree: Path) -> list[FileDiff]:
     """What the worker changed in ``worktree`` against the snapshot, sorted by path."""
-    tree = stage_result(snap, worktree)
+    with foreground():  # the pool's refills make way
+        tree = stage_result(snap, worktree)
     return _diff_trees(snap.commit, tree, worktree, snap.git_dir)
 
 

@@ -100,7 +100,10 @@ def git_argv(
 
 #: CPU priority of git work nobody waits for (see :func:`background`).
 BACKGROUND_NICE = 10
+#: CPU priority of git work for later (see :func:`idle`): the lowest there is.
+IDLE_NICE = 19
 _background: ContextVar[bool] = ContextVar("baton_git_background", default=False)
+_idle: ContextVar[bool] = ContextVar("baton_git_idle", default=False)
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -123,9 +126,39 @@ def in_background(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         return fn(*args, **kwargs)
 
 
+@contextlib.contextmanager
+def idle() -> Iterator[None]:
+    """Git started inside runs only on what the machine leaves unused: the lowest CPU
+    priority (``nice -n 19``) and, where ``ionice`` exists, the idle I/O class. For work
+    done ahead of need (the warm pool's checkouts), which must never slow a task down."""
+    token = _idle.set(True)
+    try:
+        yield
+    finally:
+        _idle.reset(token)
+
+
 @cache
 def _nice() -> str | None:
     return shutil.which("nice")
+
+
+@cache
+def _ionice() -> str | None:
+    return shutil.which("ionice")
+
+
+def _priority_prefix() -> list[str]:
+    """What runs git at the priority asked for in this context (nothing when normal)."""
+    nice = _nice()
+    if _idle.get():
+        ionice = _ionice()
+        # -t: run git even where the I/O class cannot be set.
+        prefix = [ionice, "-c", "3", "-t"] if ionice is not None else []
+        return prefix + ([nice, "-n", str(IDLE_NICE)] if nice is not None else [])
+    if _background.get() and nice is not None:
+        return [nice, "-n", str(BACKGROUND_NICE)]
+    return []
 
 
 def git_process(
@@ -141,10 +174,7 @@ def git_process(
     """Run git and return the completed process; raise GitError unless the code is in ok_codes."""
     data = input.encode("utf-8", "surrogateescape") if isinstance(input, str) else input
     try:
-        argv = git_argv(args, git_dir=git_dir, work_tree=work_tree)
-        nice = _nice() if _background.get() else None
-        if nice is not None:
-            argv = [nice, "-n", str(BACKGROUND_NICE), *argv]
+        argv = [*_priority_prefix(), *git_argv(args, git_dir=git_dir, work_tree=work_tree)]
         proc = subprocess.run(
             argv,
             cwd=cwd,

@@ -35,20 +35,23 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
     return value, pos
 
 
-def read_index(path: Path) -> dict[str, tuple[str, str]] | None:
+def read_index(path: Path, *, plain: bool = False) -> dict[str, tuple[str, str]] | None:
     """Every stage-0 entry of the SHA-1 index file at ``path``: path → (mode, sha), as
-    ``git ls-files -s`` gives them; None when the file is not one this reads."""
+    ``git ls-files -s`` gives them; None when the file is not one this reads. With
+    ``plain``, None too when an entry is more than a path, a mode and a blob: a conflict's
+    stage, or an extended flag (intent to add, skip-worktree), which ``write-tree`` treats
+    apart."""
     try:
         data = path.read_bytes()
     except OSError:
         return None
     try:
-        return _parse(data)
+        return _parse(data, plain)
     except (struct.error, IndexError, ValueError):
         return None
 
 
-def _parse(data: bytes) -> dict[str, tuple[str, str]] | None:
+def _parse(data: bytes, plain: bool = False) -> dict[str, tuple[str, str]] | None:
     signature, version, count = _HEADER.unpack_from(data, 0)
     if signature != b"DIRC" or version not in (2, 3, 4):
         return None
@@ -60,6 +63,8 @@ def _parse(data: bytes) -> dict[str, tuple[str, str]] | None:
         start = pos
         mode, sha, flags = _ENTRY.unpack_from(data, pos)
         pos += _ENTRY.size
+        if plain and flags & (_EXTENDED | _STAGE):
+            return None
         if version >= 3 and flags & _EXTENDED:
             pos += 2
         if version == 4:

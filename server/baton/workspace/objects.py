@@ -16,11 +16,13 @@ import os
 import tempfile
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from baton.workspace.git import IDENTITY, common_dir_of, run_git
 from baton.workspace.gitconfig import repo_config
+from baton.workspace.indexfile import read_index
 
 
 def _in_process(common: Path) -> bool:
@@ -66,6 +68,69 @@ def write_loose(common: Path, kind: str, body: bytes) -> str:
             os.unlink(tmp)
         raise
     return sha
+
+
+#: Up to this many index entries a tree is built in-process; above, git's ``write-tree`` is
+#: quicker: it reuses the index's record of the trees nothing changed in.
+TREE_IN_PROCESS_MAX = 1000
+
+
+def tree_of(entries: Mapping[str, tuple[str, str]], write: Callable[[bytes], str]) -> str:
+    """The sha of the tree of ``entries`` (path → mode and sha, as in an index), each tree
+    object stored by ``write`` (its body → its sha), as ``git write-tree`` builds them.
+    ValueError when a path is both a file and a folder."""
+    root: dict[str, Any] = {}
+    for path, entry in entries.items():
+        *folders, name = path.split("/")
+        node = root
+        for folder in folders:
+            node = node.setdefault(folder, {})
+            if not isinstance(node, dict):
+                raise ValueError(f"{path}: a file where a folder is")
+        if name in node or not name:
+            raise ValueError(f"{path}: a folder where a file is")
+        node[name] = entry
+
+    def build(node: dict[str, Any]) -> str:
+        items: list[tuple[bytes, bytes]] = []
+        for name, value in node.items():
+            raw = name.encode("utf-8", "surrogateescape")
+            if isinstance(value, dict):  # git orders a folder as if its name ended in "/"
+                items.append((raw + b"/", b"40000 " + raw + b"\0" + bytes.fromhex(build(value))))
+            else:
+                mode, sha = value
+                items.append((raw, mode.encode() + b" " + raw + b"\0" + bytes.fromhex(sha)))
+        items.sort(key=lambda item: item[0])
+        return write(b"".join(entry for _, entry in items))
+
+    return build(root)
+
+
+def write_tree(cwd: Path, git_dir: Path, index_file: Path) -> str:
+    """The tree of the index file ``index_file``, stored in the repository at ``git_dir``;
+    its sha (``git write-tree``; in-process for a small index git would write the same)."""
+    common = common_dir_of(git_dir)
+    if _in_process(common):
+        entries = read_index(index_file, plain=True)
+        if entries is not None and len(entries) <= TREE_IN_PROCESS_MAX:
+            with contextlib.suppress(ValueError):
+                return tree_of(entries, lambda body: write_loose(common, "tree", body))
+    env = {"GIT_INDEX_FILE": str(index_file)}
+    return run_git(["write-tree"], cwd, git_dir=git_dir, env=env).strip()
+
+
+def tree_of_commit(common: Path, sha: str) -> str | None:
+    """The tree of the commit ``sha`` when it is a loose object of ``common`` (as Baton's
+    own commits are); None when it is not one this reads (packed, say)."""
+    try:
+        data = zlib.decompress((common / "objects" / sha[:2] / sha[2:]).read_bytes())
+    except (OSError, zlib.error):
+        return None
+    header, _, body = data.partition(b"\0")
+    if not header.startswith(b"commit ") or not body.startswith(b"tree "):
+        return None
+    tree = body[5:45].decode("ascii", "replace")
+    return tree if len(tree) == 40 and body[45:46] == b"\n" else None
 
 
 def commit_tree(cwd: Path, git_dir: Path, tree: str, parents: Sequence[str], message: str) -> str:

@@ -26,7 +26,8 @@ from typing import Any
 from baton.workspace.git import GitError, git_process, run_git, split_z
 from baton.workspace.gitconfig import repo_config
 from baton.workspace.indexfile import read_index
-from baton.workspace.objects import commit_tree
+from baton.workspace.objects import commit_tree, write_tree
+from baton.workspace.refs import update_ref
 from baton.workspace.scope import normalize
 
 SNAPSHOT_REF = "refs/baton/snapshots/"
@@ -393,10 +394,10 @@ def take_snapshot(
             os.replace(Path(tmp) / "keep", seed_index)
         if overlays:
             _add_overlays(top, git_dir, env, prefix, overlays)
-        tree = run_git(["write-tree"], top, git_dir=git_dir, env=env).strip()
+        tree = write_tree(top, git_dir, index)
     parents = [base] if base else []
     commit = commit_tree(top, git_dir, tree, parents, f"Baton snapshot for task {task_id}")
-    run_git(["update-ref", SNAPSHOT_REF + task_id, commit], top, git_dir=git_dir)
+    update_ref(git_dir, SNAPSHOT_REF + task_id, commit)
     _register(state_home, common)
     return Snapshot(
         root=top,
