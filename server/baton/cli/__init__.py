@@ -234,7 +234,7 @@ _WATCHING = ("run", "watch", "tasks", "inspect", "diff", "cancel")
 #: run each, imported when the command runs.
 _COMMANDS: dict[str, tuple[str, str]] = {
     **{name: ("watching", name) for name in _WATCHING},
-    **{name: ("watching", "turn") for name in ("reply", "steer", "retry")},
+    **{name: ("watching", "turn") for name in ("reply", "steer", "retry", "handoff")},
     **{name: ("config_cmds", name) for name in ("config", "secret", "stats")},
     "init": ("init_cmd", "init"),
     "export": ("store_cmds", "export"),

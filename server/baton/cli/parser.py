@@ -181,6 +181,15 @@ def build() -> argparse.ArgumentParser:
     c.add_argument("id", help=ID_HELP)
     c.add_argument("--detach", action="store_true", help="return without following")
 
+    c = cmd(
+        "handoff",
+        "hand a failed, cancelled, interrupted or rate-limited task to another worker: same "
+        "task, its history kept, a fresh session with the brief",
+    )
+    c.add_argument("id", help=ID_HELP)
+    c.add_argument("--worker", help="the profile to take it (default: the next one routing allows)")
+    c.add_argument("--detach", action="store_true", help="return without following")
+
     c = cmd("memory", "project facts that go into every brief: list, add TEXT, remove N")
     c.add_argument("op", choices=["list", "add", "remove"], nargs="?", default="list")
     c.add_argument("value", nargs="*")

@@ -28,6 +28,7 @@ from baton.store import AmbiguousTask, UnknownTask
 from baton.surfaces.workers import workers_answer
 from baton.surfaces.ws import answers, views, waiting
 from baton.surfaces.ws import protocol as p
+from baton.surfaces.ws.settled import Settled
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
@@ -53,6 +54,7 @@ class Methods:
         self.roots = roots
         self._info = info
         self.started = time.time()
+        settled = Settled(sup, self._moved, self._check_worker)
         self.table: dict[str, Handler] = {
             "delegate": self.delegate,
             "graph": self.graph,
@@ -72,6 +74,7 @@ class Methods:
             "answer": self.answer,
             "cancel": self.cancel,
             "retry": self.retry,
+            "handoff": settled.handoff,
             "events": self.events,
             "memory": self.memory,
             "workers": self.workers,

@@ -1,0 +1,92 @@
+"""The verbs for a task whose agent stopped, from the command line and over the websocket,
+against a real broker started on demand and the real fake agent: ``baton handoff`` moves a
+failed task to another worker (same id, history kept)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from baton.surfaces.ws import protocol
+from baton.surfaces.ws.blocking import connect_for
+from baton.surfaces.ws.errors import BrokerError
+from tests.e2e.test_cli import as_json, baton, stop_brokers
+
+WRITE = {"steps": [{"write": "hello.txt", "content": "hello\n"}], "summary": "wrote it"}
+FAILS = {"steps": [{"error": {"kind": "worker_error", "message": "boom"}}]}
+
+
+@pytest.fixture(autouse=True)
+def _stop_brokers(baton_home: Path, tmp_path: Path) -> Iterator[None]:
+    yield
+    stop_brokers(tmp_path / "run" / "baton")
+
+
+def two_fakes(repo: Path, tmp_path: Path, fa: dict[str, object]) -> None:
+    """Fake accounts ``fa`` (the default, playing ``fa``) and ``fb`` (writes hello.txt) in the
+    project's settings; a profile's script wins over the instruction's."""
+    lines = ['default_worker = "fa"', 'only = ["fa", "fb"]']
+    for name, body in (("fa", fa), ("fb", WRITE)):
+        script = tmp_path / f"{name}.json"
+        script.write_text(json.dumps(body))
+        lines += [f"[profiles.{name}]", 'provider = "fake"', f'options = {{ script = "{script}" }}']
+    (repo / ".baton.toml").write_text("\n".join(lines) + "\n")
+
+
+def failed_task(repo: Path) -> str:
+    run = baton("run", "--json", "--cwd", str(repo), "Create hello.txt")
+    doc = as_json(run)
+    assert run.returncode == 1 and doc["task"]["state"] == "failed", run.stdout + run.stderr
+    return str(doc["task"]["id"])
+
+
+def test_handoff_moves_a_failed_task_to_another_worker(
+    baton_home: Path, repo: Path, tmp_path: Path
+) -> None:
+    two_fakes(repo, tmp_path, FAILS)
+    task_id = failed_task(repo)
+
+    ghost = baton("handoff", "--json", task_id, "--worker", "ghost")
+    assert ghost.returncode == 2 and "unknown worker 'ghost'" in as_json(ghost)["error"]
+    handed = baton("handoff", "--json", task_id[:6], "--worker", "fb")
+    assert handed.returncode == 0, handed.stdout + handed.stderr
+    doc = as_json(handed)
+    assert doc["task"]["id"] == task_id and doc["task"]["state"] == "review"
+    assert [f["path"] for f in doc["diff"]["files"]] == ["hello.txt"]
+
+    info = as_json(baton("inspect", "--json", "--detail", "attempts,events,task", task_id))
+    attempts = info["detail"]["attempts"]
+    assert [(a["reason"], a["worker"]) for a in attempts] == [("first", "fa"), ("handoff", "fb")]
+    assert info["detail"]["task"]["worker"] == "fb"
+    states = [e["data"]["to"] for e in info["detail"]["events"] if e["type"] == "state"]
+    assert states == [
+        "queued", "preparing", "running", "failed",  # fa's turn, kept
+        "queued", "preparing", "running", "review",  # fb's
+    ]  # fmt: skip
+
+    # Over the websocket: a task in review is not handed off, and the refusal says why.
+    with connect_for(repo, any_broker=True) as c, pytest.raises(BrokerError) as refused:
+        c.call("handoff", id=task_id)
+    assert refused.value.code == protocol.WRONG_STATE
+    assert "handoff is for failed" in refused.value.message
+    assert refused.value.data["state"] == "review"
+    again = baton("handoff", task_id)
+    assert again.returncode == 2 and "handoff is for failed" in again.stderr
+
+
+def test_handoff_over_the_websocket_picks_the_next_worker(
+    baton_home: Path, repo: Path, tmp_path: Path
+) -> None:
+    two_fakes(repo, tmp_path, FAILS)
+    task_id = failed_task(repo)
+    with connect_for(repo, any_broker=True) as c:
+        res = c.call("handoff", id=task_id)
+        assert res["task"]["id"] == task_id and res["task"]["worker"] == "fb"
+        with pytest.raises(BrokerError) as bad:
+            c.call("handoff", id=task_id, worker="fb", model="x")
+        assert bad.value.code == protocol.INVALID_PARAMS
+    done = as_json(baton("watch", "--json", task_id, "--timeout", "60"))
+    assert done["task"]["state"] == "review"
