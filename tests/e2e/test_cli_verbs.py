@@ -1,6 +1,7 @@
 """The verbs for a task whose agent stopped, from the command line and over the websocket,
 against a real broker started on demand and the real fake agent: ``baton handoff`` moves a
-failed task to another worker (same id, history kept)."""
+failed task to another worker (same id, history kept); ``baton archive`` hides settled tasks
+from the lists, history kept."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from baton.surfaces.ws import protocol
 from baton.surfaces.ws.blocking import connect_for
 from baton.surfaces.ws.errors import BrokerError
+from tests.conftest import fake_script
 from tests.e2e.test_cli import as_json, baton, stop_brokers
 
 WRITE = {"steps": [{"write": "hello.txt", "content": "hello\n"}], "summary": "wrote it"}
@@ -90,3 +92,53 @@ def test_handoff_over_the_websocket_picks_the_next_worker(
         assert bad.value.code == protocol.INVALID_PARAMS
     done = as_json(baton("watch", "--json", task_id, "--timeout", "60"))
     assert done["task"]["state"] == "review"
+
+
+def listed(*args: str) -> list[str]:
+    return [t["id"] for t in as_json(baton("tasks", "--json", *args))]
+
+
+def test_archive_hides_settled_tasks_and_refuses_live_ones(baton_home: Path, repo: Path) -> None:
+    edit = {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"}
+    done = as_json(baton("run", "--json", "--cwd", str(repo), fake_script(edit)))["task"]["id"]
+    review = baton("archive", "--json", done)
+    assert review.returncode == 2 and "accept or reject its hunks first" in as_json(review)["error"]
+    assert baton("accept", done).returncode == 0
+    running = baton("delegate", "--cwd", str(repo), fake_script({"sleep": 60})).stdout.strip()
+
+    # One live task among them: nothing is archived, and the message says which and why.
+    both = baton("archive", "--json", done, running)
+    assert both.returncode == 2, both.stdout + both.stderr
+    error = as_json(both)["error"]
+    assert f"task {running} is " in error and "cancel it first" in error
+    assert set(listed()) == {done, running}
+
+    archived = as_json(baton("archive", "--json", done[:6]))
+    assert archived["archived"] == [done] and archived["tasks"][0]["archived"] is True
+    assert listed() == [running]
+    assert listed("--archived") == [done]
+    assert as_json(baton("tasks", "--json", "--archived"))[0]["archived"] is True
+    # Its history is whole, and says it was archived.
+    info = as_json(baton("inspect", "--json", "--detail", "events,task", done))
+    assert info["state"] == "applied" and info["detail"]["task"]["archived_at"] > 0
+    logs = [e["data"]["message"] for e in info["detail"]["events"] if e["type"] == "log"]
+    assert logs[-1] == "archived by the user"
+    assert "+    return 10" in baton("diff", done).stdout
+
+    undone = baton("archive", "--undo", done)
+    assert undone.returncode == 0 and f"unarchived 1 task(s): {done}" in undone.stdout
+    assert set(listed()) == {done, running} and listed("--archived") == []
+
+    # Over the websocket; and a task that goes back to work is listed again.
+    assert as_json(baton("cancel", "--json", running))["task"]["state"] == "cancelled"
+    with connect_for(repo, any_broker=True) as c:
+        res = c.call("archive", ids=[running])
+        assert res["archived"] == [running]
+        assert [t["id"] for t in c.call("tasks", archived=True)["tasks"]] == [running]
+        with pytest.raises(BrokerError) as empty:
+            c.call("archive", ids=[])
+        assert empty.value.code == protocol.INVALID_PARAMS
+    retried = baton("retry", "--json", "--detach", running)
+    assert retried.returncode == 0, retried.stdout + retried.stderr
+    assert running in listed() and listed("--archived") == []
+    baton("cancel", running)

@@ -228,6 +228,16 @@ def reopen(args: argparse.Namespace, out: Output) -> int:
     return EXIT_OK if res["reopened"] else EXIT_FAILED
 
 
+def archive(args: argparse.Namespace, out: Output) -> int:
+    """Archive settled tasks (or, ``--undo``, list them again): all of them or none."""
+    with broker(args) as c:
+        res = call(c, "archive", ids=args.ids, undo=True if args.undo else None)
+    done = res["unarchived" if args.undo else "archived"]
+    verb = "unarchived" if args.undo else "archived"
+    out.result(res, f"{verb} {len(done)} task(s): {', '.join(done)}")
+    return EXIT_OK
+
+
 def memory(args: argparse.Namespace, out: Output) -> int:
     root = str(folder_of(args))
     params: dict[str, Any] = {"op": args.op, "root": root}

@@ -167,6 +167,7 @@ async def tasks(args: argparse.Namespace, out: Output) -> int:
             group=args.group,
             since=_since(args.since),
             limit=args.limit,
+            archived=True if args.archived else None,
             full=None if out.json_mode else True,
         )
     if out.json_mode:

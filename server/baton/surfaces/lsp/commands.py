@@ -553,7 +553,7 @@ async def tasks(ls: BatonServer, args: Args) -> Any:
     query = args.optional_text("query")
     root = args.optional_text("root")
     limit = args.integer("limit", 1, 1000) or 100
-    found = await sup.list_tasks(states=states, query=query, root=root, limit=limit)
+    found = await sup.list_tasks(states=states, query=query, root=root, archived=False, limit=limit)
     return {"tasks": [summary(t) for t in found]}
 
 

@@ -75,6 +75,7 @@ class Methods:
             "cancel": self.cancel,
             "retry": self.retry,
             "handoff": settled.handoff,
+            "archive": settled.archive,
             "events": self.events,
             "memory": self.memory,
             "workers": self.workers,
@@ -180,8 +181,12 @@ class Methods:
             )
 
     async def tasks(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Tasks newest first, each as a line with its title (``full``: whole records)."""
-        p.known(params, "state", "text", "since", "worker", "group", "root", "limit", "full")
+        """Tasks newest first, each as a line with its title (``full``: whole records);
+        archived ones are left out, or with ``archived`` the only ones listed."""
+        p.known(
+            params, "state", "text", "since", "worker", "group", "root", "limit", "full",
+            "archived",
+        )  # fmt: skip
         states = p.texts(params, "state", limit=len(_STATES))
         for s in states or []:
             if s not in _STATES:
@@ -194,6 +199,7 @@ class Methods:
             worker=p.opt_text(params, "worker", 200),
             group=p.opt_text(params, "group", 200),
             root=p.opt_text(params, "root"),
+            archived=p.flag(params, "archived"),
             limit=p.integer(params, "limit", lo=1, hi=1000) or 50,
         )
         if p.flag(params, "full"):

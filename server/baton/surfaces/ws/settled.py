@@ -1,5 +1,5 @@
-"""The broker's methods for a task whose agent has stopped: ``handoff`` (to another worker,
-same task).
+"""The broker's methods for tasks whose agent has stopped: ``handoff`` (to another worker,
+same task) and ``archive`` (out of task lists, history kept).
 
 They are part of the method table of :class:`baton.surfaces.ws.methods.Methods`, which
 gives them its way of refusing a move (``moved``: a refusal becomes ``WRONG_STATE`` naming
@@ -16,11 +16,13 @@ from baton.runtime import Supervisor
 from baton.surfaces.ws import answers
 from baton.surfaces.ws import protocol as p
 
-Moved = Callable[[Awaitable[Any], str], Awaitable[Any]]
+Moved = Callable[[Awaitable[Any], str | None], Awaitable[Any]]
+#: ``archive`` takes at most this many ids at once.
+MAX_ARCHIVE = 1000
 
 
 class Settled:
-    """``handoff``, for one broker."""
+    """``handoff`` and ``archive``, for one broker."""
 
     def __init__(
         self, sup: Supervisor, moved: Moved, check_worker: Callable[[str, str], None]
@@ -40,3 +42,17 @@ class Settled:
             self.check_worker(worker, (await self.sup.get(tid)).root)
         task = await self.moved(self.sup.handoff(tid, worker), tid)
         return {"task": answers.line(task, worker=True)}
+
+    async def archive(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Archive settled tasks (``ids``): ``tasks`` leaves them out unless asked for
+        ``archived`` ones; ``undo`` lists them again. All of them or, when one is not settled,
+        none (``WRONG_STATE`` naming it)."""
+        p.known(params, "ids", "undo")
+        ids = p.texts(params, "ids", limit=MAX_ARCHIVE)
+        if not ids or not all(i.strip() for i in ids):
+            raise p.RpcError(p.INVALID_PARAMS, "ids: required (one or more task ids)")
+        undo = p.flag(params, "undo")
+        one = ids[0].strip() if len(ids) == 1 else None
+        tasks = await self.moved(self.sup.archive([i.strip() for i in ids], undo=undo), one)
+        key = "unarchived" if undo else "archived"
+        return {key: [t.id for t in tasks], "tasks": [answers.line(t) for t in tasks]}
