@@ -142,3 +142,48 @@ def test_archive_hides_settled_tasks_and_refuses_live_ones(baton_home: Path, rep
     assert retried.returncode == 0, retried.stdout + retried.stderr
     assert running in listed() and listed("--archived") == []
     baton("cancel", running)
+
+
+def test_complete_puts_a_failed_task_with_changes_up_for_review(
+    baton_home: Path, repo: Path
+) -> None:
+    landed = fake_script(
+        {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"},
+        {"error": {"kind": "worker_error", "message": "lost the connection"}},
+    )
+    run = baton("run", "--json", "--cwd", str(repo), landed)
+    task_id = as_json(run)["task"]["id"]
+    assert run.returncode == 1 and as_json(run)["task"]["state"] == "failed"
+
+    empty = baton("complete", task_id, "--evidence", " ")
+    assert empty.returncode == 2 and "the evidence is empty" in empty.stderr
+    done = baton("complete", "--json", task_id[:6], "--evidence", "pytest passes in the checkout")
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = as_json(done)
+    assert doc["task"]["state"] == "review" and doc["files"] == ["app.py"]
+    assert doc["task"]["message"] == "completed by the user: pytest passes in the checkout"
+
+    info = as_json(baton("inspect", "--json", "--detail", "evidence,events", task_id))
+    evidence = info["detail"]["evidence"]["evidence"]
+    assert evidence["asserted"] == "pytest passes in the checkout"
+    assert evidence["files"] == ["app.py"]
+    events = info["detail"]["events"]
+    logs = [e["data"]["message"] for e in events if e["type"] == "log"]
+    assert "completed by the user; evidence: pytest passes in the checkout" in logs
+    states = [e["data"]["to"] for e in events if e["type"] == "state"]
+    assert states[-2:] == ["failed", "review"]
+    assert as_json(baton("accept", "--json", task_id))["task"]["state"] == "applied"
+    assert "return 10" in (repo / "app.py").read_text()
+
+    # Over the websocket: nothing to review, and a task not stopped, are refused.
+    nothing = fake_script({"error": {"kind": "worker_error", "message": "boom"}})
+    bare = as_json(baton("run", "--json", "--cwd", str(repo), nothing))["task"]["id"]
+    with connect_for(repo, any_broker=True) as c:
+        for tid, why in ((bare, "holds no changes: nothing to review"), (task_id, "is applied")):
+            with pytest.raises(BrokerError) as refused:
+                c.call("complete", id=tid, evidence="it works")
+            assert refused.value.code == protocol.WRONG_STATE and why in refused.value.message
+        with pytest.raises(BrokerError) as missing:
+            c.call("complete", id=bare)
+        assert missing.value.code == protocol.INVALID_PARAMS
+    assert as_json(baton("inspect", "--json", bare))["state"] == "failed"

@@ -194,6 +194,19 @@ def build() -> argparse.ArgumentParser:
     c.add_argument("--detach", action="store_true", help="return without following")
 
     c = cmd(
+        "complete",
+        "put a failed, cancelled or interrupted task whose checkout holds changes up for "
+        "review: the work landed though the worker never said so",
+    )
+    c.add_argument("id", help=ID_HELP)
+    c.add_argument(
+        "--evidence",
+        required=True,
+        metavar="TEXT",
+        help="why it is done ('-' reads it from stdin); recorded on the task",
+    )
+
+    c = cmd(
         "archive",
         "hide settled tasks from baton tasks and the editors' lists, keeping their history "
         "(baton tasks --archived lists them)",

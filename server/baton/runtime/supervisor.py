@@ -9,7 +9,8 @@ holds no task logic itself:
 
 - :mod:`~baton.runtime.book` — the tasks this broker owns, the one writer of transitions;
 - :mod:`~baton.runtime.delegation` — a request becomes a task, its route decided once;
-- :mod:`~baton.runtime.steering` — cancel, steer, reply, retry, hand off, redo, answer;
+- :mod:`~baton.runtime.steering` — cancel, steer, reply, retry, hand off, complete, redo,
+  answer;
 - :mod:`~baton.runtime.prepare` — snapshot, worktree, brief, clean-up (safe to repeat);
 - :mod:`~baton.runtime.attempts` — one attempt: recorded, started, followed;
 - :mod:`~baton.runtime.turns` — the turn loop, slots, rate limits, hand-offs;
@@ -237,6 +238,11 @@ class Supervisor:
     async def handoff(self, task_id: str, worker: str | None = None) -> Task:
         """Hand a settled task to another worker (see :meth:`Steering.handoff`)."""
         return await self._steering.handoff(task_id, worker)
+
+    async def complete(self, task_id: str, evidence: str) -> Task:
+        """Put a stopped task whose checkout holds changes up for review on the user's word
+        (see :meth:`Steering.complete`)."""
+        return await self._steering.complete(task_id, evidence)
 
     async def archive(self, task_ids: Sequence[str], *, undo: bool = False) -> list[Task]:
         """Hide settled tasks from task lists, history kept (see :mod:`baton.runtime.archive`);

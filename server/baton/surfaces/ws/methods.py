@@ -75,6 +75,7 @@ class Methods:
             "cancel": self.cancel,
             "retry": self.retry,
             "handoff": settled.handoff,
+            "complete": settled.complete,
             "archive": settled.archive,
             "events": self.events,
             "memory": self.memory,

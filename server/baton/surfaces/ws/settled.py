@@ -1,5 +1,6 @@
 """The broker's methods for tasks whose agent has stopped: ``handoff`` (to another worker,
-same task) and ``archive`` (out of task lists, history kept).
+same task), ``complete`` (up for review on the user's word) and ``archive`` (out of task
+lists, history kept).
 
 They are part of the method table of :class:`baton.surfaces.ws.methods.Methods`, which
 gives them its way of refusing a move (``moved``: a refusal becomes ``WRONG_STATE`` naming
@@ -22,7 +23,7 @@ MAX_ARCHIVE = 1000
 
 
 class Settled:
-    """``handoff`` and ``archive``, for one broker."""
+    """``handoff``, ``complete`` and ``archive``, for one broker."""
 
     def __init__(
         self, sup: Supervisor, moved: Moved, check_worker: Callable[[str, str], None]
@@ -42,6 +43,16 @@ class Settled:
             self.check_worker(worker, (await self.sup.get(tid)).root)
         task = await self.moved(self.sup.handoff(tid, worker), tid)
         return {"task": answers.line(task, worker=True)}
+
+    async def complete(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A failed, cancelled or interrupted task whose checkout holds changes goes to
+        review, with the user's ``evidence`` that the work landed recorded on it."""
+        p.known(params, "id", "evidence")
+        tid = p.nonempty(params, "id", limit=200).strip()
+        evidence = p.nonempty(params, "evidence", limit=4000).strip()
+        task = await self.moved(self.sup.complete(tid, evidence), tid)
+        files, _ = await self.sup.diff(task.id)
+        return {"task": answers.line(task), "files": [f.path for f in files]}
 
     async def archive(self, params: dict[str, Any]) -> dict[str, Any]:
         """Archive settled tasks (``ids``): ``tasks`` leaves them out unless asked for
