@@ -25,7 +25,7 @@ from baton.core.lifecycle import NEXT_MOVES, TaskState
 from baton.core.task import Target, next_moves
 from baton.runtime import DelegateRequest, TaskError
 from baton.store import AmbiguousTask, StoreError, UnknownTask
-from baton.surfaces.lsp import asking, review
+from baton.surfaces.lsp import asking, review, settled
 from baton.surfaces.lsp.actions import DEFAULT_INSTRUCTIONS, SUGGESTIONS
 from baton.surfaces.lsp.documents import path_to_uri, relative_to, text_edits, uri_to_path
 from baton.surfaces.lsp.notify import summary
@@ -625,6 +625,8 @@ HANDLERS: dict[str, tuple[Handler, bool]] = {
     "baton.stepBack": (step_back, False),
     "baton.steer": (steer, False),
     "baton.retry": (retry, False),
+    "baton.handoff": (settled.handoff, False),
+    "baton.archive": (settled.archive, False),
     "baton.accept": (accept, False),
     "baton.reject": (reject, False),
     "baton.resolve": (resolve, False),
