@@ -18,6 +18,7 @@ import { showLog, traceError, traceInfo } from "./log";
 import { ProposalView } from "./proposalView";
 import { DelegateArgs, HunkArgs, ServerCommand, TaskSummary, readTaskDiff, readTasks, readStatus, readWorkers } from "./protocol";
 import { ReviewDeps, decide, navigate } from "./review";
+import { registerSettledTasks } from "./settledTasks";
 import { Reviews, uriKey } from "./reviews";
 import { BatonServer } from "./server";
 import { Settings } from "./settings";
@@ -419,5 +420,6 @@ export function registerCommands(app: App): vscode.Disposable[] {
     cmd(Command.refreshTasks, "refresh", () => refreshTasks(app)),
     cmd(Command.restart, "restart", () => app.server.restart()),
     cmd(Command.showLog, "show log", () => showLog()),
+    ...registerSettledTasks(app, () => refreshTasks(app)),
   ];
 }
