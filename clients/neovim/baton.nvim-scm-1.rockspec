@@ -4,7 +4,7 @@
 -- (`:Rocks install baton.nvim scm`); LuaRocks itself takes it by name, or straight from this
 -- file in a clone (`luarocks make` here). A built rock holds the `baton` modules and the
 -- `plugin/` and `doc/` folders (help tags included), as rocks.nvim expects of a plugin.
--- tests/unit/test_neovim_rockspec.py keeps the module list equal to the files in lua/.
+-- tests/e2e/test_neovim_rockspec.py keeps the module list equal to the files in lua/.
 rockspec_format = '3.0'
 package = 'baton.nvim'
 version = 'scm-1'
@@ -41,7 +41,12 @@ build = {
     ['baton.complete'] = 'lua/baton/complete.lua',
     ['baton.config'] = 'lua/baton/config.lua',
     ['baton.delegate'] = 'lua/baton/delegate.lua',
-    ['baton.diff'] = 'lua/baton/diff.lua',
+    ['baton.diff'] = 'lua/baton/diff/init.lua',
+    ['baton.diff.actions'] = 'lua/baton/diff/actions.lua',
+    ['baton.diff.keymaps'] = 'lua/baton/diff/keymaps.lua',
+    ['baton.diff.nav'] = 'lua/baton/diff/nav.lua',
+    ['baton.diff.render'] = 'lua/baton/diff/render.lua',
+    ['baton.diff.state'] = 'lua/baton/diff/state.lua',
     ['baton.health'] = 'lua/baton/health.lua',
     ['baton.hunks'] = 'lua/baton/hunks.lua',
     ['baton.message'] = 'lua/baton/message.lua',

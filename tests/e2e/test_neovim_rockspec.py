@@ -128,9 +128,9 @@ def test_a_rock_built_from_the_repository_is_a_plugin_neovim_loads(tmp_path: Pat
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rock = tree / "lib" / "luarocks" / "rocks-5.1" / "baton.nvim" / "scm-1"
     share = tree / "share" / "lua" / "5.1"
-    assert sorted(p.name for p in (share / "baton").iterdir()) == sorted(
-        Path(f).name for f in lua_modules().values()
-    )
+    assert sorted(
+        p.relative_to(share).as_posix() for p in (share / "baton").rglob("*") if p.is_file()
+    ) == sorted(f.removeprefix("lua/") for f in lua_modules().values())
     # As rocks.nvim loads a plugin rock: its folder on the runtimepath, its modules on
     # package.path; nothing of the clone.
     init = tmp_path / "init.lua"

@@ -383,6 +383,8 @@ def _path_without_baton(path: str) -> str:
     return os.pathsep.join(keep)
 
 
+# It makes a venv and pip-installs the wheel: minutes on a loaded 2-core machine, not seconds.
+@pytest.mark.timeout(900)
 def test_fresh_profile_installs_the_server_and_delegates(
     tools: Tools, vsix: Path, repo: Path, baton_home: Path, tmp_path: Path
 ) -> None:

@@ -22,10 +22,12 @@ class Editor:
     def __init__(self, sup: Supervisor) -> None:
         self.sup = sup
         self.followed: list[str] = []
-        self.task_progress = self
 
     async def broker(self) -> Supervisor:
         return self.sup
+
+    def get_feature(self, feature: type) -> Editor:
+        return self  # the task progress it follows
 
     def follow(self, task_id: str, title: str, state: object) -> None:
         self.followed.append(task_id)

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from baton.acp import probe, transport
-from baton.agents.doctor import check_acp, format_report, run_doctor
+from baton.cli.doctor import check_acp, format_report, run_doctor
 from baton.config.profiles import Profile
 
 FAKE = str(Path(__file__).resolve().parents[1] / "support" / "acp_fake_agent.py")

@@ -6,7 +6,8 @@ import pytest
 
 from baton.agents.command import CommandAdapter
 from baton.agents.fake import FakeAdapter
-from baton.agents.registry import UnknownProvider, adapter_for, providers
+from baton.agents.registry import ADAPTERS, UnknownProvider, adapter_for, providers
+from baton.config.profiles import PROVIDERS
 
 
 def test_known_providers_have_their_adapters() -> None:
@@ -24,3 +25,9 @@ def test_unknown_provider_names_the_known_ones() -> None:
     message = str(info.value)
     assert "'clippy'" in message and "command" in message and "fake" in message
     assert not message.startswith('"')
+
+
+def test_the_config_knows_the_same_providers_as_the_adapters() -> None:
+    # config sits below the agents and keeps its own list of the names a profile may use
+    assert tuple(sorted(ADAPTERS)) == PROVIDERS
+    assert providers() == list(PROVIDERS)

@@ -16,9 +16,10 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-from baton.surfaces.ws.blocking import BlockingClient, accept_key, frame
+from baton.surfaces.ws.blocking import BlockingClient, accept_key
 from baton.surfaces.ws.discovery import Discovery
 from baton.surfaces.ws.errors import BrokerError, BrokerUnavailable
+from baton.surfaces.ws.frames import frame
 
 TOKEN = "s3cret-token"
 Handler = Callable[[ServerConnection], Awaitable[None]]

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from baton.agents import doctor
-from baton.agents.doctor import check_clis, check_profile, run_doctor, version_of
-from baton.cli import main
+from baton.cli import doctor, main
+from baton.cli.doctor import check_clis, check_profile, run_doctor, version_of
 from baton.config.profiles import Profile, default_profiles
 
 KEYS = (

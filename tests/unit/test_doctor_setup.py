@@ -14,8 +14,8 @@ import pytest
 from baton.agents import codex, preflight
 from baton.agents.base import Turn
 from baton.agents.codex import CodexAdapter, retry_bounds
-from baton.agents.doctor import format_report, run_doctor
 from baton.cli import main
+from baton.cli.doctor import format_report, run_doctor
 from baton.config.profiles import Profile
 
 KEYS = (

@@ -10,8 +10,8 @@ end, {
   nargs = '*',
   range = true,
   desc = 'Baton: delegate to a coding agent and review its diff',
-  complete = function(lead, line, pos)
-    return require('baton.command').complete(lead, line, pos)
+  complete = function(lead, line)
+    return require('baton.command').complete(lead, line)
   end,
 })
 

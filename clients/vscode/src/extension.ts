@@ -1,21 +1,28 @@
 /**
  * Baton for VS Code: only wiring. The language client (common/server), the status bar,
- * the task view, the inline diff (decorations + CodeLens + Open Diff) and the commands each
- * live in their own module under common/.
+ * the task view, the inline diff (decorations + CodeLens + Open Diff), the hunks following
+ * edits (common/diffFollow), the undo watch (common/undoLookup), the permission prompts and
+ * the commands each live in their own module under common/; VS Code itself is reached
+ * through common/vscodeapi.
  */
 
-import * as vscode from "vscode";
+import type * as vscode from "vscode";
 
 import { CONFIG_SECTION, CONTEXT_SERVER_STATE, Command, PERMISSION_SCHEME, PROPOSAL_SCHEME, TASK_VIEW, TRANSCRIPT_SCHEME } from "./common/constants";
 import { HunkLenses } from "./common/codeLensProvider";
 import { App, notify, refreshTasks, registerCommands } from "./common/commands";
+import { Debounce } from "./common/debounce";
+import { DiffFollow } from "./common/diffFollow";
+import { registerDiffReview } from "./common/diffReview";
+import { reviewableFiles } from "./common/fileDecisions";
 import { InlineDecorations } from "./common/inlineDecorations";
 import { stateLine } from "./common/lifecycle";
 import { registerLogger, traceError, traceInfo } from "./common/log";
+import { answerPermissionCommand } from "./common/permissionCommand";
 import { PermissionView } from "./common/permissionView";
-import { Permissions, SHOW_DETAILS, waitingText } from "./common/permissions";
+import { Permissions, waitingText } from "./common/permissions";
 import { ProposalView } from "./common/proposalView";
-import { ServerCommand, WORKING_STATES, readTaskDiff } from "./common/protocol";
+import { ServerCommand, WORKING_STATES } from "./common/protocol";
 import { ServerInstaller } from "./common/install";
 import { onInterpreterChange, selectedInterpreter } from "./common/python";
 import { ReviewComments } from "./common/reviewComments";
@@ -27,8 +34,21 @@ import { StatusBar } from "./common/statusBar";
 import { TaskList, proposerOf } from "./common/tasks";
 import { TaskView } from "./common/taskView";
 import { UndoWatch } from "./common/undo";
+import { UndoLookup } from "./common/undoLookup";
 import { TranscriptView } from "./common/transcriptView";
-import { createLogOutputChannel, getConfiguration, onDidChangeConfiguration, setContext } from "./common/vscodeapi";
+import {
+  createLogOutputChannel,
+  getConfiguration,
+  onDidChangeConfiguration,
+  onDidChangeTextDocument,
+  registerCodeLensProvider,
+  registerCommand,
+  registerTextDocumentContentProvider,
+  registerTreeDataProvider,
+  setContext,
+  textDocuments,
+  workspaceFolders,
+} from "./common/vscodeapi";
 
 let server: BatonServer | undefined;
 
@@ -51,42 +71,46 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       return t === undefined ? undefined : proposerOf(t);
     },
   );
-  // eslint-disable-next-line prefer-const
-  let permissions: Permissions;
-  const taskView = new TaskView(tasks, (taskId) => {
-    const waiting = permissions.list(taskId)[0];
-    return waiting === undefined ? undefined : waitingText(waiting);
-  });
+  const toServer = <T>(command: string, args?: object): Promise<T> => {
+    if (server === undefined) return Promise.reject(new Error("the Baton server is not running"));
+    return server.request<T>(command, args);
+  };
+  // The permission view refreshes the task view, which shows what a task waits for: each
+  // callback reads the other only once the server has sent something (all are built by then).
   const permissionView = new PermissionView(() => taskView.refresh());
-  permissions = new Permissions(
+  const permissions = new Permissions(
     permissionView,
-    (args) => {
-      if (server === undefined) return Promise.reject(new Error("the Baton server is not running"));
-      return server.request(ServerCommand.answerPermission, args);
+    (args) => toServer(ServerCommand.answerPermission, args),
+    (err) => permissionView.answerFailed(err),
+  );
+  const taskView = new TaskView(
+    tasks,
+    (taskId) => {
+      const waiting = permissions.list(taskId)[0];
+      return waiting === undefined ? undefined : waitingText(waiting);
     },
-    (err) => {
-      traceError("could not answer the permission request:", err);
-      void vscode.window.showErrorMessage(`Baton: ${err instanceof Error ? err.message : String(err)}`);
-    },
+    (taskId) => reviewableFiles(reviews, taskId),
   );
 
   const installer = new ServerInstaller(context.globalStorageUri.fsPath, context.extensionPath, () =>
-    selectedInterpreter(vscode.workspace.workspaceFolders?.[0]?.uri),
+    selectedInterpreter(workspaceFolders()?.[0]?.uri),
   );
-  const transcripts = new TranscriptView((command, args) => {
-    if (server === undefined) return Promise.reject(new Error("the Baton server is not running"));
-    return server.request(command, args);
-  });
-  const comments = new ReviewComments(reviews, (command, args) => {
-    if (server === undefined) return Promise.reject(new Error("the Baton server is not running"));
-    return server.request(command, args);
-  });
+  const transcripts = new TranscriptView(toServer);
+  const comments = new ReviewComments(reviews, toServer);
   proposals.agentText = async (taskId, uri) => {
     const r = await server?.request<{ text?: unknown }>(ServerCommand.proposed, { taskId, path: uri });
     return typeof r?.text === "string" ? r.text : "";
   };
-  // eslint-disable-next-line prefer-const
-  let app: App;
+  const diffsChanged = (keys?: Set<string>): void => {
+    decorations.refresh(keys);
+    lenses.refresh();
+    proposals.refresh();
+    taskView.refresh(); // a task's files to review
+  };
+  // Hunks move with the user's edits; an undo of an accepted hunk reopens it.
+  const follow = new DiffFollow(reviews, () => server, diffsChanged);
+  const undoLookup = new UndoLookup(undo, (key) => textDocuments().find((d) => uriKey(d.uri.toString()) === key), () => server);
+  // The server's events reach `app` (built next, around the server) only once it has started.
   server = new BatonServer(channel, {
     tasks: (list) => {
       for (const t of list) {
@@ -113,7 +137,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     diff: (diff) => {
       app.diffsChanged(reviews.update(diff));
       comments.diffArrived(diff);
-      for (const key of undo.update(diff)) lookForUndo(key);
+      for (const key of undo.update(diff)) undoLookup.look(key);
     },
     permission: (request) => permissions.update(request),
     transcript: (change) => transcripts.onChange(change),
@@ -131,7 +155,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     },
   }, settings, installer);
 
-  app = {
+  const app: App = {
     server,
     reviews,
     tasks,
@@ -141,67 +165,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     memento: context.globalState,
     settings,
     tasksChanged: () => taskView.refresh(),
-    diffsChanged: (keys) => {
-      decorations.refresh(keys);
-      lenses.refresh();
-      proposals.refresh();
-    },
+    diffsChanged,
   };
 
-  // After the user edits a document, hunks below the edit move with it; the server's own
-  // placement follows shortly (baton.diff), debounced per task.
-  const pendingFetch = new Map<string, ReturnType<typeof setTimeout>>();
-  const refetch = (taskId: string): void => {
-    clearTimeout(pendingFetch.get(taskId));
-    pendingFetch.set(
-      taskId,
-      setTimeout(() => {
-        pendingFetch.delete(taskId);
-        if (!reviews.task(taskId)) return;
-        server
-          ?.request(ServerCommand.diff, { taskId })
-          .then((d) => app.diffsChanged(reviews.update(readTaskDiff(d))))
-          .catch((err) => traceInfo(`baton.diff ${taskId}:`, err));
-      }, 400),
-    );
-  };
-
-  // An undo (or redo) of an accepted hunk is a decision: when a document of a watched task
-  // changes, ask the server to reopen (reaccept) what its text may hold again (common/undo).
-  const undoTimers = new Map<string, ReturnType<typeof setTimeout>>();
-  function lookForUndo(key: string): void {
-    clearTimeout(undoTimers.get(key));
-    undoTimers.set(
-      key,
-      setTimeout(() => {
-        undoTimers.delete(key);
-        const doc = vscode.workspace.textDocuments.find((d) => uriKey(d.uri.toString()) === key);
-        if (doc === undefined || server === undefined) return;
-        for (const r of undo.check(doc.uri.toString(), doc.version, doc.getText())) {
-          server
-            .request<{ state?: string; reopened?: string[]; reaccepted?: string[] }>(r.command, r.args)
-            .then((res) => {
-              const done = res?.reopened ?? res?.reaccepted ?? [];
-              if (done.length > 0) traceInfo(`task ${r.args.taskId}: ${r.command} ${done.join(", ")} → ${res?.state}`);
-            })
-            .catch((err) => traceInfo(`${r.command} ${r.args.taskId}:`, err))
-            .finally(() => {
-              undo.done(r.args.taskId);
-              lookForUndo(key); // the document may have moved on meanwhile
-            });
-        }
-      }, 150),
-    );
-  }
-
-  let restartTimer: ReturnType<typeof setTimeout> | undefined;
-  const scheduleRestart = (why: string): void => {
-    clearTimeout(restartTimer);
-    restartTimer = setTimeout(() => {
-      traceInfo(`restarting the server: ${why}`);
-      void server?.restart();
-    }, 1000);
-  };
+  const restart = new Debounce<string>(1000, (why) => {
+    traceInfo(`restarting the server: ${why}`);
+    void server?.restart();
+  });
+  const scheduleRestart = (why: string): void => restart.schedule(why);
 
   context.subscriptions.push(
     server,
@@ -210,59 +181,36 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     lenses,
     decorations,
     taskView,
-    vscode.window.registerTreeDataProvider(TASK_VIEW, taskView),
-    vscode.languages.registerCodeLensProvider({ scheme: "file" }, lenses),
-    vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, proposals),
+    registerTreeDataProvider(TASK_VIEW, taskView),
+    registerCodeLensProvider({ scheme: "file" }, lenses),
+    registerTextDocumentContentProvider(PROPOSAL_SCHEME, proposals),
     permissionView,
-    vscode.workspace.registerTextDocumentContentProvider(PERMISSION_SCHEME, permissionView),
+    registerTextDocumentContentProvider(PERMISSION_SCHEME, permissionView),
     transcripts,
-    vscode.workspace.registerTextDocumentContentProvider(TRANSCRIPT_SCHEME, transcripts),
+    registerTextDocumentContentProvider(TRANSCRIPT_SCHEME, transcripts),
     comments,
     ...comments.register(),
-    vscode.commands.registerCommand(Command.answerPermission, async (arg?: { taskId?: string }) => {
-      const waiting = permissions.list(arg?.taskId);
-      if (waiting.length === 0) {
-        void vscode.window.showInformationMessage("Baton: no permission request is waiting.");
-        return;
-      }
-      const request =
-        waiting.length === 1
-          ? waiting[0]
-          : (
-              await vscode.window.showQuickPick(
-                waiting.map((p) => ({ label: p.tool, description: p.title || p.taskId, p })),
-                { placeHolder: "Which permission request?" },
-              )
-            )?.p;
-      if (request === undefined) return;
-      const items = [...request.options.map((o) => ({ label: o.name, id: o.id })), { label: SHOW_DETAILS, id: "" }];
-      const pick = await vscode.window.showQuickPick(items, { placeHolder: `${request.title || request.taskId} asks permission: ${request.tool}` });
-      if (pick === undefined) return;
-      if (pick.id === "") await permissionView.showDetails(request);
-      else await permissions.choose(request.taskId, request.id, pick.id);
-    }),
-    vscode.commands.registerCommand(Command.installServer, () => server?.installAndStart()),
-    vscode.commands.registerCommand(Command.openServerSettings, () => openServerSettings()),
+    registerCommand(Command.answerPermission, answerPermissionCommand(permissions, permissionView)),
+    registerCommand(Command.installServer, () => server?.installAndStart()),
+    registerCommand(Command.openServerSettings, () => openServerSettings()),
     ...registerCommands(app),
-    vscode.workspace.onDidChangeTextDocument((e) => {
+    ...registerDiffReview(app),
+    onDidChangeTextDocument((e) => {
       if (e.contentChanges.length === 0) return;
       const uri = e.document.uri.toString();
-      if (undo.watching(uri)) lookForUndo(uriKey(uri));
+      undoLookup.edited(uri);
       const changes = e.contentChanges.map((c) => ({
         range: { start: c.range.start, end: c.range.end },
         text: c.text,
       }));
-      if (reviews.shift(uri, changes)) {
-        app.diffsChanged(new Set([uriKey(uri)]));
-        for (const entry of reviews.entries(uri)) refetch(entry.taskId);
-      }
+      follow.edited(uri, changes);
     }),
     onDidChangeConfiguration((e) => {
       if (RESTART_KEYS.some((k) => e.affectsConfiguration(k))) scheduleRestart("settings changed");
       if (e.affectsConfiguration("baton.inlineDiff")) app.diffsChanged();
     }),
-    { dispose: () => pendingFetch.forEach((t) => clearTimeout(t)) },
-    { dispose: () => undoTimers.forEach((t) => clearTimeout(t)) },
+    follow,
+    undoLookup,
   );
   const interpreterWatch = await onInterpreterChange(() => {
     const s = settings();

@@ -26,13 +26,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from baton.errors import BatonError
+
 RECORD = "acp-runner.json"
 #: Unix socket paths longer than this do not fit in ``sockaddr_un`` (108 bytes with the NUL).
 MAX_SOCKET_PATH = 100
 TIMEOUT = 10.0
 
 
-class ControlError(RuntimeError):
+class ControlError(BatonError, RuntimeError):
     """The runner could not be reached, or refused the request (the message says why)."""
 
 

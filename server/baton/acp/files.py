@@ -13,9 +13,10 @@ import os
 from pathlib import Path
 
 from baton.acp.policy import inside
+from baton.errors import BatonError
 
 
-class OutsideWorktree(PermissionError):
+class OutsideWorktree(BatonError, PermissionError):
     """A file request for a path outside the task's worktree."""
 
     def __init__(self, op: str, path: str, root: str) -> None:

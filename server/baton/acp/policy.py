@@ -16,6 +16,8 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
+from baton.errors import InvalidInput
+
 Decision = Literal["allow", "ask", "deny"]
 DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
 
@@ -36,7 +38,7 @@ DEFAULT_POLICY: dict[str, Decision] = {
 }
 
 
-class PolicyError(ValueError):
+class PolicyError(InvalidInput, ValueError):
     """A policy names an unknown decision."""
 
 

@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from baton.config.profiles import Profile
 from baton.core.events import Event
+from baton.errors import Unavailable
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,5 +82,5 @@ class Adapter(Protocol):
     def parser(self) -> Parser: ...
 
 
-class AgentNotFound(RuntimeError):
+class AgentNotFound(Unavailable, RuntimeError):
     """The agent CLI a profile names is not installed or not executable."""

@@ -51,9 +51,10 @@ from baton.agents.fake_script import (
     parse_script,
     script_for,
 )
+from baton.errors import BatonError
 
 
-class StepFailed(Exception):
+class StepFailed(BatonError):
     """A step could not be done (a missing file, an edit whose ``old`` text is absent…)."""
 
 

@@ -17,6 +17,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from baton.errors import InvalidInput
+
 FENCE = re.compile(r"```baton-fake[ \t]*\r?\n(.*?)```", re.DOTALL)
 
 #: Each step's key and the other fields it may carry.
@@ -44,7 +46,7 @@ STEP_FIELDS: dict[str, frozenset[str]] = {
 Step = dict[str, Any]
 
 
-class BrokenScript(ValueError):
+class BrokenScript(InvalidInput, ValueError):
     """The script is not valid JSON or not a list of known steps."""
 
 

@@ -51,6 +51,7 @@ from baton.agents.stream import as_dict, clip, json_object, relative, session_lo
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
+from baton.errors import InvalidInput
 
 #: Settings Baton forces (as system settings) so Gemini calls no one but the model.
 QUIET_SETTINGS: dict[str, Any] = {
@@ -70,7 +71,7 @@ STDIN_LIMIT = 8 * 1024 * 1024
 _API_ERROR = re.compile(r"^\[API Error: (?P<body>.*)\](?P<rest>.*)$", re.S)
 
 
-class PromptTooLarge(OSError):
+class PromptTooLarge(InvalidInput, OSError):
     """The prompt is larger than the CLI can take; nothing was started.
 
     An :class:`OSError` so the supervisor fails the task with this message, like a failed spawn.

@@ -21,9 +21,10 @@ from pathlib import Path
 
 from baton.agents.gemini import skipped_reason
 from baton.config.profiles import Profile
+from baton.errors import Unavailable
 
 
-class Misconfigured(OSError):
+class Misconfigured(Unavailable, OSError):
     """The CLI would misbehave as configured; nothing was started. The message says the fix.
 
     An :class:`OSError` so the runtime fails the task ``worker_error`` with this message before

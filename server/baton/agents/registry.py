@@ -10,6 +10,7 @@ from baton.agents.fake import FakeAdapter
 from baton.agents.gemini import GeminiAdapter
 from baton.agents.opencode import OpenCodeAdapter
 from baton.agents.pi import PiAdapter
+from baton.errors import InvalidInput
 
 #: provider name → its adapter (adapters are stateless; parsers carry the per-attempt state).
 ADAPTERS: dict[str, Adapter] = {
@@ -23,7 +24,7 @@ ADAPTERS: dict[str, Adapter] = {
 }
 
 
-class UnknownProvider(KeyError):
+class UnknownProvider(InvalidInput, KeyError):
     """No adapter is registered for a provider."""
 
     def __init__(self, provider: str) -> None:

@@ -110,12 +110,12 @@ def _guarded(run: Callable[[], int], out: render.Output) -> int:
 
 def _local_failure(exc: Exception) -> tuple[int, str] | None:
     """The exit code and message for an error of the commands that work without a broker
-    (the store's, the supervisor's), or None for any other. Their modules are imported
-    here, on the way out, so that the commands that never load them start without them."""
-    from baton.runtime import TaskError
-    from baton.store import AmbiguousTask, StoreError, UnknownTask
+    (the store's, the supervisor's), or None for any other: the kinds of
+    :mod:`baton.errors`, imported on the way out (it imports nothing)."""
+    from baton.errors import NotFound, WrongState
+    from baton.store.errors import StoreError
 
-    if isinstance(exc, (UnknownTask, AmbiguousTask, TaskError)):
+    if isinstance(exc, (NotFound, WrongState)):
         return EXIT_USAGE, str(exc)
     if isinstance(exc, StoreError):
         return EXIT_FAILED, f"state folder: {exc}"
@@ -195,7 +195,7 @@ async def _doctor(args: argparse.Namespace, out: render.Output) -> int:
     import asyncio
     from pathlib import Path
 
-    from baton.agents.doctor import format_report, run_doctor
+    from baton.cli.doctor import format_report, run_doctor
     from baton.config.layers import ConfigError
     from baton.config.settings import load_settings
     from baton.process import sandbox

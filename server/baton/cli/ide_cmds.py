@@ -12,6 +12,7 @@ import argparse
 import os
 
 from baton.cli.render import Output
+from baton.errors import Unavailable
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (it costs start-up)
 if TYPE_CHECKING:  # imported when used: `baton --help` stays quick
@@ -23,7 +24,7 @@ if TYPE_CHECKING:  # imported when used: `baton --help` stays quick
 IDE_PREFIX = "Baton"
 
 
-class NoEditor(Exception):
+class NoEditor(Unavailable):
     """No editor with Baton's IDE server serves the folder."""
 
 

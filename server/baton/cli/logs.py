@@ -13,12 +13,14 @@ from __future__ import annotations
 import os
 import sys
 
+from baton.errors import InvalidInput
+
 #: The levels by name: :mod:`logging`'s values (DEBUG, INFO, WARNING, ERROR), which are fixed.
 LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
 ENV = "BATON_LOG"
 
 
-class BadLevel(ValueError):
+class BadLevel(InvalidInput, ValueError):
     """``BATON_LOG`` holds something that is not a level."""
 
 

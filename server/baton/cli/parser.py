@@ -15,6 +15,7 @@ from baton.cli.init_cmd import add_commands as add_init_commands
 from baton.cli.store_cmds import add_commands as add_store_commands
 from baton.core.ids import MIN_PREFIX
 from baton.core.lifecycle import TaskState
+from baton.errors import InvalidInput
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (it costs start-up)
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 ID_HELP = f"a task id, or a unique prefix of it of at least {MIN_PREFIX} characters"
 
 
-class ArgumentError(Exception):
+class ArgumentError(InvalidInput):
     """The command line does not parse; ``usage`` is the usage line of the (sub)command."""
 
     def __init__(self, message: str, usage: str, prog: str) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.cli.render import Output
+from baton.errors import InvalidInput
 from baton.surfaces.ws import protocol
 from baton.surfaces.ws.blocking import BlockingClient, connect_for
 from baton.surfaces.ws.errors import BrokerError
@@ -29,7 +30,7 @@ from baton.surfaces.ws.locate import broker_by_pid
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-class UsageError(Exception):
+class UsageError(InvalidInput):
     """Bad input from the user: exit code 2 with a clear message."""
 
 

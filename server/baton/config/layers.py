@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from baton.errors import InvalidInput
+
 PROJECT_FILE = ".baton.toml"
 PYPROJECT = "pyproject.toml"
 USER_FILE = "config.toml"
@@ -43,7 +45,7 @@ class Source:
         return {"layer": self.layer, "path": self.path, "line": self.line, "note": self.note}
 
 
-class ConfigError(ValueError):
+class ConfigError(InvalidInput, ValueError):
     """A config file that cannot be read or holds a bad value; names the file and line."""
 
     def __init__(self, message: str, path: str | None = None, line: int | None = None) -> None:

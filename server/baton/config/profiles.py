@@ -28,6 +28,11 @@ class Profile:
     network: str = "allow"  # allow | none: whether its sandbox lets it reach the network
 
 
+#: Every provider a profile may name, sorted: one per adapter of ``baton.agents.registry``
+#: (the config floor sits below the agents, so it keeps its own list;
+#: tests/unit/test_agents_registry.py checks that the two agree).
+PROVIDERS: tuple[str, ...] = ("claude", "codex", "command", "fake", "gemini", "opencode", "pi")
+
 #: Agent CLIs discovered on PATH: (provider, executable name, label). One line per CLI.
 DISCOVERABLE: tuple[tuple[str, str, str], ...] = (
     ("claude", "claude", "Claude Code"),

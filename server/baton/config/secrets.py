@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from baton.config.secretsfile import OPT_IN, secrets_file
 from baton.core import masking
 from baton.core.masking import MASK, MASK_ENV
+from baton.errors import BatonError, Unavailable
 
 REF_PREFIX = "keyring:"
 DEFAULT_SERVICE = "baton"
@@ -51,11 +52,11 @@ class SecretRef:
         return f"{self.service}/{self.name}"
 
 
-class SecretError(RuntimeError):
+class SecretError(BatonError, RuntimeError):
     """A secret cannot be read or written; the message says what to do."""
 
 
-class NoKeyring(SecretError):
+class NoKeyring(Unavailable, SecretError):
     """No keyring backend is available and the file backend was not opted in to."""
 
 

@@ -34,7 +34,7 @@ from baton.config.layers import (
     user_config_path,
 )
 from baton.config.logins import choose_default
-from baton.config.profiles import Profile, default_profiles
+from baton.config.profiles import PROVIDERS, Profile, default_profiles
 from baton.config.schema import Values, one_of
 from baton.core.routing import KINDS, Account, KindRule, Policy
 
@@ -163,9 +163,7 @@ def _merge(base: dict[Key, tuple[Any, Source]], layer: Layer) -> dict[Key, tuple
 
 
 def _providers() -> list[str]:
-    from baton.agents.registry import providers  # the registry imports this package
-
-    return providers()
+    return list(PROVIDERS)
 
 
 def _profiles(values: Values) -> dict[str, Profile]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from baton.errors import WrongState
+
 
 class TaskState(StrEnum):
     QUEUED = "queued"
@@ -86,7 +88,7 @@ SETTLED: frozenset[TaskState] = frozenset(
 ACTIVE: frozenset[TaskState] = frozenset({S.QUEUED, S.PREPARING, S.RUNNING, S.VERIFYING})
 
 
-class IllegalTransition(ValueError):
+class IllegalTransition(WrongState, ValueError):
     """A move the lifecycle does not allow."""
 
     def __init__(self, current: TaskState, target: TaskState) -> None:

@@ -26,6 +26,7 @@ from baton.core.kinds import MECHANICAL_MAX_WORDS as MECHANICAL_MAX_WORDS
 from baton.core.kinds import Classification as Classification
 from baton.core.kinds import Kind as Kind
 from baton.core.kinds import classify as classify
+from baton.errors import InvalidInput
 
 
 class Quality(StrEnum):
@@ -138,7 +139,7 @@ class Route:
     explicit: bool = False  # named by the request: never handed off
 
 
-class RoutingError(ValueError):
+class RoutingError(InvalidInput, ValueError):
     """No worker may run the task (unknown, disabled or not allowed in this project)."""
 
 

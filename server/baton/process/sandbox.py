@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.agents.base import Launch
+from baton.errors import Unavailable
 from baton.process.sandbox_paths import inside, plan, private_tmp
 
 MODES = ("auto", "require", "off")
@@ -59,7 +60,7 @@ _STOP_SIGNALS = "TERM,INT,HUP"
 TMP = "/tmp"
 
 
-class SandboxUnavailable(OSError):
+class SandboxUnavailable(Unavailable, OSError):
     """``sandbox = "require"`` and no sandbox can run here: the agent is not started."""
 
 

@@ -31,6 +31,7 @@ import psutil
 
 from baton.agents.base import AgentNotFound, Launch, Parser
 from baton.core.events import Event
+from baton.errors import BatonError
 from baton.process.sandbox import Confinement, confine
 from baton.process.wrap import take_lock
 
@@ -87,7 +88,7 @@ class ExitRecord:
     ended_at: float = 0.0
 
 
-class AttemptRunning(FileExistsError):
+class AttemptRunning(BatonError, FileExistsError):
     """A live process already holds the claim of the attempt that was to be started."""
 
 

@@ -25,6 +25,8 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
+from baton.errors import BatonError
+
 IN_MODIFY = 0x00000002
 IN_ATTRIB = 0x00000004
 IN_CLOSE_WRITE = 0x00000008
@@ -43,7 +45,7 @@ _SAFETY_INTERVAL = 1.0
 _CHUNK = 1 << 16
 
 
-class TailError(RuntimeError):
+class TailError(BatonError, RuntimeError):
     """The followed file cannot be read any more (deleted, truncated, unreadable)."""
 
 

@@ -35,6 +35,7 @@ from baton.core.lifecycle import Completion, TaskState
 from baton.core.outcome import Outcome
 from baton.core.settle import NextTurn, Stop
 from baton.core.task import Attempt, Task
+from baton.errors import BatonError
 from baton.faults import crash_point
 from baton.process import spawn as procs
 from baton.process.exitwatch import ExitWatch
@@ -59,7 +60,7 @@ def _worker_error(event: Event) -> bool:
     return event.type == EventType.ERROR and event.data.get("kind") == Completion.WORKER_ERROR
 
 
-class StartFailed(Exception):
+class StartFailed(BatonError):
     """The attempt could not start; ``completion`` says how the task ends."""
 
     def __init__(self, completion: Completion, message: str) -> None:

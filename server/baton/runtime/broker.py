@@ -7,8 +7,10 @@ import os
 
 import psutil
 
+from baton.errors import WrongState
 
-class TaskError(Exception):
+
+class TaskError(WrongState):
     """A request that cannot be done in the task's current state (the message says what can)."""
 
 

@@ -7,12 +7,14 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
+from baton.errors import BatonError, NotFound
 
-class StoreError(Exception):
+
+class StoreError(BatonError):
     """The database refused an operation (disk full, corrupt file, locked, …)."""
 
 
-class UnknownTask(KeyError):
+class UnknownTask(NotFound, KeyError):
     """No stored task has this id (or id prefix)."""
 
     def __init__(self, task_id: str, detail: str = "") -> None:
@@ -24,7 +26,7 @@ class UnknownTask(KeyError):
         return f"no task {self.task_id!r}" + (f" ({self.detail})" if self.detail else "")
 
 
-class AmbiguousTask(KeyError):
+class AmbiguousTask(NotFound, KeyError):
     """An id prefix matches more than one task."""
 
     def __init__(self, prefix: str, candidates: Sequence[str]) -> None:

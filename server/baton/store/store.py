@@ -19,12 +19,13 @@ from typing import Any
 
 from sqlite_utils import Database
 
+import baton.store.layout as layout
+import baton.store.migrations as migrations
 from baton.core.diff import FileDiff, HunkState
 from baton.core.events import Event, EventType
 from baton.core.ids import MIN_PREFIX
 from baton.core.lifecycle import SETTLED, TaskState
 from baton.core.task import Attempt, Task
-from baton.store import layout, migrations
 from baton.store.errors import AmbiguousTask, StoreError, UnknownTask, store_error
 from baton.store.layout import KEEP, Keep
 

@@ -18,6 +18,8 @@ from functools import cache
 from pathlib import Path
 from typing import Literal, ParamSpec, TypeVar, overload
 
+from baton.errors import BatonError
+
 IDENTITY = ("Baton", "baton@localhost")
 
 # Settings for Baton's own git calls: no hooks, no line-ending or split-index games, no
@@ -50,7 +52,7 @@ _LOCATION_VARS = (
 )
 
 
-class GitError(RuntimeError):
+class GitError(BatonError, RuntimeError):
     """A git command failed; carries the argv, exit code and stderr."""
 
     def __init__(self, args: Sequence[str], returncode: int, stderr: str) -> None:

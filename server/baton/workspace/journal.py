@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from baton.errors import BatonError
 from baton.faults import crash_point
 from baton.workspace.userfile import (
     Content,
@@ -51,7 +52,7 @@ from baton.workspace.userfile import (
 _TEMP = re.compile(r"\..+\.baton-[0-9a-f]+\.tmp")
 
 
-class JournalError(OSError):
+class JournalError(BatonError, OSError):
     """The accept journal could not be written (nothing in the user's files was changed)."""
 
 

@@ -114,6 +114,8 @@ local function handlers()
     ['window/showDocument'] = function(err, params, ctx)
       local uri = type(params) == 'table' and params.uri or nil
       local own = require('baton.own')
+      -- (params is a table here: uri came from it)
+      ---@diagnostic disable-next-line: need-check-nil
       if type(uri) == 'string' and uri:match('^file:') and not params.external then
         local fname = vim.uri_to_fname(uri)
         if own.is_own(fname) then
@@ -251,7 +253,7 @@ function M.request(client, method, params, handler, buf)
     if has_011 then
       stopped = client:is_stopped()
     else
-      stopped = client.is_stopped()
+      stopped = client.is_stopped() ---@diagnostic disable-line: missing-parameter (0.10's API)
     end
     if stopped then
       handler({ message = 'the Baton server stopped' }, nil)

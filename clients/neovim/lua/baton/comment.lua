@@ -152,6 +152,7 @@ end
 ---@param turn? integer
 function M.step_back(turn)
   local t = M.target()
+  ---@diagnostic disable-next-line: need-check-nil (the `t and` guards it)
   local client = t and vim.lsp.get_client_by_id(t.client_id)
   if not t or not client then
     vim.notify('Baton: no task has hunks in this buffer', vim.log.levels.WARN)

@@ -110,6 +110,7 @@ end
 ---@return baton.WorkerInfo[]
 function M.workers(timeout_ms)
   local c = current_client()
+  ---@diagnostic disable-next-line: need-check-nil (the `c and` guards it)
   local root = c and c.root_dir
   if not c or not root then
     return {} -- no server: a <Tab> must not start a broker

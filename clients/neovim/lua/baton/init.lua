@@ -100,6 +100,7 @@ end
 ---@return string|nil
 local function task_here()
   local h = require('baton.diff').hunk_at()
+  ---@diagnostic disable-next-line: need-check-nil (the `h and` guards it)
   return h and h.task or nil
 end
 

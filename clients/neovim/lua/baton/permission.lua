@@ -77,11 +77,8 @@ end
 ---@return string[] lines
 ---@return string[] preview the preview lines (from line 3 on)
 function M.lines(p)
-  local head = string.format(
-    'Baton: %s asks permission: %s',
-    p.title ~= '' and p.title or p.taskId,
-    p.tool
-  )
+  local head =
+    string.format('Baton: %s asks permission: %s', p.title ~= '' and p.title or p.taskId, p.tool)
   local lines = { head, '' }
   local preview = vim.split(p.preview ~= '' and p.preview or p.tool, '\n', { plain = true })
   if preview[#preview] == '' then
@@ -256,11 +253,8 @@ function M.prompt(task_id)
     vim.notify('Baton: no permission request is waiting', vim.log.levels.INFO)
     return
   end
-  local prompt = string.format(
-    'Baton: %s asks permission: %s',
-    p.title ~= '' and p.title or p.taskId,
-    p.tool
-  )
+  local prompt =
+    string.format('Baton: %s asks permission: %s', p.title ~= '' and p.title or p.taskId, p.tool)
   vim.ui.select(p.options, {
     prompt = prompt,
     kind = 'baton_permission',

@@ -56,9 +56,11 @@ function M.pick(filter, on_choice)
   if not c then
     return
   end
+  ---@diagnostic disable-next-line: need-check-nil (the `filter and` guards it)
   local args = { limit = 100, states = filter and filter.states or nil }
   client.command(c, 'baton.tasks', args, function(result)
     local tasks = result and result.tasks or {}
+    ---@diagnostic disable-next-line: need-check-nil (the `filter and` guards it)
     local move = filter and filter.move
     if move then
       tasks = vim.tbl_filter(function(t)

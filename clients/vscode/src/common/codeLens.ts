@@ -9,10 +9,13 @@
  * so), so no stale lens stands while the final ones come.
  *
  * A hunk the server marks as a conflict with the user's edits gets "Keep mine | Take theirs |
- * Merge view | Ask the agent to redo it" instead of "Accept | Reject".
+ * Merge view | Ask the agent to redo it" instead of "Accept | Reject". A hunk whose proposed
+ * lines a ghost cannot show ("+ 2 more lines") also gets "Show N proposed lines" (peek.ts).
  */
 
 import { Command } from "./constants";
+import { splitLines } from "./inlineDiff";
+import { needsLines } from "./proposedLines";
 import { WORKING_STATES } from "./protocol";
 import { Entry } from "./reviews";
 
@@ -79,6 +82,10 @@ export function lensesFor(entries: readonly Entry[], uri: string, stateOf: (task
       const title = e.hunk.stale ? "Accept (edited since)" : e.hunk.revised === true ? "Accept (revised)" : "Accept";
       out.push({ line, title, command: Command.acceptHunk, args });
       out.push({ line, title: "Reject", command: Command.rejectHunk, args });
+      if (needsLines(e.hunk)) {
+        const n = splitLines(e.hunk.newText).length;
+        out.push({ line, title: `Show ${n} proposed line${n === 1 ? "" : "s"}`, command: Command.peekHunk, args: [{ taskId, hunkId: e.hunk.id, uri }] });
+      }
     }
   }
   return out;

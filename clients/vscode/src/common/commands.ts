@@ -15,7 +15,7 @@ import { Choices, KINDS, WorkerItem, delegateSelection } from "./delegate";
 import { History } from "./history";
 import { decisionLine, delegatedLine, moveLine, startedMessage } from "./lifecycle";
 import { showLog, traceError, traceInfo } from "./log";
-import { ProposalView } from "./proposalView";
+import { ProposalView, proposalCursor } from "./proposalView";
 import { DelegateArgs, HunkArgs, ServerCommand, TaskSummary, readTaskDiff, readTasks, readStatus, readWorkers } from "./protocol";
 import { ReviewDeps, decide, navigate } from "./review";
 import { registerSettledTasks } from "./settledTasks";
@@ -58,7 +58,7 @@ function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-async function run(what: string, fn: () => Promise<unknown>): Promise<void> {
+export async function run(what: string, fn: () => Promise<unknown>): Promise<void> {
   try {
     await fn();
   } catch (err) {
@@ -164,12 +164,13 @@ function announceStart(app: App, result: unknown, worker: string | null): void {
 
 // -- review ----------------------------------------------------------------------------------
 
-function reviewDeps(app: App): ReviewDeps {
+export function reviewDeps(app: App): ReviewDeps {
   return {
     reviews: app.reviews,
     cursor: () => {
       const editor = activeTextEditor();
-      return editor ? { uri: editor.document.uri.toString(), line: editor.selection.active.line } : undefined;
+      // on a proposal (Open Diff's right side, a peek): the hunk there, in its own file
+      return editor ? (proposalCursor(app.reviews, editor.document.uri, editor.selection.active.line) ?? { uri: editor.document.uri.toString(), line: editor.selection.active.line }) : undefined;
     },
     execute: async (command: string, args: HunkArgs) => {
       const uris = app.reviews.task(args.taskId)?.files.map((f) => f.uri) ?? [];

@@ -9,8 +9,10 @@
 
 import * as vscode from "vscode";
 
-import { Command, CONTEXT_HAS_HUNKS } from "./constants";
-import { paint } from "./inlineDiff";
+import { Command, CONTEXT_HAS_HUNKS, PROPOSAL_SCHEME } from "./constants";
+import { paint, splitLines } from "./inlineDiff";
+import { needsLines } from "./proposedLines";
+import { readRef } from "./proposalView";
 import { Reviews, uriKey } from "./reviews";
 import { setContext, visibleTextEditors } from "./vscodeapi";
 
@@ -37,21 +39,40 @@ function kinds(draft: boolean): { removed: vscode.TextEditorDecorationType; adde
   return { removed, added };
 }
 
-function hover(markdown: string, taskId: string, hunkId: string, final: boolean, by: string | undefined): vscode.MarkdownString {
+/** ``lines``: how many lines the hunk proposes, when a peek shows them better (else 0). */
+function hover(markdown: string, taskId: string, hunkId: string, final: boolean, by: string | undefined, lines = 0): vscode.MarkdownString {
   const md = new vscode.MarkdownString(markdown);
   if (by !== undefined) {
     md.appendMarkdown(`\n\n*Proposed by ${by}: it writes the file once every hunk is decided.*`);
   }
   if (final) {
     const args = encodeURIComponent(JSON.stringify([{ taskId, hunkIds: [hunkId] }]));
+    const peek = encodeURIComponent(JSON.stringify([{ taskId, hunkId }]));
+    const show = lines > 0 ? ` · [Show ${lines} proposed lines](command:${Command.peekHunk}?${peek})` : "";
     md.appendMarkdown(
-      `\n\n[Accept](command:${Command.acceptHunk}?${args}) · [Reject](command:${Command.rejectHunk}?${args})`,
+      `\n\n[Accept](command:${Command.acceptHunk}?${args}) · [Reject](command:${Command.rejectHunk}?${args})${show}`,
     );
-    md.isTrusted = { enabledCommands: [Command.acceptHunk, Command.rejectHunk] };
+    md.isTrusted = { enabledCommands: [Command.acceptHunk, Command.rejectHunk, Command.peekHunk] };
   } else {
     md.appendMarkdown("\n\n*Draft: the task is still working.*");
   }
   return md;
+}
+
+/** Whether ``editor`` is the left side of a diff whose right side is a proposal (Open Diff):
+ * its group shows that diff, and the diff's left side is this editor's document. */
+function leftOfProposalDiff(editor: vscode.TextEditor): boolean {
+  const key = uriKey(editor.document.uri.toString());
+  return vscode.window.tabGroups.all.some((g) => {
+    const input = g.activeTab?.input;
+    return (
+      // a diff's own sides may have no column of their own
+      (editor.viewColumn === undefined || g.viewColumn === editor.viewColumn) &&
+      input instanceof vscode.TabInputTextDiff &&
+      input.modified.scheme === PROPOSAL_SCHEME &&
+      uriKey(input.original.toString()) === key
+    );
+  });
 }
 
 export class InlineDecorations implements vscode.Disposable {
@@ -68,6 +89,7 @@ export class InlineDecorations implements vscode.Disposable {
   ) {
     this.disposables.push(
       vscode.window.onDidChangeVisibleTextEditors(() => this.refreshAll()),
+      vscode.window.tabGroups.onDidChangeTabs(() => this.refreshAll()),
       vscode.window.onDidChangeActiveTextEditor(() => this.updateContext()),
     );
   }
@@ -86,7 +108,8 @@ export class InlineDecorations implements vscode.Disposable {
 
   private draw(editor: vscode.TextEditor): void {
     const uri = editor.document.uri.toString();
-    const entries = this.enabled() ? this.reviews.entries(uri) : [];
+    // The left side of Open Diff is the file itself: its right side shows the proposal.
+    const entries = this.enabled() && !leftOfProposalDiff(editor) ? this.reviews.entries(uri) : [];
     const sets = {
       final: { removed: [] as vscode.DecorationOptions[], added: [] as vscode.DecorationOptions[] },
       draft: { removed: [] as vscode.DecorationOptions[], added: [] as vscode.DecorationOptions[] },
@@ -95,7 +118,8 @@ export class InlineDecorations implements vscode.Disposable {
     for (const e of entries) {
       const p = paint(e.hunk);
       const set = e.final ? sets.final : sets.draft;
-      const hoverMessage = hover(p.hover, e.taskId, e.hunk.id, e.final, this.proposer(e.taskId));
+      const lines = needsLines(e.hunk) ? splitLines(e.hunk.newText).length : 0;
+      const hoverMessage = hover(p.hover, e.taskId, e.hunk.id, e.final, this.proposer(e.taskId), lines);
       for (const line of p.removed) {
         if (line > lastLine) continue;
         set.removed.push({ range: new vscode.Range(line, 0, line, 0), hoverMessage });
@@ -118,7 +142,9 @@ export class InlineDecorations implements vscode.Disposable {
 
   private updateContext(): void {
     const editor = vscode.window.activeTextEditor;
-    const has = editor !== undefined && this.reviews.reviewable(editor.document.uri.toString()).length > 0;
+    // a proposal (Open Diff's right side) has the hunks of its file
+    const uri = editor === undefined ? undefined : editor.document.uri.scheme === PROPOSAL_SCHEME ? readRef(editor.document.uri)?.uri : editor.document.uri.toString();
+    const has = uri !== undefined && this.reviews.reviewable(uri).length > 0;
     if (has !== this.hasHunks) {
       this.hasHunks = has;
       void setContext(CONTEXT_HAS_HUNKS, has);

@@ -1,8 +1,10 @@
 /**
  * What the editor draws for a pending hunk (pure): the lines it would remove, and the text it
- * would add shown after those lines (VS Code cannot insert virtual lines, so each added line
- * is paired with a removed one and the rest trail the last). The proposal never enters the
- * document until it is accepted.
+ * would add shown after those lines. VS Code gives extensions no virtual lines, so each added
+ * line is paired with a removed one as ghost text; lines beyond those are not squashed onto
+ * one line: the last ghost says how many more there are, and the hunk's "Show proposed lines"
+ * lens peeks at them as real lines (peek.ts). The proposal never enters the document until it
+ * is accepted.
  */
 
 import { Hunk } from "./protocol";
@@ -54,12 +56,14 @@ export function paint(hunk: Hunk): HunkPaint {
     added.push({ line, text: n === undefined ? "⊖ (removed)" : "→ " + clip(n.trimStart()) });
   });
   const rest = news.slice(removed.length);
-  if (rest.length > 0) {
+  if (rest.length === 1 && removed.length === 0) {
+    added.push({ line: Math.max(0, hunk.range.start.line - 1), text: "+ " + clip(rest[0]!.trim()) });
+  } else if (rest.length > 0) {
     const anchor = removed.length > 0 ? removed[removed.length - 1]! : Math.max(0, hunk.range.start.line - 1);
-    const text = "+ " + clip(rest.map((l) => l.trim()).join(" ⏎ "));
+    const text = `+ ${rest.length} more line${rest.length === 1 ? "" : "s"}`;
     const same = added.find((g) => g.line === anchor);
     if (same) same.text += "   " + text;
-    else added.push({ line: anchor, text });
+    else added.push({ line: anchor, text: removed.length === 0 ? `+ ${rest.length} new lines` : text });
   }
   return { removed, added, hover: hoverDiff(hunk) };
 }

@@ -8,15 +8,18 @@
 import * as vscode from "vscode";
 
 import { PERMISSION_SCHEME } from "./constants";
+import { traceError } from "./log";
+import { PermissionChooser } from "./permissionCommand";
 import { PermissionUi, detailsText } from "./permissions";
 import { PermissionRequest } from "./protocol";
+import { showErrorMessage, showInformationMessage, showQuickPick } from "./vscodeapi";
 
 export function permissionUri(p: PermissionRequest): vscode.Uri {
   const name = `${p.taskId}-${p.id}.${p.kind === "edit" ? "diff" : "txt"}`.replace(/[^\w.-]/g, "_");
   return vscode.Uri.from({ scheme: PERMISSION_SCHEME, path: `/${name}`, query: JSON.stringify({ taskId: p.taskId, id: p.id }) });
 }
 
-export class PermissionView implements vscode.TextDocumentContentProvider, PermissionUi, vscode.Disposable {
+export class PermissionView implements vscode.TextDocumentContentProvider, PermissionUi, PermissionChooser, vscode.Disposable {
   private readonly texts = new Map<string, string>();
 
   constructor(private readonly onChanged: () => void) {}
@@ -48,6 +51,20 @@ export class PermissionView implements vscode.TextDocumentContentProvider, Permi
 
   changed(): void {
     this.onChanged();
+  }
+
+  inform(message: string): void {
+    void showInformationMessage(message);
+  }
+
+  pick<T extends { label: string; description?: string }>(items: T[], placeHolder: string): Thenable<T | undefined> {
+    return showQuickPick(items, { placeHolder });
+  }
+
+  /** An answer could not be sent: the log and an error message say why. */
+  answerFailed(err: unknown): void {
+    traceError("could not answer the permission request:", err);
+    void showErrorMessage(`Baton: ${err instanceof Error ? err.message : String(err)}`);
   }
 
   dispose(): void {

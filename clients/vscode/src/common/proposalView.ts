@@ -8,10 +8,11 @@ import * as vscode from "vscode";
 
 import { PROPOSAL_SCHEME } from "./constants";
 import { applyHunks } from "./proposal";
+import { hunkAtProposedLine } from "./proposedLines";
 import { Reviews, uriKey } from "./reviews";
 import { executeCommand, textDocuments } from "./vscodeapi";
 
-interface ProposalRef {
+export interface ProposalRef {
   taskId: string;
   uri: string;
   /** A merge view: the agent's whole version of the file as the server has it (its hunks
@@ -24,7 +25,7 @@ export function proposalUri(ref: ProposalRef): vscode.Uri {
   return vscode.Uri.from({ scheme: PROPOSAL_SCHEME, path: file.path, query: JSON.stringify(ref) });
 }
 
-function readRef(uri: vscode.Uri): ProposalRef | undefined {
+export function readRef(uri: vscode.Uri): ProposalRef | undefined {
   try {
     const o = JSON.parse(uri.query) as Partial<ProposalRef>;
     if (typeof o.taskId !== "string" || typeof o.uri !== "string") return undefined;
@@ -32,6 +33,17 @@ function readRef(uri: vscode.Uri): ProposalRef | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Where a cursor on a proposal document stands in its file: the start of the hunk whose
+ * proposed lines it is on (the line after the hunk when it is on none); undefined for any
+ * other document. Accept / Reject Hunk from a proposal then mean that hunk. */
+export function proposalCursor(reviews: Reviews, uri: vscode.Uri, line: number): { uri: string; line: number } | undefined {
+  if (uri.scheme !== PROPOSAL_SCHEME) return undefined;
+  const ref = readRef(uri);
+  if (ref === undefined || ref.merge === true) return undefined;
+  const e = hunkAtProposedLine(reviews.entries(ref.uri), ref.taskId, line);
+  return { uri: ref.uri, line: e === undefined ? -1 : e.hunk.range.start.line };
 }
 
 export class ProposalView implements vscode.TextDocumentContentProvider, vscode.Disposable {

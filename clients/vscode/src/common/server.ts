@@ -40,7 +40,7 @@ import {
 } from "./protocol";
 import { InstallError, ServerInstaller } from "./install";
 import { selectedInterpreter } from "./python";
-import { ServerCommand as Launch, resolveServerCommand } from "./serverCommand";
+import { ServerLaunch, resolveServerLaunch } from "./serverLaunch";
 import { NOTIFY_TRANSCRIPT, TranscriptChange, readTranscriptChange } from "./transcript";
 import { openServerSettings } from "./serverSettings";
 import { Settings, serverSettings } from "./settings";
@@ -155,11 +155,11 @@ export class BatonServer implements vscode.Disposable {
     return this.starting;
   }
 
-  private async launch(): Promise<Launch | undefined> {
+  private async launch(): Promise<ServerLaunch | undefined> {
     const s = this.settings();
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
     const python = s.serverPath.length === 0 && !s.interpreter ? await selectedInterpreter(folder) : undefined;
-    const found = resolveServerCommand(s, { pythonExtension: python, isExecutable, which, managed: this.installer.installed() });
+    const found = resolveServerLaunch(s, { pythonExtension: python, isExecutable, which, managed: this.installer.installed() });
     if ("error" in found) {
       if (found.kind === "missing") {
         this.events.state("missing");

@@ -75,3 +75,23 @@ export function onDidChangeConfiguration(listener: (e: vscode.ConfigurationChang
 export function getExtension(id: string): vscode.Extension<unknown> | undefined {
   return vscode.extensions.getExtension(id);
 }
+
+export function workspaceFolders(): readonly vscode.WorkspaceFolder[] | undefined {
+  return vscode.workspace.workspaceFolders;
+}
+
+export function registerTreeDataProvider<T>(viewId: string, provider: vscode.TreeDataProvider<T>): vscode.Disposable {
+  return vscode.window.registerTreeDataProvider(viewId, provider);
+}
+
+export function registerCodeLensProvider(selector: vscode.DocumentSelector, provider: vscode.CodeLensProvider): vscode.Disposable {
+  return vscode.languages.registerCodeLensProvider(selector, provider);
+}
+
+export function registerTextDocumentContentProvider(scheme: string, provider: vscode.TextDocumentContentProvider): vscode.Disposable {
+  return vscode.workspace.registerTextDocumentContentProvider(scheme, provider);
+}
+
+export function onDidChangeTextDocument(listener: (e: vscode.TextDocumentChangeEvent) => unknown): vscode.Disposable {
+  return vscode.workspace.onDidChangeTextDocument(listener);
+}

@@ -159,6 +159,10 @@ export class Uri {
   static from(parts: { scheme: string; path?: string; query?: string }): Uri {
     return new Uri(parts.scheme, parts.path ?? "", parts.query ?? "");
   }
+  static parse(value: string): Uri {
+    const colon = value.indexOf(":");
+    return new Uri(value.slice(0, colon), value.slice(colon + 1), "");
+  }
   toString(): string {
     return `${this.scheme}:${this.path}${this.query ? `?${this.query}` : ""}`;
   }

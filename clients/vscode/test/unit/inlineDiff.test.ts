@@ -11,9 +11,11 @@ test("a one-line change: the line is removed, the new one trails it", () => {
   assert.equal(p.hover, "```diff\n-    return 1\n+    return 10\n```");
 });
 
-test("more new lines than old: the rest trail the last removed line", () => {
+test("more new lines than old: the last removed line says how many more (no squashing)", () => {
   const p = paint(hunk("h", 2, "x\n", "a\nb\nc\n"));
-  assert.deepEqual(p.added, [{ line: 2, text: "→ a   + b ⏎ c" }]);
+  assert.deepEqual(p.added, [{ line: 2, text: "→ a   + 2 more lines" }]);
+  assert.deepEqual(paint(hunk("h", 2, "x\n", "a\nb\n")).added, [{ line: 2, text: "→ a   + 1 more line" }]);
+  assert.deepEqual(paint(hunk("h", 4, "", "a\nb\n")).added, [{ line: 3, text: "+ 2 new lines" }]);
 });
 
 test("a deletion marks its lines removed", () => {

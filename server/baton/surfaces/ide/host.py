@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import quote
 
+from baton.errors import Unavailable
+
 ClosedBy = Literal["cli", "replaced", "disconnect", "shutdown"]
 Severity = Literal["Error", "Warning", "Information", "Hint"]
 
@@ -83,7 +85,7 @@ class DiffDecision:
         return self.saved is not None
 
 
-class DiffUnavailable(Exception):
+class DiffUnavailable(Unavailable):
     """Raised by :meth:`IdeHost.open_diff` when it cannot show this diff (e.g. the file has
     unsaved edits in the editor). The CLI gets a tool error and keeps its own terminal dialog."""
 

@@ -18,25 +18,13 @@ from baton.surfaces.jsonrpc import INVALID_REQUEST as INVALID_REQUEST
 from baton.surfaces.jsonrpc import METHOD_NOT_FOUND as METHOD_NOT_FOUND
 from baton.surfaces.jsonrpc import PARSE_ERROR as PARSE_ERROR
 from baton.surfaces.jsonrpc import RequestId as RequestId
+from baton.surfaces.jsonrpc import RpcError as RpcError
 from baton.surfaces.jsonrpc import valid_id as valid_id
 
 # The server range (-32000 .. -32099).
 SERVER_ERROR = -32000
 TIMED_OUT = -32001
 BUSY = -32002
-
-
-class RpcError(Exception):
-    """An error to send back as a JSON-RPC error object."""
-
-    def __init__(self, code: int, message: str, rid: RequestId | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.rid = rid  # the id to answer, when the malformed message had a readable one
-
-    def to_json(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message}
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,17 +58,17 @@ def parse(frame: str | bytes) -> Message:
         raise RpcError(INVALID_REQUEST, "id must be a string or an integer")
     answer_to = rid if has_id else None
     if msg.get("jsonrpc") != "2.0":
-        raise RpcError(INVALID_REQUEST, 'jsonrpc must be "2.0"', answer_to)
+        raise RpcError(INVALID_REQUEST, 'jsonrpc must be "2.0"', rid=answer_to)
     method = msg.get("method")
     if method is None and ("result" in msg or "error" in msg):
         return Message(None, {}, answer_to)
     if not isinstance(method, str) or not method:
-        raise RpcError(INVALID_REQUEST, "method must be a non-empty string", answer_to)
+        raise RpcError(INVALID_REQUEST, "method must be a non-empty string", rid=answer_to)
     params = msg.get("params")
     if params is None:
         params = {}
     if not isinstance(params, dict):
-        raise RpcError(INVALID_PARAMS, "params must be an object", answer_to)
+        raise RpcError(INVALID_PARAMS, "params must be an object", rid=answer_to)
     return Message(method, params, answer_to)
 
 

@@ -34,8 +34,10 @@ from websockets.exceptions import ConnectionClosed, NegotiationError
 from websockets.http11 import Request, Response
 from websockets.typing import Subprotocol
 
-from baton.surfaces.ide import lockfile, rpc
-from baton.surfaces.ide import tools as t
+import baton.surfaces.ide.lockfile as lockfile
+import baton.surfaces.ide.rpc as rpc
+import baton.surfaces.ide.tools as t
+from baton.surfaces.ide.editor_tools import EDITOR_TOOLS, answer_tool
 from baton.surfaces.ide.host import (
     ClosedBy,
     DiffDecision,
@@ -43,7 +45,6 @@ from baton.surfaces.ide.host import (
     DiffUnavailable,
     IdeClient,
     IdeHost,
-    OpenFileRequest,
 )
 
 log = logging.getLogger(__name__)
@@ -380,62 +381,8 @@ class IdeServer:
             for tab_name in mine:
                 self._close_tab(tab_name, "cli")
             return t.closed_tabs(len(mine))
-        if name == "getDiagnostics":
-            files = await self._provide(host.diagnostics(t.optional_string(args, "uri")))
-            return t.json_result([f.to_json() for f in files])
-        if name in ("getCurrentSelection", "getLatestSelection"):
-            current = name == "getCurrentSelection"
-            sel = await self._provide(
-                host.current_selection() if current else host.latest_selection()
-            )
-            if sel is not None:
-                return t.json_result(sel.to_json())
-            missing = "No active editor found" if current else "No selection available"
-            return t.json_result({"success": False, "message": missing})
-        if name == "getOpenEditors":
-            editors = await self._provide(host.open_editors())
-            return t.json_result({"tabs": [e.to_json() for e in editors]})
-        if name == "getWorkspaceFolders":
-            folders = await self._provide(host.workspace_folders())
-            return t.folders_result(folders if folders is not None else self.workspace_folders)
-        if name == "checkDocumentDirty":
-            file_path = t.path(args, "filePath")
-            dirty = await self._provide(host.document_dirty(file_path))
-            if dirty is None:
-                return t.not_open(file_path)
-            return t.json_result(
-                {"success": True, "filePath": file_path, "isDirty": dirty, "isUntitled": False}
-            )
-        if name == "saveDocument":
-            file_path = t.path(args, "filePath")
-            saved = await self._provide(host.save_document(file_path))
-            if saved is None:
-                return t.not_open(file_path)
-            message = "Document saved successfully" if saved else "Document could not be saved"
-            return t.json_result(
-                {"success": saved, "filePath": file_path, "saved": saved, "message": message}
-            )
-        if name == "openFile":
-            request = OpenFileRequest(
-                file_path=t.path(args, "filePath"),
-                preview=t.boolean(args, "preview", False),
-                start_text=t.string(args, "startText", required=False),
-                end_text=t.string(args, "endText", required=False),
-                select_to_end_of_line=t.boolean(args, "selectToEndOfLine", False),
-                make_frontmost=t.boolean(args, "makeFrontmost", True),
-            )
-            opened = await self._provide(host.open_file(request))
-            if request.make_frontmost:
-                if opened:
-                    return t.text_result(f"Opened file: {request.file_path}")
-                return t.tool_error(f"Could not open file: {request.file_path}")
-            return t.json_result(
-                {"success": opened, "filePath": request.file_path}
-                if opened
-                else {"success": False, "message": f"Could not open file: {request.file_path}"}
-            )
-        if name == "executeCode":
-            return t.tool_error("executeCode is not supported: Baton's IDE server runs no code.")
+        if name in EDITOR_TOOLS:
+            return await answer_tool(host, name, args, self._provide, self.workspace_folders)
         raise rpc.RpcError(rpc.INVALID_PARAMS, f"unknown tool: {name[:100]}")
 
     # ------------------------------------------------------------------ diffs

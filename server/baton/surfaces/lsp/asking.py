@@ -15,16 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 
 from baton.core.lifecycle import TaskState
 from baton.core.task import Target, Task
 from baton.surfaces.lsp.documents import uri_to_path
-
-if TYPE_CHECKING:
-    from baton.surfaces.lsp.server import BatonServer
 
 #: Code-action kind of "Reply to <title>".
 REPLY_KIND = "refactor.baton.reply"
@@ -107,7 +104,7 @@ def question_markdown(task: Task) -> str:
     )
 
 
-async def ask_reply(ls: BatonServer, task: Task) -> str | None:
+async def ask_reply(ls: LanguageServer, task: Task) -> str | None:
     """Ask the user for an answer to the task's question with ``window/showMessageRequest``
     (its ready-made answers); None when dismissed."""
     result = await ls.window_show_message_request_async(

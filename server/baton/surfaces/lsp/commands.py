@@ -18,19 +18,24 @@ from urllib.parse import unquote
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+import baton.surfaces.lsp.asking as asking
+import baton.surfaces.lsp.review as review
+import baton.surfaces.lsp.settled as settled
 from baton.config.layers import ConfigError
 from baton.core import revision
 from baton.core.diff import FileDiff, FileStatus, HunkState, apply_hunks, find_hunk
 from baton.core.lifecycle import NEXT_MOVES, TaskState
 from baton.core.task import Target, next_moves
+from baton.errors import NotFound
 from baton.runtime import DelegateRequest, TaskError
-from baton.store import AmbiguousTask, StoreError, UnknownTask
-from baton.surfaces.lsp import asking, review, settled
+from baton.store import StoreError
 from baton.surfaces.lsp.actions import DEFAULT_INSTRUCTIONS, SUGGESTIONS
 from baton.surfaces.lsp.documents import path_to_uri, relative_to, text_edits, uri_to_path
-from baton.surfaces.lsp.notify import summary
+from baton.surfaces.lsp.notify import Notifier, summary
 from baton.surfaces.lsp.payloads import Args, invalid, last_line
+from baton.surfaces.lsp.progress import Progress
 from baton.surfaces.lsp.server import BatonServer
+from baton.surfaces.lsp.transcripts import Transcripts
 from baton.surfaces.workers import workers_answer
 from baton.workspace import AcceptResult
 
@@ -117,7 +122,7 @@ async def delegate(ls: BatonServer, args: Args) -> Any:
         raise failed(exc) from None
     for task in tasks:
         ls.roots.add(task.root)
-        ls.task_progress.follow(task.id, task.title, task.state)
+        ls.get_feature(Progress).follow(task.id, task.title, task.state)
     task = tasks[0]
     result: dict[str, Any] = {"taskId": task.id, "state": str(task.state), "title": task.title}
     if workers:
@@ -147,7 +152,7 @@ async def reply(ls: BatonServer, args: Args) -> Any:
         text = await asking.ask_reply(ls, task)
         if text is None:
             return {"taskId": task.id, "state": str(task.state), "cancelled": True}
-    ls.task_progress.follow(task.id, task.title, TaskState.NEEDS_INPUT)
+    ls.get_feature(Progress).follow(task.id, task.title, TaskState.NEEDS_INPUT)
     task = await sup.reply(task.id, text)
     return await _moved(ls, task.id, task.state)
 
@@ -166,7 +171,7 @@ async def revise(ls: BatonServer, args: Args) -> Any:
         rejections = revision.rejections_from_json(args.obj.get("rejections"))
     except ValueError as exc:
         raise invalid(f"baton.revise: {exc}") from None
-    ls.task_progress.follow(task.id, task.title, TaskState.REVIEW)
+    ls.get_feature(Progress).follow(task.id, task.title, TaskState.REVIEW)
     task = await sup.revise(task.id, comments, rejections)
     return await _moved(ls, task.id, task.state)
 
@@ -208,7 +213,7 @@ async def steer(ls: BatonServer, args: Args) -> Any:
 async def retry(ls: BatonServer, args: Args) -> Any:
     sup = await ls.broker()
     task = await sup.get(args.task_id())
-    ls.task_progress.follow(task.id, task.title, task.state)
+    ls.get_feature(Progress).follow(task.id, task.title, task.state)
     task = await sup.retry(task.id)
     return await _moved(ls, task.id, task.state)
 
@@ -297,7 +302,7 @@ async def _accept(
         out.add(
             await sup.accept(task.id, disk, write=True, allow_secret=allow_secret, theirs=taken)
         )
-    ls.notifier.touch(task.id, diff=True)
+    ls.get_feature(Notifier).touch(task.id, diff=True)
     _report(ls, task.title or task.id, out)
     state = (await sup.get(task.id)).state
     return {
@@ -446,7 +451,7 @@ async def resolve(ls: BatonServer, args: Args) -> Any:
     task = await sup.get(task_id)
     if choice == "mine":
         rejected = await sup.reject(task.id, [hunk_id])
-        ls.notifier.touch(task.id, diff=True)
+        ls.get_feature(Notifier).touch(task.id, diff=True)
         state = (await sup.get(task.id)).state
         return {"taskId": task.id, "state": str(state), "choice": choice, "rejected": rejected}
     if choice == "theirs":
@@ -460,9 +465,9 @@ async def resolve(ls: BatonServer, args: Args) -> Any:
         uri = _open_uri(ls, root / found[0].path)
         doc = ls.open_document(uri) if uri is not None else None
         current = doc[0] if doc is not None else None
-    ls.task_progress.follow(task.id, task.title, TaskState.RUNNING)
+    ls.get_feature(Progress).follow(task.id, task.title, TaskState.RUNNING)
     task = await sup.redo(task.id, hunk_id, current)
-    ls.notifier.touch(task.id, diff=True)
+    ls.get_feature(Notifier).touch(task.id, diff=True)
     return {**(await _moved(ls, task.id, task.state)), "choice": choice}
 
 
@@ -495,7 +500,7 @@ async def reject(ls: BatonServer, args: Args) -> Any:
             if find_hunk(files, hid) is None:
                 raise invalid(f"unknown hunk {hid!r} in task {task.id}")
     rejected = await sup.reject(task.id, hunk_ids)
-    ls.notifier.touch(task.id, diff=True)
+    ls.get_feature(Notifier).touch(task.id, diff=True)
     state = (await sup.get(task.id)).state
     return {"taskId": task.id, "state": str(state), "rejected": rejected}
 
@@ -529,7 +534,7 @@ async def _redecide(ls: BatonServer, args: Args, word: str) -> Any:
     decide = sup.reopen if word == "reopened" else sup.reaccept
     done = await decide(task.id, hunk_ids, current=current)
     if done.decided:
-        ls.notifier.touch(task.id, diff=True)
+        ls.get_feature(Notifier).touch(task.id, diff=True)
     state = (await sup.get(task.id)).state
     return {
         "taskId": task.id,
@@ -575,7 +580,7 @@ async def inspect(ls: BatonServer, args: Args) -> Any:
 
 async def transcript(ls: BatonServer, args: Args) -> Any:
     """A task's transcript as lines; ``follow``: its changes come as ``baton/transcript``."""
-    return await ls.transcripts.open(args.task_id(), args.flag("follow"))
+    return await ls.get_feature(Transcripts).open(args.task_id(), args.flag("follow"))
 
 
 async def diff(ls: BatonServer, args: Args) -> Any:
@@ -588,7 +593,7 @@ async def diff(ls: BatonServer, args: Args) -> Any:
 
 async def status(ls: BatonServer, args: Args) -> Any:
     await ls.broker()
-    return await ls.notifier.send_status()
+    return await ls.get_feature(Notifier).send_status()
 
 
 async def workers(ls: BatonServer, args: Args) -> Any:
@@ -650,7 +655,7 @@ def _command(name: str, handler: Handler, optional: bool) -> Callable[..., Await
         args = Args(name, arguments, optional=optional)
         try:
             return await handler(ls, args)
-        except (TaskError, UnknownTask, AmbiguousTask, StoreError) as exc:
+        except (TaskError, NotFound, StoreError) as exc:
             raise failed(exc) from None
 
     run.__name__ = name.replace(".", "_")

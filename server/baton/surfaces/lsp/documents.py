@@ -9,32 +9,34 @@ change in the editor rather than a rewrite of the buffer.
 
 from __future__ import annotations
 
-import os
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote, unquote, urlparse
+from urllib.parse import quote, unquote
 
 from lsprotocol import types
+from pygls import uris
+from pygls.workspace.position_codec import PositionCodec
 
 from baton.core.diff import Hunk, split_lines
 from baton.core.linediff import opcodes
 
 
 def uri_to_path(uri: str) -> Path | None:
-    """The local path of a ``file:`` URI, None for any other scheme."""
-    parsed = urlparse(uri)
-    if parsed.scheme != "file":
-        return None
-    path = unquote(parsed.path)
-    if os.name == "nt" and path.startswith("/") and len(path) > 2 and path[2] == ":":
-        path = path[1:]
+    """The local path of a ``file:`` URI, None for any other scheme (pygls' reading: a
+    host is a UNC share, a drive letter loses its leading slash)."""
+    path = uris.to_fs_path(uri)
     return Path(path) if path else None
 
 
 def path_to_uri(path: Path | str) -> str:
-    """A ``file:`` URI for an absolute path (same spelling as editors send)."""
+    """A ``file:`` URI for an absolute path.
+
+    Spelled as before rather than as :func:`pygls.uris.from_fs_path` would (it escapes
+    ``:`` and ``@`` too): the clients see these URIs in ``baton/diff`` and the lenses, and
+    both spellings read back to the same path (:func:`uri_to_path`).
+    """
     text = Path(path).as_posix()
     if not text.startswith("/"):
         text = "/" + text
@@ -69,12 +71,18 @@ class OpenDocuments:
 
 
 def units(text: str, encoding: str) -> int:
-    """Length of ``text`` in the client's position units."""
-    if encoding == types.PositionEncodingKind.Utf8:
-        return len(text.encode("utf-8", "surrogatepass"))
-    if encoding == types.PositionEncodingKind.Utf32:
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+    """Length of ``text`` in the client's position units (pygls' position codec)."""
+    return int(_codec(encoding).client_num_units(text))
+
+
+_CODECS: dict[str, PositionCodec] = {}
+
+
+def _codec(encoding: str) -> PositionCodec:
+    codec = _CODECS.get(encoding)
+    if codec is None:
+        codec = _CODECS[encoding] = PositionCodec(encoding)
+    return codec
 
 
 def _strip_eol(line: str) -> str:

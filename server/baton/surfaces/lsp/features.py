@@ -8,12 +8,19 @@ from typing import Any
 
 from lsprotocol import types
 
-from baton.surfaces.lsp import actions, asking, hover, lenses, settings
+import baton.surfaces.lsp.actions as actions
+import baton.surfaces.lsp.asking as asking
+import baton.surfaces.lsp.editor_settings as editor_settings
+import baton.surfaces.lsp.hover as hover
+import baton.surfaces.lsp.lenses as lenses
+from baton.surfaces.lsp.foresee import Foresee
+from baton.surfaces.lsp.ide import ClaudeIde
+from baton.surfaces.lsp.progress import Progress
 from baton.surfaces.lsp.server import BatonServer
 
 
 def apply_settings(ls: BatonServer, raw: Any) -> None:
-    ls.settings, warnings = settings.merge(ls.settings, raw)
+    ls.settings, warnings = editor_settings.merge(ls.settings, raw)
     for warning in warnings:
         ls.warn(warning)
 
@@ -36,8 +43,9 @@ async def shutdown(ls: BatonServer, params: None) -> None:
 
 def did_change_configuration(ls: BatonServer, params: types.DidChangeConfigurationParams) -> None:
     apply_settings(ls, params.settings)
-    if ls.supervisor is not None and ls.settings.claude_ide != (ls.ide is not None):
-        ls.spawn(ls.sync_ide(), "Claude Code IDE server")
+    ide = ls.get_feature(ClaudeIde)
+    if ls.supervisor is not None and ls.settings.claude_ide != ide.running:
+        ls.spawn(ide.sync(), "Claude Code IDE server")
 
 
 def did_open(ls: BatonServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -47,7 +55,7 @@ def did_open(ls: BatonServer, params: types.DidOpenTextDocumentParams) -> None:
 def did_change(ls: BatonServer, params: types.DidChangeTextDocumentParams) -> None:
     ls.docs.changed(params.text_document.uri)
     if ls.reviews:
-        ls.foresee.changed(params.text_document.uri)
+        ls.get_feature(Foresee).changed(params.text_document.uri)
 
 
 def did_save(ls: BatonServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -63,8 +71,7 @@ def did_change_folders(ls: BatonServer, params: types.DidChangeWorkspaceFoldersP
         ls.roots.add(str(folder.resolve()))
     if ls.endpoint is not None:
         ls.endpoint.set_roots(sorted(ls.roots))
-    if ls.ide is not None:
-        ls.ide.set_workspace_folders(sorted(ls.roots))
+    ls.get_feature(ClaudeIde).set_workspace_folders(sorted(ls.roots))
 
 
 async def code_action(ls: BatonServer, params: types.CodeActionParams) -> list[types.CodeAction]:
@@ -116,7 +123,7 @@ async def code_lens(ls: BatonServer, params: types.CodeLensParams) -> list[types
 
 
 def progress_cancel(ls: BatonServer, params: types.WorkDoneProgressCancelParams) -> None:
-    ls.task_progress.cancelled(params.token)
+    ls.get_feature(Progress).cancelled(params.token)
 
 
 def register(server: BatonServer) -> None:

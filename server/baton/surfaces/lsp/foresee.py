@@ -8,26 +8,20 @@ whose flags did not change is not sent again.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 from urllib.parse import unquote
 
+import baton.surfaces.lsp.review as review
 from baton.core.diff import FileDiff, HunkState
 from baton.core.lifecycle import TaskState
-from baton.surfaces.lsp import review
-
-
-class _Notifier(Protocol):
-    def touch(self, task_id: str, *, diff: bool = False) -> None: ...
+from baton.surfaces.lsp.server import Feature
 
 
 class _Server(Protocol):
     """What this needs of the language server."""
 
     reviews: dict[str, review.TaskDiff]
-
-    @property
-    def notifier(self) -> _Notifier: ...
 
     @property
     def encoding(self) -> str: ...
@@ -53,9 +47,12 @@ def _conflicts(
     return frozenset(out)
 
 
-class Foresee:
-    def __init__(self, server: _Server, delay: float = 0.25) -> None:
+class Foresee(Feature):
+    """Checks the hunks of changed documents; ``resend(task_id)`` sends a task's diff again."""
+
+    def __init__(self, server: _Server, resend: Callable[[str], None], delay: float = 0.25) -> None:
         self.server = server
+        self.resend = resend
         self.delay = delay
         self.known: dict[str, frozenset[str]] = {}  # task id → conflicting hunk ids last seen
         self._uris: set[str] = set()
@@ -86,4 +83,4 @@ class Foresee:
             now = await asyncio.to_thread(_conflicts, td, files, texts, encoding)
             if now != self.known.get(td.task.id, frozenset()):
                 self.known[td.task.id] = now
-                self.server.notifier.touch(td.task.id, diff=True)
+                self.resend(td.task.id)

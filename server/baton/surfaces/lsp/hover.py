@@ -16,10 +16,11 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 
+import baton.surfaces.lsp.asking as asking
+import baton.surfaces.lsp.review as review
 from baton.core.diff import HunkState, split_lines
 from baton.core.lifecycle import TaskState
 from baton.core.task import Task
-from baton.surfaces.lsp import asking, review
 
 #: The most lines of each side a hover shows (the rest is counted).
 MAX_LINES = 60

@@ -14,11 +14,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from baton.runtime import TaskError, read_current
+from baton.runtime import Supervisor, TaskError, read_current
 from baton.surfaces.ide import (
     ClosedBy,
     DiffDecision,
@@ -31,9 +30,7 @@ from baton.surfaces.ide import (
     start_ide_server,
 )
 from baton.surfaces.lsp.documents import path_to_uri, uri_to_path
-
-if TYPE_CHECKING:
-    from baton.surfaces.lsp.server import BatonServer
+from baton.surfaces.lsp.server import BatonServer, Feature
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +130,42 @@ class EditorIdeHost(IdeHost):
             log.info("showDocument %s failed: %s", file, exc)
             return False
         return bool(answer.success)
+
+
+class ClaudeIde(Feature):
+    """The IDE server of this editor, running while the ``claudeIde`` setting asks for it."""
+
+    def __init__(self, ls: BatonServer) -> None:
+        self.ls = ls
+        self.server: IdeServer | None = None
+        self._lock = asyncio.Lock()  # one start or stop at a time
+
+    @property
+    def running(self) -> bool:
+        return self.server is not None
+
+    async def started(self, supervisor: Supervisor) -> None:
+        await self.sync()
+
+    async def sync(self) -> None:
+        """Run the IDE server when the setting asks for it, and only then."""
+        async with self._lock:
+            if self.ls.settings.claude_ide and self.server is None:
+                if self.ls.supervisor is not None:
+                    self.server = await start(self.ls)
+            elif not self.ls.settings.claude_ide and self.server is not None:
+                server, self.server = self.server, None
+                await server.close()
+
+    def set_workspace_folders(self, roots: list[str]) -> None:
+        if self.server is not None:
+            self.server.set_workspace_folders(roots)
+
+    async def stop(self) -> None:
+        async with self._lock:
+            if self.server is not None:
+                server, self.server = self.server, None
+                await server.close()
 
 
 async def start(ls: BatonServer) -> IdeServer | None:

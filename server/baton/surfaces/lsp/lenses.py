@@ -15,9 +15,9 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 
+import baton.surfaces.lsp.review as review
 from baton.core.diff import HunkState
 from baton.core.lifecycle import TaskState
-from baton.surfaces.lsp import review
 
 #: Code-action kind of the Accept / Reject actions on hunks.
 REVIEW_KIND = "refactor.baton.review"

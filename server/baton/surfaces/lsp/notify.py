@@ -16,24 +16,25 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
+import baton.surfaces.lsp.review as review
 from baton.config.layers import ConfigError
 from baton.config.settings import load_settings
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import TaskState
 from baton.core.task import Task, next_moves
 from baton.process import sandbox
-from baton.store import UnknownTask
+from baton.runtime import Supervisor
+from baton.store.errors import UnknownTask
 from baton.store.paths import task_dir
-from baton.surfaces.lsp import review
 from baton.surfaces.lsp.documents import path_to_uri
-
-if TYPE_CHECKING:
-    from baton.surfaces.lsp.server import BatonServer
+from baton.surfaces.lsp.server import BatonServer, Feature
+from baton.surfaces.lsp.watch import Watchers
 
 log = logging.getLogger(__name__)
 S = TaskState
@@ -100,12 +101,17 @@ def status_counts(totals: dict[str, int]) -> dict[str, int]:
     }
 
 
-class Notifier:
-    """Turns broker events into notifications, code-lens refreshes and shown answers."""
+class Notifier(Feature):
+    """Turns broker events into notifications, code-lens refreshes and shown answers, and
+    watches the worktrees of the running tasks ``followed`` says this editor follows."""
 
-    def __init__(self, server: BatonServer, delay: float = 0.03) -> None:
+    def __init__(
+        self, server: BatonServer, followed: Callable[[str], bool], delay: float = 0.03
+    ) -> None:
         self.server = server
+        self.followed = followed
         self.delay = delay
+        self.watchers = Watchers(self._worktree_changed)
         self._tasks: set[str] = set()
         self._diffs: set[str] = set()
         self._flush: asyncio.TimerHandle | None = None
@@ -115,9 +121,19 @@ class Notifier:
 
     # -- called per committed event, on the loop: must stay cheap ---------------------------
 
+    async def started(self, supervisor: Supervisor) -> None:
+        """Say what there is now: the status, the diffs in review, the questions waiting."""
+        await self.send_status()
+        self.follow_settings()
+        for root in sorted(self.server.roots):
+            for task in await supervisor.list_tasks(states=["review"], root=root, limit=200):
+                await self.send_diff(task.id)
+            for task in await supervisor.list_tasks(states=["needs_input"], root=root, limit=200):
+                self.server.questions.update(task)
+        if self.server.reviews:
+            self.server.refresh_code_lenses()
+
     def on_event(self, event: Event) -> None:
-        self.server.task_progress.on_event(event)
-        self.server.transcripts.on_event(event)
         if event.type == EventType.STATE:
             self._tasks.add(event.task_id)
             to = event.data.get("to")
@@ -127,9 +143,6 @@ class Notifier:
                 self._answered.add(event.task_id)
         elif event.type == EventType.DIFF:
             self._diffs.add(event.task_id)
-        elif event.type == EventType.PERMISSION:
-            self.server.permissions.on_event(event)
-            return
         else:
             return
         self._arm()
@@ -177,21 +190,20 @@ class Notifier:
         if lenses:
             self.server.refresh_code_lenses()
         for task in changed:
-            followed = task.id in self.server.task_progress.followed
-            if task.id in answered and followed and task.state == S.ANSWERED:
+            if task.id in answered and self.followed(task.id) and task.state == S.ANSWERED:
                 await self.show_answer(task)
 
     def _watch(self, task: Task) -> None:
         """Follow the worktree of a running task this editor delegated."""
-        watchers = self.server.watchers
-        if (
-            task.state == S.RUNNING
-            and task.worktree
-            and task.id in self.server.task_progress.followed
-        ):
-            watchers.start(task.id, Path(task.worktree))
+        if task.state == S.RUNNING and task.worktree and self.followed(task.id):
+            self.watchers.start(task.id, Path(task.worktree))
         elif task.state not in (S.RUNNING, S.PREPARING, S.QUEUED):
-            watchers.stop(task.id)
+            self.watchers.stop(task.id)
+
+    def _worktree_changed(self, task_id: str) -> None:
+        sup = self.server.supervisor
+        if sup is not None and not sup.request_draft(task_id):
+            self.watchers.stop(task_id)
 
     def follow_settings(self) -> None:
         """Send the status again whenever the broker re-reads a changed config file (the
@@ -293,6 +305,10 @@ class Notifier:
         self.server.window_show_message(
             types.ShowMessageParams(type=types.MessageType.Info, message=f"Baton: {lead}{text}")
         )
+
+    async def stop(self) -> None:
+        self.watchers.close()
+        self.close()
 
     def close(self) -> None:
         if self._settings is not None:

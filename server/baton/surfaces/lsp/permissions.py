@@ -13,15 +13,13 @@ options, which works in any LSP client. A later notification with ``status`` ``a
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
 from baton.core.events import Event, EventType
-from baton.runtime import TaskError
-
-if TYPE_CHECKING:
-    from baton.surfaces.lsp.server import BatonServer
+from baton.runtime import Supervisor, TaskError
+from baton.surfaces.lsp.server import BatonServer, Feature
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +46,7 @@ def payload(event: Event, title: str = "") -> dict[str, Any]:
     }
 
 
-class PermissionPrompts:
+class PermissionPrompts(Feature):
     """Sends permission requests to the editor and passes the user's choice back."""
 
     def __init__(self, server: BatonServer) -> None:
@@ -56,7 +54,7 @@ class PermissionPrompts:
 
     def on_event(self, event: Event) -> None:
         """A committed ``permission`` event (cheap: the rest happens in a background task)."""
-        if event.data.get("by") == "policy":
+        if event.type != EventType.PERMISSION or event.data.get("by") == "policy":
             return  # answered by the config policy: nothing to ask
         self.server.spawn(self.send(event), f"permission {event.task_id}")
 
@@ -72,6 +70,9 @@ class PermissionPrompts:
         self.server.protocol.notify(PERMISSION, data)
         if data["status"] == "pending" and self.server.settings.permission_prompts != "inline":
             await self.ask(data)
+
+    async def started(self, supervisor: Supervisor) -> None:
+        await self.resend_pending(sorted(self.server.roots))
 
     async def resend_pending(self, roots: list[str]) -> None:
         """Prompt again for requests that wait on a task this broker follows (e.g. adopted

@@ -23,6 +23,7 @@ from pygls.lsp.server import LanguageServer
 
 from baton.core.events import Event, EventType, describe
 from baton.core.lifecycle import TaskState
+from baton.surfaces.lsp.server import Feature
 
 log = logging.getLogger(__name__)
 S = TaskState
@@ -112,7 +113,7 @@ def outcome(state: TaskState, reason: str, diff: dict[str, Any]) -> str:
             return str(state)
 
 
-class Progress:
+class Progress(Feature):
     """Tracks the tasks this editor follows and their current runs."""
 
     def __init__(
@@ -294,6 +295,9 @@ class Progress:
         task_id = self.by_token.get(str(token))
         if task_id is not None:
             self._spawn(self._cancel(task_id), f"cancel {task_id}")
+
+    async def stop(self) -> None:
+        self.close()
 
     def close(self) -> None:
         for run in self.runs.values():

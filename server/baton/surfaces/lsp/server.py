@@ -3,8 +3,13 @@
 pygls owns the event loop (``start_io``); the broker (:class:`Supervisor`) starts on
 ``initialized`` and closes on ``shutdown``. Handlers never block the loop: the broker does
 its SQLite and git work on worker threads, and so does everything here that reads files or
-compares texts. Features live in their own modules (actions, commands, lenses, progress,
-notify); this one wires them and keeps the shared state.
+compares texts.
+
+This module holds the shared state and the plumbing and imports no feature: the features
+(notify, progress, transcripts, permissions, foresee, ide) live in their own modules, take
+this server and the callables they need, and are given to it with
+:meth:`BatonServer.add_feature`; :func:`baton.surfaces.lsp.create_language_server` puts
+them together (as esbonio does).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import logging
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -22,25 +27,38 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
+import baton.surfaces.lsp.review as review
 from baton import __version__
+from baton.core.events import Event
 from baton.core.lifecycle import TaskState
 from baton.core.task import Task
 from baton.runtime import Supervisor, TaskError
-from baton.store import state_home
-from baton.surfaces.ide import IdeServer
-from baton.surfaces.lsp import asking, ide, review, settings
+from baton.store.paths import state_home
+from baton.surfaces.lsp.asking import Questions
 from baton.surfaces.lsp.documents import OpenDocuments, relative_to, uri_to_path
-from baton.surfaces.lsp.foresee import Foresee
-from baton.surfaces.lsp.notify import Notifier
+from baton.surfaces.lsp.editor_settings import EditorSettings
 from baton.surfaces.lsp.payloads import check_request
-from baton.surfaces.lsp.permissions import PermissionPrompts
-from baton.surfaces.lsp.progress import Progress
-from baton.surfaces.lsp.transcripts import Transcripts
-from baton.surfaces.lsp.watch import Watchers
 from baton.surfaces.ws.endpoint import Endpoint, start_endpoint
 from baton.surfaces.ws.serve import broker_supervisor
 
 log = logging.getLogger(__name__)
+
+F = TypeVar("F", bound="Feature")
+
+
+class Feature:
+    """A part of the language server that follows the broker's life (esbonio's
+    ``LanguageFeature``). The server calls each hook on every feature it was given, in the
+    order they were given; each does nothing unless a feature says otherwise."""
+
+    async def started(self, supervisor: Supervisor) -> None:
+        """The broker runs and requests are served."""
+
+    def on_event(self, event: Event) -> None:
+        """A committed broker event, on the loop: must stay cheap."""
+
+    async def stop(self) -> None:
+        """The broker is about to close."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,28 +121,40 @@ class BatonServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             protocol_cls=BatonProtocol,
         )
-        self.settings = settings.Settings()
+        self.settings = EditorSettings()
         self.supervisor: Supervisor | None = None
         self.ready = asyncio.Event()
         self.start_error: str | None = None
         self.docs = OpenDocuments()
         self.roots: set[str] = set()
         self.client_name: str | None = None  # clientInfo.name, e.g. "Neovim"
-        self.ide: IdeServer | None = None  # the Claude Code IDE server (setting claudeIde)
         self.endpoint: Endpoint | None = None  # the broker's websocket (other agents, CLI)
         self.reviews: dict[str, review.TaskDiff] = {}
-        self.questions = asking.Questions()  # tasks asking a question (reply code action)
+        self.questions = Questions()  # tasks asking a question (reply code action)
         # Review findings shown as diagnostics: task id → uri → diagnostics.
         self.findings: dict[str, dict[str, list[types.Diagnostic]]] = {}
-        self.notifier = Notifier(self)
-        self.foresee = Foresee(self)
-        self.permissions = PermissionPrompts(self)
-        self.transcripts = Transcripts(self)
-        self.task_progress = Progress(
-            self, self._cancel_task, self.spawn, lambda: self.settings.progress_interval
-        )
-        self.watchers = Watchers(self._worktree_changed)
+        self._features: dict[type[Feature], Feature] = {}
         self._background: set[asyncio.Task[Any]] = set()
+
+    # -- features -------------------------------------------------------------------------
+
+    def add_feature(self, feature: Feature) -> None:
+        """Give the server a feature: its hooks are called from now on (one per class)."""
+        kind = type(feature)
+        if kind in self._features:
+            raise ValueError(f"the server already has a {kind.__name__}")
+        self._features[kind] = feature
+
+    def get_feature(self, kind: type[F]) -> F:
+        """The feature of class ``kind`` (or of a subclass of it) the server was given."""
+        for feature in self._features.values():
+            if isinstance(feature, kind):
+                return feature
+        raise LookupError(f"the server has no {kind.__name__}")
+
+    def _on_event(self, event: Event) -> None:
+        for feature in self._features.values():
+            feature.on_event(event)
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -156,6 +186,7 @@ class BatonServer(LanguageServer):
         return self.supervisor
 
     async def start_broker(self) -> None:
+        """Start the broker and its websocket endpoint, then each feature (``started``)."""
         try:
             home = await asyncio.to_thread(state_home)
             # opens (migrates) the database; the default worker comes from the settings
@@ -176,47 +207,21 @@ class BatonServer(LanguageServer):
             self.endpoint = await start_endpoint(sup, sorted(self.roots))
         except Exception as exc:  # the editor works without it; agents and the CLI do not
             log.error("could not open the websocket endpoint: %s", exc)
-        sup.listen(self.notifier.on_event)
-        await self.sync_ide()
+        sup.listen(self._on_event)
         self.ready.set()
-        await self.notifier.send_status()
-        self.notifier.follow_settings()
-        for root in sorted(self.roots):
-            tasks = await sup.list_tasks(states=["review"], root=root, limit=200)
-            for task in tasks:
-                await self.notifier.send_diff(task.id)
-            for task in await sup.list_tasks(states=["needs_input"], root=root, limit=200):
-                self.questions.update(task)
-        if self.reviews:
-            self.refresh_code_lenses()
-        await self.permissions.resend_pending(sorted(self.roots))
-
-    def _worktree_changed(self, task_id: str) -> None:
-        if self.supervisor is not None and not self.supervisor.request_draft(task_id):
-            self.watchers.stop(task_id)
-
-    async def sync_ide(self) -> None:
-        """Run the Claude Code IDE server when the setting asks for it, and only then."""
-        if self.settings.claude_ide and self.ide is None and self.supervisor is not None:
-            self.ide = await ide.start(self)
-        elif not self.settings.claude_ide and self.ide is not None:
-            server, self.ide = self.ide, None
-            await server.close()
+        for feature in list(self._features.values()):
+            await feature.started(sup)
 
     async def stop_broker(self) -> None:
-        if self.ide is not None:
-            server, self.ide = self.ide, None
-            await server.close()
-        self.watchers.close()
-        self.task_progress.close()
-        self.transcripts.close()
-        self.notifier.close()
+        """Stop each feature (``stop``), then the endpoint and the broker."""
+        for feature in list(self._features.values()):
+            await feature.stop()
         sup, self.supervisor = self.supervisor, None
         endpoint, self.endpoint = self.endpoint, None
         if endpoint is not None:
             await endpoint.close()
         if sup is not None:
-            sup.unlisten(self.notifier.on_event)
+            sup.unlisten(self._on_event)
             await sup.close()
 
     async def cancel(self, task_id: str) -> Task:
@@ -236,7 +241,8 @@ class BatonServer(LanguageServer):
             await asyncio.sleep(0.05)
         return await sup.cancel(task_id)
 
-    async def _cancel_task(self, task_id: str) -> None:
+    async def cancel_or_warn(self, task_id: str) -> None:
+        """:meth:`cancel`, saying in a message when it fails."""
         try:
             await self.cancel(task_id)
         except Exception as exc:
@@ -348,13 +354,3 @@ class BatonServer(LanguageServer):
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=merged)
             )
-
-
-def build_server() -> BatonServer:
-    """A server with every Baton feature registered."""
-    from baton.surfaces.lsp import commands, features
-
-    server = BatonServer()
-    features.register(server)
-    commands.register(server)
-    return server

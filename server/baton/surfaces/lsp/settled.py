@@ -11,6 +11,7 @@ from typing import Any
 
 from baton.core.task import next_moves
 from baton.surfaces.lsp.payloads import Args, invalid
+from baton.surfaces.lsp.progress import Progress
 from baton.surfaces.lsp.server import BatonServer
 
 
@@ -21,7 +22,7 @@ async def handoff(ls: BatonServer, args: Args) -> Any:
     worker = args.optional_text("worker")
     if worker is not None and worker not in sup.profiles_for(task.root):
         raise invalid(f"baton.handoff: unknown worker {worker!r}")
-    ls.task_progress.follow(task.id, task.title, task.state)
+    ls.get_feature(Progress).follow(task.id, task.title, task.state)
     task = await sup.handoff(task.id, worker)
     return {
         "taskId": task.id,

@@ -14,13 +14,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from baton.core.events import Event
 from baton.core.transcript import Transcript
-
-if TYPE_CHECKING:
-    from baton.surfaces.lsp.server import BatonServer
+from baton.surfaces.lsp.server import BatonServer, Feature
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +35,7 @@ class _Followed:
     sent: int = 0  # the seq the client has
 
 
-class Transcripts:
+class Transcripts(Feature):
     """The transcripts this editor follows, kept up to date from the broker's events."""
 
     def __init__(self, server: BatonServer, delay: float = 0.1) -> None:
@@ -113,6 +111,9 @@ class Transcripts:
                  "lines": lines},
             )  # fmt: skip
             followed.sent = seq
+
+    async def stop(self) -> None:
+        self.close()
 
     def close(self) -> None:
         if self._flush is not None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from baton.core.routing import KINDS
+from baton.errors import InvalidInput
 from baton.surfaces.mcp.schemas import ANNOTATIONS, OUTPUT, STATES
 from baton.surfaces.ws.answers import DETAILS
 
@@ -147,7 +148,7 @@ TOOLS: dict[str, ToolSpec] = {
 }
 
 
-class UnknownTool(ValueError):
+class UnknownTool(InvalidInput, ValueError):
     """``--tools`` named a tool Baton does not have."""
 
 

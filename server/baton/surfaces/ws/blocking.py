@@ -23,6 +23,7 @@ from typing import Any
 
 from baton.surfaces.ws.discovery import Discovery
 from baton.surfaces.ws.errors import BrokerError, BrokerUnavailable
+from baton.surfaces.ws.frames import frame, masked
 from baton.surfaces.ws.locate import any_broker_for, ensure_broker
 
 #: RFC 6455 §1.3: the server's key is SHA-1 of the client's key with this suffix, base64.
@@ -39,31 +40,6 @@ def accept_key(key: bytes) -> bytes:
     except ImportError:  # pragma: no cover - another Python
         from hashlib import sha1
     return base64.b64encode(sha1(key + _ACCEPT_SUFFIX).digest())
-
-
-def frame(opcode: int, payload: bytes, mask: bytes | None = None) -> bytes:
-    """One final frame; masked (as a client must send it) unless ``mask`` is ``b""``."""
-    n = len(payload)
-    head = bytes([0x80 | opcode])
-    bit = 0 if mask == b"" else 0x80
-    if n < 126:
-        head += bytes([bit | n])
-    elif n < 1 << 16:
-        head += bytes([bit | 126]) + struct.pack("!H", n)
-    else:
-        head += bytes([bit | 127]) + struct.pack("!Q", n)
-    if mask == b"":
-        return head + payload
-    mask = mask if mask is not None else os.urandom(4)
-    return head + mask + _masked(payload, mask)
-
-
-def _masked(payload: bytes, mask: bytes) -> bytes:
-    n = len(payload)
-    if not n:
-        return b""
-    key = (mask * (n // 4 + 1))[:n]
-    return (int.from_bytes(payload, "big") ^ int.from_bytes(key, "big")).to_bytes(n, "big")
 
 
 class BlockingClient:
@@ -165,7 +141,7 @@ class BlockingClient:
             mask = self._read(4) if b1 & 0x80 else b""
             payload = self._read(n)
             if mask:
-                payload = _masked(payload, mask)
+                payload = masked(payload, mask)
             if opcode == _PING:
                 self._send(_PONG, payload)
             elif opcode == _CLOSE:

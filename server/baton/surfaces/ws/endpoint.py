@@ -18,28 +18,26 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import json
 import logging
 import os
 import secrets
 import time
-from collections import OrderedDict, deque
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
-from websockets.protocol import State
 
+import baton.surfaces.ws.answers as answers
+import baton.surfaces.ws.discovery as discovery
+import baton.surfaces.ws.protocol as p
 from baton import __version__
 from baton.core.events import Event, EventType
+from baton.errors import NotFound
 from baton.runtime import Supervisor
-from baton.store import AmbiguousTask, UnknownTask
-from baton.surfaces.ws import answers, discovery, views
-from baton.surfaces.ws import protocol as p
+from baton.surfaces.ws.fanout import Bucket, Conn, Fanout, Watch
 from baton.surfaces.ws.handshake import check_upgrade, same, token_of
 from baton.surfaces.ws.methods import Methods
 
@@ -68,48 +66,7 @@ class EndpointLimits:
     max_refused: int = 2000  # messages refused in a row (too fast) before the connection closes
 
 
-class _Bucket:
-    """A token bucket: ``take()`` is False when the connection sends too fast."""
-
-    def __init__(self, rate: float, burst: int) -> None:
-        self.rate, self.burst = rate, float(burst)
-        self.tokens, self.at = float(burst), time.monotonic()
-
-    def take(self) -> bool:
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
-        self.at = now
-        if self.tokens >= 1.0:
-            self.tokens -= 1.0
-            return True
-        return False
-
-
-@dataclass(eq=False, slots=True)
-class _Watch:
-    """A ``watch`` subscription: the tasks it wants (None: all)."""
-
-    sid: int
-    wanted: frozenset[str] | None
-    #: Live events kept back while the stored ones are replayed; None once live.
-    held: list[Event] | None = field(default_factory=list)
-
-
-@dataclass(eq=False)
-class _Conn:
-    ws: ServerConnection
-    authed: bool
-    bucket: _Bucket
-    inflight: set[asyncio.Task[Any]] = field(default_factory=set)
-    subs: dict[int, _Watch] = field(default_factory=dict)
-    refused: int = 0  # consecutive rate-limited messages
-    next_sub: int = 0  # subscription ids count per connection
-    behind_since: float | None = None  # since when more than send_buffer is unsent
-
-
 _SENT = object()  # a handler that answered the request itself
-MAX_BATCH = 256  # events per ``events`` notification
-MAX_FRAME = 256 << 10  # bytes of events per notification (clients' default limit is 1 MiB)
 
 
 class Endpoint:
@@ -135,9 +92,8 @@ class Endpoint:
         self.discovery_path: Path | None = None
         self.methods = Methods(sup, self.roots, self._info)
         self._server: Server | None = None
-        self._conns: set[_Conn] = set()
-        self._encoded: OrderedDict[tuple[str, int], str] = OrderedDict()
-        self._lags: deque[float] = deque(maxlen=10_000)  # see fanout_lag
+        self._conns: set[Conn] = set()
+        self.fanout = Fanout(self.limits.send_buffer, self.limits.stalled)
         self.idle_since: float | None = time.monotonic()
         self.started_at = time.time()
 
@@ -217,14 +173,10 @@ class Endpoint:
     def fanout_lag(self) -> dict[str, Any]:
         """Milliseconds from an event's commit stamp to its frame written to every
         subscriber, over the last batches fanned out (median, p99, max)."""
-        lags = sorted(self._lags)
-        if not lags:
-            return {"batches": 0}
+        return self.fanout.lag()
 
-        def pick(q: float) -> float:
-            return round(lags[min(len(lags) - 1, int(q * len(lags)))], 3)
-
-        return {"batches": len(lags), "median": pick(0.5), "p99": pick(0.99), "max": pick(1.0)}
+    def _on_commit(self, events: list[Event]) -> None:
+        self.fanout.on_commit(self._conns, events)
 
     # ------------------------------------------------------------------ the handshake
 
@@ -245,7 +197,7 @@ class Endpoint:
     async def _handle(self, ws: ServerConnection) -> None:
         request = ws.request
         authed = request is not None and token_of(request.headers) is not None
-        conn = _Conn(ws, authed, _Bucket(self.limits.rate, self.limits.burst))
+        conn = Conn(ws, authed, Bucket(self.limits.rate, self.limits.burst))
         self._conns.add(conn)
         self.idle_since = None
         watchdog = None
@@ -277,7 +229,7 @@ class Endpoint:
                 watchdog.cancel()
             self._drop(conn)
 
-    async def _authenticate(self, conn: _Conn, frame: str | bytes) -> bool:
+    async def _authenticate(self, conn: Conn, frame: str | bytes) -> bool:
         try:
             req = p.parse(frame)
         except p.RpcError as err:
@@ -296,7 +248,7 @@ class Endpoint:
             await self._send(conn, p.response(req.id, {"ok": True, "version": __version__}))
         return True
 
-    def _accept_frame(self, conn: _Conn, frame: str | bytes) -> None:
+    def _accept_frame(self, conn: Conn, frame: str | bytes) -> None:
         too_large = p.too_large(frame, self.limits.max_message)
         try:
             req = p.parse(frame)
@@ -316,12 +268,12 @@ class Endpoint:
         conn.inflight.add(task)
         task.add_done_callback(conn.inflight.discard)
 
-    def _reply_later(self, conn: _Conn, text: str) -> None:
+    def _reply_later(self, conn: Conn, text: str) -> None:
         task = asyncio.get_running_loop().create_task(self._send(conn, text))
         conn.inflight.add(task)
         task.add_done_callback(conn.inflight.discard)
 
-    async def _run(self, conn: _Conn, req: p.Request) -> None:
+    async def _run(self, conn: Conn, req: p.Request) -> None:
         try:
             if req.method in ("watch", "subscribe"):
                 result = await self._watch(conn, req)
@@ -331,8 +283,8 @@ class Endpoint:
                 result = {"ok": True, "version": __version__}
             else:
                 result = await self.methods.call(req.method, req.params)
-        except (p.RpcError, UnknownTask, AmbiguousTask) as exc:
-            err = exc if isinstance(exc, p.RpcError) else p.RpcError(p.UNKNOWN_TASK, _quoted(exc))
+        except (p.RpcError, NotFound) as exc:
+            err = exc if isinstance(exc, p.RpcError) else p.RpcError(exc.code, _quoted(exc))
             if req.id is not None:
                 await self._send(conn, p.error_response(req.id, err))
             return
@@ -347,11 +299,11 @@ class Endpoint:
         if req.id is not None and result is not _SENT:
             await self._send(conn, p.response(req.id, result))
 
-    async def _send(self, conn: _Conn, text: str) -> None:
+    async def _send(self, conn: Conn, text: str) -> None:
         with contextlib.suppress(ConnectionClosed):
             await conn.ws.send(text)
 
-    def _drop(self, conn: _Conn) -> None:
+    def _drop(self, conn: Conn) -> None:
         for task in list(conn.inflight):
             task.cancel()
         conn.subs.clear()
@@ -362,7 +314,7 @@ class Endpoint:
 
     # ------------------------------------------------------------------ subscriptions
 
-    async def _watch(self, conn: _Conn, req: p.Request) -> object:
+    async def _watch(self, conn: Conn, req: p.Request) -> object:
         """Subscribe to chosen tasks (``ids``) or all; pushes ``event`` notifications.
 
         With ``replay`` (the default when ids are given) the stored events of those tasks
@@ -378,7 +330,7 @@ class Endpoint:
             raise p.RpcError(p.BUSY, f"at most {self.limits.max_subscriptions} subscriptions")
         tasks = [await self.sup.get(i) for i in ids] if ids is not None else []
         conn.next_sub += 1
-        watch = _Watch(conn.next_sub, frozenset(t.id for t in tasks) if ids is not None else None)
+        watch = Watch(conn.next_sub, frozenset(t.id for t in tasks) if ids is not None else None)
         conn.subs[watch.sid] = watch
         seen: dict[str, int] = {}
         try:
@@ -398,123 +350,18 @@ class Endpoint:
             }
             if req.id is not None:
                 await self._send(conn, p.response(req.id, result))
-            for chunk in self._chunks(backlog):
-                await self._send(conn, self._note(watch.sid, chunk))
+            for chunk in self.fanout.chunks(backlog):
+                await self._send(conn, self.fanout.note(watch.sid, chunk))
         except BaseException:
             conn.subs.pop(watch.sid, None)
             raise
         held = [e for e in watch.held or () if e.seq > seen.get(e.task_id, 0)]
         watch.held = None
         if held and conn.subs.get(watch.sid) is watch:
-            self._push(conn, watch, self._frames(watch.sid, held))
+            self.fanout.push(conn, watch, self.fanout.frames(watch.sid, held))
         return _SENT
 
-    def _on_commit(self, events: list[Event]) -> None:
-        """Fan a committed batch out to every subscription at once, one frame each.
-
-        Runs synchronously in the bus's writer loop: no queue or task per subscriber, and
-        each distinct frame (same tasks wanted, same subscription id — ids count per
-        connection, so every "watch all" connection's first subscription shares one) is
-        built once and its bytes written to each connection. A connection that stopped
-        reading (see ``limits.send_buffer``) loses its subscriptions with an ``overflow``
-        notice instead of slowing anyone down.
-        """
-        wanted: dict[frozenset[str] | None, list[Event]] = {}
-        frames: dict[tuple[frozenset[str] | None, int], list[bytes]] = {}
-        for conn in list(self._conns):
-            for watch in list(conn.subs.values()):
-                mine = wanted.get(watch.wanted)
-                if mine is None:
-                    mine = (
-                        events
-                        if watch.wanted is None
-                        else [e for e in events if e.task_id in watch.wanted]
-                    )
-                    wanted[watch.wanted] = mine
-                if not mine:
-                    continue
-                if watch.held is not None:
-                    watch.held.extend(mine)
-                    continue
-                key = (watch.wanted, watch.sid)
-                built = frames.get(key)
-                if built is None:
-                    built = frames[key] = self._frames(watch.sid, mine)
-                try:
-                    self._push(conn, watch, built)
-                except Exception:  # one broken connection must not cost the others theirs
-                    log.exception("could not push events to a subscriber; dropping it")
-                    conn.subs.clear()
-                    break
-        if frames:
-            self._lags.append((time.time() - min(e.ts for e in events)) * 1000)
-
-    def _frames(self, sid: int, events: list[Event]) -> list[bytes]:
-        return [_text_frame(self._note(sid, chunk).encode()) for chunk in self._chunks(events)]
-
-    def _chunks(self, events: list[Event]) -> Iterator[list[Event]]:
-        """Events in order, in runs that fit one notification (count and size bounded)."""
-        run: list[Event] = []
-        size = 0
-        for e in events:
-            n = len(self._encode(e))
-            if run and (len(run) >= MAX_BATCH or size + n > MAX_FRAME):
-                yield run
-                run, size = [], 0
-            run.append(e)
-            size += n
-        if run:
-            yield run
-
-    def _push(self, conn: _Conn, watch: _Watch, frames: list[bytes]) -> None:
-        """Write whole frames to the connection now, unless it is closing or not reading."""
-        ws = conn.ws
-        if ws.protocol.state is not State.OPEN:
-            return  # closing: the handler's end drops the connection
-        transport = ws.transport
-        unsent, limit = transport.get_write_buffer_size(), self.limits.send_buffer
-        if unsent <= limit:
-            conn.behind_since = None
-        elif conn.behind_since is None:
-            conn.behind_since = time.monotonic()
-        if conn.behind_since is not None and (
-            time.monotonic() - conn.behind_since > self.limits.stalled or unsent > 8 * limit
-        ):
-            conn.subs.pop(watch.sid, None)
-            note = {"subscription": watch.sid, "message": "fell behind; catch up with events"}
-            frames = [_text_frame(p.notification("overflow", note).encode())]
-        # What ``ws.send`` does for a text frame, minus waiting for the buffer to drain
-        # (bounded above instead): whatever the protocol has queued goes first, then the
-        # frames, whole, so they interleave safely with replies sent through ``ws.send``.
-        # The server negotiates no extension (compression=None), so frames are plain.
-        ws.send_data()
-        for frame in frames:
-            transport.write(frame)
-
-    def _encode(self, event: Event) -> str:
-        key = (event.task_id, event.seq)
-        body = self._encoded.get(key)
-        if body is None:
-            body = json.dumps(views.event_json(event), default=str)
-            self._encoded[key] = body
-            if len(self._encoded) > 4096:
-                self._encoded.popitem(last=False)
-        return body
-
-    def _note(self, sid: int, events: list[Event]) -> str:
-        """One ``event`` notification, or one ``events`` notification carrying several."""
-        if len(events) == 1:
-            return (
-                '{"jsonrpc": "2.0", "method": "event", "params": {"subscription": '
-                f'{sid}, "event": {self._encode(events[0])}}}}}'
-            )
-        bodies = ", ".join(self._encode(e) for e in events)
-        return (
-            '{"jsonrpc": "2.0", "method": "events", "params": {"subscription": '
-            f'{sid}, "events": [{bodies}]}}}}'
-        )
-
-    def _unsubscribe(self, conn: _Conn, params: dict[str, Any]) -> dict[str, Any]:
+    def _unsubscribe(self, conn: Conn, params: dict[str, Any]) -> dict[str, Any]:
         p.known(params, "subscription")
         sid = p.integer(params, "subscription", lo=1)
         if conn.subs.pop(sid or 0, None) is None:
@@ -526,18 +373,6 @@ class Endpoint:
     async def busy(self) -> bool:
         """Tasks of this broker still need it (queued, running, or waiting for a reset)."""
         return self.sup.busy()
-
-
-def _text_frame(payload: bytes) -> bytes:
-    """A final, unmasked text frame (RFC 6455 §5.2), as a server sends it."""
-    n = len(payload)
-    if n < 126:
-        header = bytes((0x81, n))
-    elif n < 1 << 16:
-        header = bytes((0x81, 126)) + n.to_bytes(2, "big")
-    else:
-        header = bytes((0x81, 127)) + n.to_bytes(8, "big")
-    return header + payload
 
 
 def is_state_event(event_json: dict[str, Any]) -> bool:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from baton.errors import BatonError, Unavailable
 
-class BrokerError(Exception):
+
+class BrokerError(BatonError):
     """The broker answered with a JSON-RPC error."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
@@ -19,5 +21,5 @@ class BrokerError(Exception):
         self.data = data
 
 
-class BrokerUnavailable(Exception):
+class BrokerUnavailable(Unavailable):
     """No broker could be reached or started."""

@@ -18,16 +18,18 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import baton.surfaces.ws.answers as answers
+import baton.surfaces.ws.protocol as p
+import baton.surfaces.ws.views as views
+import baton.surfaces.ws.waiting as waiting
 from baton import __version__
 from baton.config.layers import ConfigError
 from baton.core import revision
 from baton.core.lifecycle import TaskState
 from baton.core.task import Target, next_moves
+from baton.errors import NotFound
 from baton.runtime import DelegateRequest, GraphNode, Supervisor, TaskError, broker_alive
-from baton.store import AmbiguousTask, UnknownTask
 from baton.surfaces.workers import workers_answer
-from baton.surfaces.ws import answers, views, waiting
-from baton.surfaces.ws import protocol as p
 from baton.surfaces.ws.settled import Settled
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -90,8 +92,8 @@ class Methods:
             raise p.RpcError(p.METHOD_NOT_FOUND, f"unknown method {method!r}")
         try:
             return await handler(params)
-        except (UnknownTask, AmbiguousTask) as exc:
-            raise p.RpcError(p.UNKNOWN_TASK, str(exc)) from None
+        except NotFound as exc:
+            raise p.RpcError(exc.code, str(exc)) from None
 
     # ------------------------------------------------------------------ tasks
 
@@ -407,7 +409,7 @@ class Methods:
             if task_id is not None:
                 try:
                     task = await self.sup.get(task_id)
-                except (UnknownTask, AmbiguousTask):
+                except NotFound:
                     raise
                 data = {"id": task.id, "state": str(task.state), "next": next_moves(task)}
                 owner = await self.sup.owner_of(task.id)

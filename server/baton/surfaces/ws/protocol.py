@@ -12,37 +12,23 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from baton.errors import NotFound, WrongState
 from baton.surfaces.jsonrpc import INTERNAL_ERROR as INTERNAL_ERROR
 from baton.surfaces.jsonrpc import INVALID_PARAMS as INVALID_PARAMS
 from baton.surfaces.jsonrpc import INVALID_REQUEST as INVALID_REQUEST
 from baton.surfaces.jsonrpc import METHOD_NOT_FOUND as METHOD_NOT_FOUND
 from baton.surfaces.jsonrpc import PARSE_ERROR as PARSE_ERROR
 from baton.surfaces.jsonrpc import RequestId as RequestId
+from baton.surfaces.jsonrpc import RpcError as RpcError
 from baton.surfaces.jsonrpc import valid_id as valid_id
 
 # Baton's own (the -32000..-32099 server range).
 UNAUTHORIZED = -32001
-UNKNOWN_TASK = -32002
-WRONG_STATE = -32003
+UNKNOWN_TASK = NotFound.code
+WRONG_STATE = WrongState.code
 RATE_LIMITED = -32004
 BUSY = -32005
 TOO_LARGE = -32006  # a message over the size limit; data: {size, limit} in bytes
-
-
-class RpcError(Exception):
-    """An error to send back as a JSON-RPC error object."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def to_json(self) -> dict[str, Any]:
-        err: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            err["data"] = self.data
-        return err
 
 
 @dataclass(frozen=True, slots=True)

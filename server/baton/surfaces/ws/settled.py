@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import baton.surfaces.ws.answers as answers
+import baton.surfaces.ws.protocol as p
 from baton.runtime import Supervisor
-from baton.surfaces.ws import answers
-from baton.surfaces.ws import protocol as p
 
 Moved = Callable[[Awaitable[Any], str | None], Awaitable[Any]]
 #: ``archive`` takes at most this many ids at once.

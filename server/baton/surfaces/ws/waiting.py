@@ -14,10 +14,10 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
+import baton.surfaces.ws.answers as answers
 from baton.core.events import Event
 from baton.core.lifecycle import TaskState
 from baton.core.task import Task
-from baton.surfaces.ws import answers
 
 if TYPE_CHECKING:
     from baton.runtime import Supervisor

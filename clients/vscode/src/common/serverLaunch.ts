@@ -10,7 +10,7 @@ import * as path from "node:path";
 
 import { DISTRIBUTION } from "./installPlan";
 
-export interface ServerCommand {
+export interface ServerLaunch {
   command: string;
   args: string[];
   /** Where the choice came from, for the log. */
@@ -35,16 +35,16 @@ export interface NotFound {
   kind: "missing" | "badSetting";
 }
 
-function fromInterpreter(python: string, lookup: Lookup, source: string): ServerCommand {
+function fromInterpreter(python: string, lookup: Lookup, source: string): ServerLaunch {
   const script = path.join(path.dirname(python), process.platform === "win32" ? "baton.exe" : "baton");
   if (lookup.isExecutable(script)) return { command: script, args: ["lsp"], source: `${source} (its baton script)` };
   return { command: python, args: ["-m", "baton.cli", "lsp"], source };
 }
 
-export function resolveServerCommand(
+export function resolveServerLaunch(
   settings: { serverPath: string[]; interpreter: string },
   lookup: Lookup,
-): ServerCommand | NotFound {
+): ServerLaunch | NotFound {
   const [first, ...rest] = settings.serverPath;
   if (first !== undefined) {
     const isPath = first.includes("/") || first.includes("\\");

@@ -1,4 +1,4 @@
-"""Settings: what the editor may choose for the tasks it delegates.
+"""The editor's settings: what it may choose for the tasks it delegates.
 
 They come from ``initializationOptions`` and ``workspace/didChangeConfiguration``, either
 flat or under a ``"baton"`` key::
@@ -25,7 +25,7 @@ ACCEPT_REPORTS = ("message", "inline")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Settings:
+class EditorSettings:
     """The editor's choices. ``worker`` None means the broker's default worker."""
 
     worker: str | None = None
@@ -60,7 +60,7 @@ def _section(raw: object) -> Mapping[str, Any] | None:
     return raw
 
 
-def merge(current: Settings, raw: object) -> tuple[Settings, list[str]]:
+def merge(current: EditorSettings, raw: object) -> tuple[EditorSettings, list[str]]:
     """``current`` updated with the known keys of ``raw``; plus warnings for bad values."""
     section = _section(raw)
     if section is None:
