@@ -103,7 +103,13 @@ async def test_withdrawn_when_the_proposer_stops_waiting(sup: Supervisor, repo: 
 
 async def test_moves_that_need_an_agent_are_refused_by_name(sup: Supervisor, repo: Path) -> None:
     task, _ = await propose(sup, repo)
-    for move in (sup.reply(task.id, "more"), sup.retry(task.id), sup.handoff(task.id)):
+    moves = (
+        sup.reply(task.id, "more"),
+        sup.retry(task.id),
+        sup.handoff(task.id),
+        sup.complete(task.id, "it works"),
+    )
+    for move in moves:
         with pytest.raises(TaskError, match="claude-code proposed"):
             await move
 

@@ -49,11 +49,15 @@ def test_migrations_are_recorded_by_sqlite_utils_and_idempotent(db_file: Path) -
     s = Store(db_file)  # a second open applies nothing new
     try:
         applied = [m.name for m in MIGRATIONS.applied(s.db)]
-        assert applied == ["0001_initial", "0002_accounts"]
+        assert applied == ["0001_initial", "0002_accounts", "0003_archive"]
         rows = s.db.execute(
             "SELECT migration_set, name FROM _sqlite_migrations ORDER BY id"
         ).fetchall()
-        assert rows == [("baton", "0001_initial"), ("baton", "0002_accounts")]
+        assert rows == [
+            ("baton", "0001_initial"),
+            ("baton", "0002_accounts"),
+            ("baton", "0003_archive"),
+        ]
         assert MIGRATIONS.pending(s.db) == []
         assert {"tasks", "attempts", "events", "diffs", "hunk_states", "memory", "brokers"} <= set(
             s.db.table_names()

@@ -227,14 +227,15 @@ async def _doctor(args: argparse.Namespace, out: render.Output) -> int:
 
 #: The commands of :mod:`baton.cli.remote`: one request to the broker, run without an event loop.
 _REMOTE = (
-    "delegate", "graph", "answer", "accept", "reject", "reopen", "memory", "workers", "health",
+    "delegate", "graph", "answer", "accept", "reject", "reopen", "complete", "archive", "memory",
+    "workers", "health",
 )  # fmt: skip
 _WATCHING = ("run", "watch", "tasks", "inspect", "diff", "cancel")
 #: The commands run through :func:`_dispatch`: the module (of this package) and function that
 #: run each, imported when the command runs.
 _COMMANDS: dict[str, tuple[str, str]] = {
     **{name: ("watching", name) for name in _WATCHING},
-    **{name: ("watching", "turn") for name in ("reply", "steer", "retry")},
+    **{name: ("watching", "turn") for name in ("reply", "steer", "retry", "handoff")},
     **{name: ("config_cmds", name) for name in ("config", "secret", "stats")},
     "init": ("init_cmd", "init"),
     "export": ("store_cmds", "export"),

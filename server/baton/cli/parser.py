@@ -121,6 +121,9 @@ def build() -> argparse.ArgumentParser:
     c.add_argument("--group")
     c.add_argument("--since", help="only tasks created within this time: 30m, 2h, 3d")
     c.add_argument("--limit", type=int, default=50)
+    c.add_argument(
+        "--archived", action="store_true", help="list only archived tasks (see baton archive)"
+    )
 
     c = cmd("inspect", "show a task: state, attempts, events")
     c.add_argument("id", help=ID_HELP)
@@ -181,6 +184,36 @@ def build() -> argparse.ArgumentParser:
     c = cmd("retry", "run a failed, cancelled or interrupted task again")
     c.add_argument("id", help=ID_HELP)
     c.add_argument("--detach", action="store_true", help="return without following")
+
+    c = cmd(
+        "handoff",
+        "hand a failed, cancelled, interrupted or rate-limited task to another worker: same "
+        "task, its history kept, a fresh session with the brief",
+    )
+    c.add_argument("id", help=ID_HELP)
+    c.add_argument("--worker", help="the profile to take it (default: the next one routing allows)")
+    c.add_argument("--detach", action="store_true", help="return without following")
+
+    c = cmd(
+        "complete",
+        "put a failed, cancelled or interrupted task whose checkout holds changes up for "
+        "review: the work landed though the worker never said so",
+    )
+    c.add_argument("id", help=ID_HELP)
+    c.add_argument(
+        "--evidence",
+        required=True,
+        metavar="TEXT",
+        help="why it is done ('-' reads it from stdin); recorded on the task",
+    )
+
+    c = cmd(
+        "archive",
+        "hide settled tasks from baton tasks and the editors' lists, keeping their history "
+        "(baton tasks --archived lists them)",
+    )
+    c.add_argument("ids", nargs="+", metavar="ID", help=ID_HELP)
+    c.add_argument("--undo", action="store_true", help="list them again (unarchive)")
 
     c = cmd("memory", "project facts that go into every brief: list, add TEXT, remove N")
     c.add_argument("op", choices=["list", "add", "remove"], nargs="?", default="list")

@@ -229,6 +229,32 @@ def reopen(args: argparse.Namespace, out: Output) -> int:
     return EXIT_OK if res["reopened"] else EXIT_FAILED
 
 
+def complete(args: argparse.Namespace, out: Output) -> int:
+    """Put a stopped task whose checkout holds changes up for review, with the evidence."""
+    evidence = read_text(args.evidence)
+    if not evidence.strip():
+        raise UsageError("the evidence is empty")
+    with broker(args) as c:
+        res = call(c, "complete", id=args.id, evidence=evidence)
+    task = res["task"]
+    out.result(
+        res,
+        f"task {task['id']} is {task['state']}: {', '.join(res['files'])}; "
+        f"next: {', '.join(task['next'])}",
+    )
+    return EXIT_OK
+
+
+def archive(args: argparse.Namespace, out: Output) -> int:
+    """Archive settled tasks (or, ``--undo``, list them again): all of them or none."""
+    with broker(args) as c:
+        res = call(c, "archive", ids=args.ids, undo=True if args.undo else None)
+    done = res["unarchived" if args.undo else "archived"]
+    verb = "unarchived" if args.undo else "archived"
+    out.result(res, f"{verb} {len(done)} task(s): {', '.join(done)}")
+    return EXIT_OK
+
+
 def memory(args: argparse.Namespace, out: Output) -> int:
     root = str(folder_of(args))
     params: dict[str, Any] = {"op": args.op, "root": root}

@@ -1,6 +1,7 @@
 """The CLI's commands that follow a task's events (``run``, ``watch``, ``reply``, ``steer``,
-``retry``, ``cancel``) or print tasks, attempts, events and diffs rebuilt from the broker's
-answers (``tasks``, ``inspect``, ``diff``): websocket clients, like :mod:`baton.cli.remote`.
+``retry``, ``handoff``, ``cancel``) or print tasks, attempts, events and diffs rebuilt from
+the broker's answers (``tasks``, ``inspect``, ``diff``): websocket clients, like
+:mod:`baton.cli.remote`.
 """
 
 from __future__ import annotations
@@ -166,6 +167,7 @@ async def tasks(args: argparse.Namespace, out: Output) -> int:
             group=args.group,
             since=_since(args.since),
             limit=args.limit,
+            archived=True if args.archived else None,
             full=None if out.json_mode else True,
         )
     if out.json_mode:
@@ -266,8 +268,11 @@ async def cancel(args: argparse.Namespace, out: Output) -> int:
 
 
 async def turn(args: argparse.Namespace, out: Output) -> int:
-    """reply, steer and retry: start a new turn of the task, then follow it like run."""
+    """reply, steer, retry and handoff: start a new turn of the task, then follow it like
+    run."""
     params: dict[str, Any] = {"id": args.id}
+    if args.command == "handoff" and args.worker:
+        params["worker"] = args.worker
     if args.command in ("reply", "steer"):
         text = read_text(args.text)
         if not text.strip():

@@ -66,10 +66,12 @@ TRANSITIONS: dict[TaskState, frozenset[TaskState]] = {
     # stops waiting (see baton.runtime.proposals).
     S.REVIEW: frozenset({S.APPLIED, S.REJECTED, S.RUNNING, S.CANCELLED}),
     S.RATE_LIMITED: frozenset({S.QUEUED, S.CANCELLED, S.FAILED}),
-    # Settled states that can be resumed or retried go back to the queue.
-    S.FAILED: frozenset({S.QUEUED}),
-    S.CANCELLED: frozenset({S.QUEUED}),
-    S.INTERRUPTED: frozenset({S.QUEUED, S.CANCELLED}),
+    # Settled states that can be resumed or retried go back to the queue; a task whose work
+    # landed though its worker never said so goes to review when the user says it is done
+    # (baton complete, see baton.runtime.steering).
+    S.FAILED: frozenset({S.QUEUED, S.REVIEW}),
+    S.CANCELLED: frozenset({S.QUEUED, S.REVIEW}),
+    S.INTERRUPTED: frozenset({S.QUEUED, S.CANCELLED, S.REVIEW}),
     S.ANSWERED: frozenset({S.QUEUED}),
     # An applied task is reviewed again when the user undoes an accepted hunk in the
     # editor (see baton.runtime.reopen).

@@ -58,6 +58,7 @@ class Task:
     created_at: float = 0.0
     updated_at: float = 0.0
     settled_at: float | None = None
+    archived_at: float | None = None  # hidden from task lists since then (history kept)
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)

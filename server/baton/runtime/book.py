@@ -108,6 +108,8 @@ class Book:
             self.tasks.pop(task.id, None)
         else:
             task.settled_at = None
+        if target not in SETTLED:
+            task.archived_at = None  # back to work (or to review): listed again
         owner = self.broker if target in KEPT else None
         snapshot = copy(task)
         try:

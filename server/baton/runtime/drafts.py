@@ -82,6 +82,16 @@ class Drafts:
                     forget_redone_ids(task)
             return await self.record(task, files, final=final)
 
+    async def final_if_changed(self, task: Task) -> list[FileDiff]:
+        """The final diff of a task whose attempt has ended, recorded only when its checkout
+        holds changes (else nothing is written and the answer is empty)."""
+        async with self._locks.setdefault(task.id, asyncio.Lock()):
+            if not task.worktree or not Path(task.worktree).exists():
+                return []
+            snap = snapshot_of(task)
+            files = await asyncio.to_thread(in_background, compute_diff, snap, Path(task.worktree))
+            return await self.record(task, files, final=True) if files else []
+
     async def record(self, task: Task, files: list[FileDiff], *, final: bool) -> list[FileDiff]:
         """Store the task's diff, masked, and say so with a ``diff`` event (its size); the
         diff as stored."""

@@ -1,11 +1,12 @@
 """Steering: what the user asks of a task's work after delegating it.
 
-Cancel, steer, reply, retry, hand off, redo a hunk, and answer an agent's permission
-request. Each checks the task's state under its lock, then either stops the live attempt
-with a :class:`~baton.core.settle.Stop` that says what comes next (a steer is a stop whose
-next turn carries the user's text) or starts the turn loop with a
-:class:`~baton.core.settle.NextTurn`. None of them runs an agent itself: the turn loop
-(:mod:`baton.runtime.turns`) does. A task whose broker is gone is adopted first.
+Cancel, steer, reply, retry, hand off, complete (the user says the work is done), redo a
+hunk, and answer an agent's permission request. Each checks the task's state under its
+lock, then either stops the live attempt with a :class:`~baton.core.settle.Stop` that says
+what comes next (a steer is a stop whose next turn carries the user's text) or starts the
+turn loop with a :class:`~baton.core.settle.NextTurn`. None of them runs an agent itself:
+the turn loop (:mod:`baton.runtime.turns`) does. A task whose broker is gone is adopted
+first.
 """
 
 from __future__ import annotations
@@ -24,15 +25,18 @@ from baton.runtime.attempts import Attempts
 from baton.runtime.book import Book
 from baton.runtime.broker import TaskError
 from baton.runtime.drafts import Drafts
-from baton.runtime.recorded import not_a_proposal
+from baton.runtime.recorded import has_snapshot, not_a_proposal
 from baton.runtime.redo import redo_turn
 from baton.runtime.turns import TurnLoop
+from baton.runtime.verify import record_evidence
 from baton.store.paths import task_dir
 
 S = TaskState
 #: The states a user may retry from, and hand to another worker from.
 RETRYABLE = (S.FAILED, S.CANCELLED, S.INTERRUPTED, S.ANSWERED)
 HANDABLE = (S.FAILED, S.CANCELLED, S.INTERRUPTED, S.RATE_LIMITED)
+#: The states a user may say the work is done from, when the checkout holds changes.
+COMPLETABLE = (S.FAILED, S.CANCELLED, S.INTERRUPTED)
 
 
 class Steering:
@@ -144,6 +148,40 @@ class Steering:
                 )
             if not await self.loop.hand_off(task, "handed off by the user", worker, False):
                 raise TaskError(f"no other worker may take task {task.id}")
+            return task
+
+    async def complete(self, task_id: str, evidence: str) -> Task:
+        """The user says the work landed though the worker never said so: a failed,
+        cancelled or interrupted task whose checkout holds changes goes to review, with the
+        final diff and the user's ``evidence`` recorded (in the task's evidence, its
+        message and its events). Refused when the checkout holds nothing to review."""
+        task = await self.owned_or_adopt(task_id)
+        not_a_proposal(task, "complete")
+        async with self.book.lock(task.id):
+            if task.state not in COMPLETABLE:
+                raise TaskError(
+                    f"task {task.id} is {task.state}; complete is for failed, cancelled or "
+                    "interrupted tasks"
+                )
+            if task.id in self.attempts.live:
+                raise TaskError(f"task {task.id}'s agent still runs; cancel it first")
+            if not has_snapshot(task) or not task.worktree:
+                raise TaskError(f"task {task.id} never got a checkout: nothing to review")
+            files = await self.drafts.final_if_changed(task)
+            if not files:
+                raise TaskError(
+                    f"task {task.id}'s checkout holds no changes: nothing to review "
+                    "(retry or handoff it instead)"
+                )
+            record_evidence(task, [], files)
+            task.options["evidence"].update(
+                unchecked=["completion asserted by the user; no checks were run"],
+                asserted=evidence,
+            )
+            await self.book.log(task, f"completed by the user; evidence: {evidence}")
+            await self.book.move(
+                task, S.REVIEW, f"completed by the user: {evidence}", Completion.COMPLETED
+            )
             return task
 
     async def redo(self, task_id: str, hunk_id: str, current: str | None = None) -> Task:

@@ -9,7 +9,8 @@ holds no task logic itself:
 
 - :mod:`~baton.runtime.book` — the tasks this broker owns, the one writer of transitions;
 - :mod:`~baton.runtime.delegation` — a request becomes a task, its route decided once;
-- :mod:`~baton.runtime.steering` — cancel, steer, reply, retry, hand off, redo, answer;
+- :mod:`~baton.runtime.steering` — cancel, steer, reply, retry, hand off, complete, redo,
+  answer;
 - :mod:`~baton.runtime.prepare` — snapshot, worktree, brief, clean-up (safe to repeat);
 - :mod:`~baton.runtime.attempts` — one attempt: recorded, started, followed;
 - :mod:`~baton.runtime.turns` — the turn loop, slots, rate limits, hand-offs;
@@ -19,6 +20,7 @@ holds no task logic itself:
   reopen and reaccept of an editor's undo and redo, :mod:`~baton.runtime.reopen`);
 - :mod:`~baton.runtime.revision` — comments as the next turn, and earlier turns' results;
 - :mod:`~baton.runtime.proposals` — edits other tools propose;
+- :mod:`~baton.runtime.archive` — settled tasks hidden from task lists;
 - :mod:`~baton.runtime.adoption` — taking over from a broker that is gone;
 - :mod:`~baton.runtime.graph` — tasks that wait for others.
 """
@@ -45,6 +47,7 @@ from baton.core.settle import NextTurn
 from baton.core.task import Attempt, Task
 from baton.process import spawn as procs
 from baton.runtime.adoption import Adoption
+from baton.runtime.archive import archive
 from baton.runtime.attempts import Attempts
 from baton.runtime.book import OWNED, Book, count_by_state
 from baton.runtime.broker import Limits, TaskError, broker_alive, broker_id
@@ -235,6 +238,16 @@ class Supervisor:
     async def handoff(self, task_id: str, worker: str | None = None) -> Task:
         """Hand a settled task to another worker (see :meth:`Steering.handoff`)."""
         return await self._steering.handoff(task_id, worker)
+
+    async def complete(self, task_id: str, evidence: str) -> Task:
+        """Put a stopped task whose checkout holds changes up for review on the user's word
+        (see :meth:`Steering.complete`)."""
+        return await self._steering.complete(task_id, evidence)
+
+    async def archive(self, task_ids: Sequence[str], *, undo: bool = False) -> list[Task]:
+        """Hide settled tasks from task lists, history kept (see :mod:`baton.runtime.archive`);
+        ``undo`` lists them again."""
+        return await archive(self.book, task_ids, undo=undo)
 
     async def permissions(self, task_id: str) -> list[dict[str, Any]]:
         """The task's ACP permission requests still waiting for an answer."""

@@ -197,6 +197,12 @@ def accounts(db: Database) -> None:
     db.table("ledger").create_index(["worker", "model", "kind"], index_name="idx_ledger_worker")
 
 
+@MIGRATIONS(name="0003_archive")
+def archive(db: Database) -> None:
+    """When the user archived a settled task: task lists leave it out, its record stays."""
+    db.execute("ALTER TABLE tasks ADD COLUMN archived_at REAL")
+
+
 def apply(db: Database) -> None:
     """Apply every pending migration (each in its own transaction)."""
     MIGRATIONS.apply(db)

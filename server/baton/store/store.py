@@ -193,12 +193,14 @@ class Store:
         worker: str | None = None,
         group: str | None = None,
         root: str | None = None,
+        archived: bool | None = None,
         limit: int | None = 100,
     ) -> list[Task]:
         """Tasks matching every given filter, newest first.
 
         ``query`` is full-text search over title, instruction, brief and summary (every word
         must appear; any text is safe). ``since`` keeps tasks created at or after that time.
+        ``archived``: True keeps only archived tasks, False leaves them out, None keeps both.
         """
         where: list[str] = []
         params: list[Any] = []
@@ -216,6 +218,8 @@ class Store:
         if since is not None:
             where.append("t.created_at >= ?")
             params.append(since)
+        if archived is not None:
+            where.append(f"t.archived_at IS {'NOT ' if archived else ''}NULL")
         if query is not None:
             match = layout.fts_query(query)
             if not match:
@@ -237,6 +241,24 @@ class Store:
             sql += " LIMIT ?"
             params.append(limit)
         return [layout.row_task(r) for r in self._rows(sql, params)]
+
+    def set_archived(
+        self, task_ids: Sequence[str], at: float | None, states: Iterable[TaskState | str]
+    ) -> list[str]:
+        """Archive the tasks (``at``: when) or unarchive them (None), in one transaction; only
+        those in one of ``states`` change. Returns the ids that did."""
+        allowed = list(dict.fromkeys(str(s) for s in states))
+        marks = ", ".join("?" for _ in allowed)
+        changed = []
+        with self._write(f"archive {len(task_ids)} tasks") as conn:
+            for task_id in task_ids:
+                cur = conn.execute(
+                    f"UPDATE tasks SET archived_at = ? WHERE id = ? AND state IN ({marks})",
+                    [at, task_id, *allowed],
+                )
+                if cur.rowcount:
+                    changed.append(task_id)
+        return changed
 
     def count_by_state(self, root: str | None = None) -> dict[str, int]:
         """How many tasks are in each state (states with none are left out)."""

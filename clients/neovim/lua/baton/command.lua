@@ -109,6 +109,26 @@ M.subcommands = {
   retry = function(_, words)
     require('baton.tasks').retry(words[1])
   end,
+  handoff = function(_, words)
+    local worker = nil
+    local rest = {}
+    for _, w in ipairs(words) do
+      local named = w:match('^worker=(.+)$')
+      if named then
+        worker = named
+      else
+        table.insert(rest, w)
+      end
+    end
+    require('baton.tasks').handoff(rest[1], worker)
+  end,
+  archive = function(_, words)
+    local undo = words[1] == 'undo'
+    if undo then
+      table.remove(words, 1)
+    end
+    require('baton.tasks').archive(words[1], undo)
+  end,
   permission = function(_, words)
     require('baton.permission').prompt(words[1])
   end,

@@ -14,6 +14,8 @@ M.STATES = {
   reply = { 'needs_input', 'review' },
   cancel = { 'queued', 'preparing', 'running', 'verifying', 'rate_limited', 'needs_input' },
   retry = { 'failed', 'cancelled', 'interrupted', 'answered' },
+  handoff = { 'failed', 'cancelled', 'interrupted', 'rate_limited' },
+  archive = { 'applied', 'rejected', 'answered', 'failed', 'cancelled', 'interrupted' },
   permission = { 'needs_input' },
 }
 

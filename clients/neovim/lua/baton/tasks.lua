@@ -171,6 +171,40 @@ function M.retry(id)
   end, 'retry')
 end
 
+---Hand a stopped task to another worker: the same task, its history kept.
+---@param id? string
+---@param worker? string a profile (nil: the next one the project's routing allows)
+function M.handoff(id, worker)
+  local states = require('baton.complete').STATES.handoff --[[@as string[] ]]
+  with_task(id, states, function(task_id, c)
+    client.command(c, 'baton.handoff', { taskId = task_id, worker = worker }, function(res)
+      vim.notify(
+        string.format('Baton: task %s handed to %s', task_id, res and res.worker or '?'),
+        vim.log.levels.INFO
+      )
+    end)
+  end)
+end
+
+---Hide a settled task from the task lists, its history kept (`undo`: list it again).
+---@param id? string
+---@param undo? boolean
+function M.archive(id, undo)
+  if undo and (not id or id == '') then
+    vim.notify('Baton: archive undo takes the task id (see baton tasks --archived)')
+    return
+  end
+  local states = require('baton.complete').STATES.archive --[[@as string[] ]]
+  with_task(id, states, function(task_id, c)
+    client.command(c, 'baton.archive', { taskId = task_id, undo = undo or nil }, function()
+      vim.notify(
+        string.format('Baton: task %s %s', task_id, undo and 'unarchived' or 'archived'),
+        vim.log.levels.INFO
+      )
+    end)
+  end)
+end
+
 ---Show a task's live transcript in a scratch buffer in a split (the user asked to see it).
 ---@param id? string
 function M.inspect(id)

@@ -18,6 +18,7 @@ import { showLog, traceError, traceInfo } from "./log";
 import { ProposalView, proposalCursor } from "./proposalView";
 import { DelegateArgs, HunkArgs, ServerCommand, TaskSummary, readTaskDiff, readTasks, readStatus, readWorkers } from "./protocol";
 import { ReviewDeps, decide, navigate } from "./review";
+import { registerSettledTasks } from "./settledTasks";
 import { Reviews, uriKey } from "./reviews";
 import { BatonServer } from "./server";
 import { Settings } from "./settings";
@@ -420,5 +421,6 @@ export function registerCommands(app: App): vscode.Disposable[] {
     cmd(Command.refreshTasks, "refresh", () => refreshTasks(app)),
     cmd(Command.restart, "restart", () => app.server.restart()),
     cmd(Command.showLog, "show log", () => showLog()),
+    ...registerSettledTasks(app, () => refreshTasks(app)),
   ];
 }

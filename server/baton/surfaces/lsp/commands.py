@@ -20,6 +20,7 @@ from pygls.exceptions import JsonRpcException
 
 import baton.surfaces.lsp.asking as asking
 import baton.surfaces.lsp.review as review
+import baton.surfaces.lsp.settled as settled
 from baton.config.layers import ConfigError
 from baton.core import revision
 from baton.core.diff import FileDiff, FileStatus, HunkState, apply_hunks, find_hunk
@@ -560,7 +561,7 @@ async def tasks(ls: BatonServer, args: Args) -> Any:
     query = args.optional_text("query")
     root = args.optional_text("root")
     limit = args.integer("limit", 1, 1000) or 100
-    found = await sup.list_tasks(states=states, query=query, root=root, limit=limit)
+    found = await sup.list_tasks(states=states, query=query, root=root, archived=False, limit=limit)
     return {"tasks": [summary(t) for t in found]}
 
 
@@ -632,6 +633,8 @@ HANDLERS: dict[str, tuple[Handler, bool]] = {
     "baton.stepBack": (step_back, False),
     "baton.steer": (steer, False),
     "baton.retry": (retry, False),
+    "baton.handoff": (settled.handoff, False),
+    "baton.archive": (settled.archive, False),
     "baton.accept": (accept, False),
     "baton.reject": (reject, False),
     "baton.resolve": (resolve, False),

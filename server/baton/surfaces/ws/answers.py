@@ -121,6 +121,8 @@ def line(
         d["completion"] = str(task.completion)
     if task.message and _IMPLIED.get(task.state) != task.message:
         d["message"] = cut(task.message, MESSAGE_LINE, "inspect detail=task")
+    if task.archived_at is not None:
+        d["archived"] = True
     d.update(extra or {})
     d["next"] = next_moves(task)
     return lean(d)

@@ -30,6 +30,7 @@ from baton.core.task import Target, next_moves
 from baton.errors import NotFound
 from baton.runtime import DelegateRequest, GraphNode, Supervisor, TaskError, broker_alive
 from baton.surfaces.workers import workers_answer
+from baton.surfaces.ws.settled import Settled
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
@@ -55,6 +56,7 @@ class Methods:
         self.roots = roots
         self._info = info
         self.started = time.time()
+        settled = Settled(sup, self._moved, self._check_worker)
         self.table: dict[str, Handler] = {
             "delegate": self.delegate,
             "graph": self.graph,
@@ -74,6 +76,9 @@ class Methods:
             "answer": self.answer,
             "cancel": self.cancel,
             "retry": self.retry,
+            "handoff": settled.handoff,
+            "complete": settled.complete,
+            "archive": settled.archive,
             "events": self.events,
             "memory": self.memory,
             "workers": self.workers,
@@ -179,8 +184,12 @@ class Methods:
             )
 
     async def tasks(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Tasks newest first, each as a line with its title (``full``: whole records)."""
-        p.known(params, "state", "text", "since", "worker", "group", "root", "limit", "full")
+        """Tasks newest first, each as a line with its title (``full``: whole records);
+        archived ones are left out, or with ``archived`` the only ones listed."""
+        p.known(
+            params, "state", "text", "since", "worker", "group", "root", "limit", "full",
+            "archived",
+        )  # fmt: skip
         states = p.texts(params, "state", limit=len(_STATES))
         for s in states or []:
             if s not in _STATES:
@@ -193,6 +202,7 @@ class Methods:
             worker=p.opt_text(params, "worker", 200),
             group=p.opt_text(params, "group", 200),
             root=p.opt_text(params, "root"),
+            archived=p.flag(params, "archived"),
             limit=p.integer(params, "limit", lo=1, hi=1000) or 50,
         )
         if p.flag(params, "full"):
