@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from baton.core.diff import Hunk, apply_hunks, compute_hunks
@@ -92,6 +92,9 @@ def reviews(draw: st.DrawFn) -> tuple[str, str, list[int], str]:
 
 @settings(max_examples=300, deadline=None)
 @given(reviews())
+# An insertion whose line repeats its neighbours: its empty old side "stood" between them
+# while the inserted line was right there, and an applied hunk read as undone.
+@example(("b\na\nb\na\nb\nc\n", "a\na\na\nb\nb\nc\na\nb\nb\n", [0, 3], "repeated"))
 def test_held_is_never_wrong_and_exact_with_unique_lines(
     case: tuple[str, str, list[int], str],
 ) -> None:

@@ -42,16 +42,28 @@ class Placement:
             return None
         old_start = hunk.old_start - 1 if hunk.old_count else hunk.old_start
         new_start = hunk.new_start - 1 if hunk.new_count else hunk.new_start
-        old = _stands(self._from_base, old_start, hunk.old_count, self._base, self._current)
-        new = _stands(self._from_result, new_start, hunk.new_count, self._result, self._current)
+        old_at = _place(self._from_base, old_start, hunk.old_count, self._base, self._current)
+        new_at = _place(self._from_result, new_start, hunk.new_count, self._result, self._current)
+        old_lines = self._base[old_start : old_start + hunk.old_count]
+        new_lines = self._result[new_start : new_start + hunk.new_count]
         # (and the hunk is one of these texts: its lines are where it says)
-        old = old and "".join(self._base[old_start : old_start + hunk.old_count]) == hunk.old_text
-        new = new and (
-            "".join(self._result[new_start : new_start + hunk.new_count]) == hunk.new_text
-        )
+        old = old_at is not None and "".join(old_lines) == hunk.old_text
+        new = new_at is not None and "".join(new_lines) == hunk.new_text
         if old == new:  # neither, or an alignment that reads both: nothing to go on
             return None
+        at, other = (old_at, new_lines) if old else (new_at, old_lines)
+        empty = (hunk.old_count if old else hunk.new_count) == 0
+        if empty and at is not None and other and self._beside(at, other):
+            # An empty side "stands" wherever its neighbours meet; when the other side's
+            # lines are right there too, repeated lines let both readings hold.
+            return None
         return Side.OLD if old else Side.NEW
+
+    def _beside(self, at: int, lines: Sequence[str]) -> bool:
+        """``lines`` stand in the user's text right after or right before line ``at``."""
+        k = len(lines)
+        cur = self._current
+        return cur[at : at + k] == list(lines) or (at >= k and cur[at - k : at] == list(lines))
 
 
 def held(hunk: Hunk, base: str, result: str, current: str) -> Side | None:
@@ -59,35 +71,36 @@ def held(hunk: Hunk, base: str, result: str, current: str) -> Side | None:
     return Placement(base, result, current).held(hunk)
 
 
-def _stands(
+def _place(
     mapping: dict[int, int], start: int, count: int, source: Sequence[str], target: Sequence[str]
-) -> bool:
-    """Lines ``start .. start+count`` of ``source`` stand in ``target`` in one piece, with
-    their neighbours (or the text's edges) right beside them and nothing in between."""
+) -> int | None:
+    """Where lines ``start .. start+count`` of ``source`` stand in ``target`` in one piece,
+    with their neighbours (or the text's edges) right beside them and nothing in between:
+    the index in ``target`` of the first (of the point, for an empty side), or None."""
     if count:
         placed = [mapping.get(i) for i in range(start, start + count)]
         first = placed[0]
         if first is None or placed != list(range(first, first + count)):
-            return False
+            return None
     else:  # an empty side: the point between two lines
         if start < len(source):
             at = mapping.get(start)
             if at is None:
-                return False
+                return None
             first = at
         elif start > 0:
             before = mapping.get(start - 1)
             if before is None:
-                return False
+                return None
             first = before + 1
         else:  # both sides of an empty text
-            return not target
+            return 0 if not target else None
     last = first + count  # one past the side's lines in target
     if start > 0:
         if mapping.get(start - 1) != first - 1:
-            return False
+            return None
     elif first != 0:
-        return False
+        return None
     if start + count < len(source):
-        return mapping.get(start + count) == last
-    return last == len(target)
+        return first if mapping.get(start + count) == last else None
+    return first if last == len(target) else None
