@@ -11,9 +11,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from baton.core.brief import Diagnostic
+from baton.core.lifecycle import NEXT_MOVES, TaskState
 
 _MAX_INT = 2**31 - 1
 _SEVERITY = {1: "error", 2: "warning", 3: "information", 4: "hint"}
@@ -253,3 +254,19 @@ def check_request(method: str, params: object) -> str | None:
     """What is wrong with the raw params of a request, or None."""
     check = RAW_CHECKS.get(method)
     return None if check is None else check(params)
+
+
+#: The LSP error code of a request the task's state does not allow, or an unknown task.
+REQUEST_FAILED = -32803
+
+
+def failed(exc: Exception) -> JsonRpcException:
+    """``RequestFailed`` saying what ``exc`` says."""
+    # A bare KeyError's str() quotes its key; the store's own errors say what they mean.
+    bare_key = type(exc).__str__ is KeyError.__str__ and exc.args
+    return JsonRpcException(str(exc.args[0]) if bare_key else str(exc), code=REQUEST_FAILED)
+
+
+def moved(task_id: str, state: TaskState) -> dict[str, Any]:
+    """The answer to a move of a task: its state now, and what can be done next."""
+    return {"taskId": task_id, "state": str(state), "next": list(NEXT_MOVES[state])}
