@@ -11,7 +11,7 @@ from baton.core.lifecycle import TaskState
 from baton.core.task import Task
 from baton.runtime.reopen import Redecided
 from baton.surfaces.lsp import undone
-from baton.surfaces.lsp.review import TaskDiff
+from baton.surfaces.lsp.placement import TaskDiff
 
 OLD = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
 NEW = "def a():\n    return 10\n\n\ndef b():\n    return 20\n"

@@ -15,7 +15,7 @@ from lsprotocol import types
 
 import baton.surfaces.lsp.asking as asking
 import baton.surfaces.lsp.hunk_commands as hunks
-import baton.surfaces.lsp.review as review
+import baton.surfaces.lsp.placement as placement
 import baton.surfaces.lsp.settled as settled
 from baton.config.layers import ConfigError
 from baton.core import revision
@@ -243,7 +243,7 @@ async def transcript(ls: BatonServer, args: Args) -> Any:
 
 async def diff(ls: BatonServer, args: Args) -> Any:
     sup = await ls.broker()
-    td = await review.load(sup, args.task_id())
+    td = await placement.load(sup, args.task_id())
     if td is None:
         raise failed(TaskError("this task has no diff yet"))
     return await ls.diff_payload(td)

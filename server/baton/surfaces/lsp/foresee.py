@@ -13,7 +13,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 from urllib.parse import unquote
 
-import baton.surfaces.lsp.review as review
+import baton.surfaces.lsp.placement as placement
 from baton.core.diff import FileDiff, HunkState
 from baton.core.lifecycle import TaskState
 from baton.surfaces.lsp.server import Feature
@@ -23,7 +23,7 @@ from baton.surfaces.lsp.undone import Undone
 class _Server(Protocol):
     """What this needs of the language server."""
 
-    reviews: dict[str, review.TaskDiff]
+    reviews: dict[str, placement.TaskDiff]
 
     @property
     def encoding(self) -> str: ...
@@ -37,7 +37,7 @@ class _Server(Protocol):
 
 
 def _conflicts(
-    td: review.TaskDiff,
+    td: placement.TaskDiff,
     files: list[FileDiff],
     texts: dict[str, tuple[str, int | None] | None],
     encoding: str,
@@ -46,7 +46,7 @@ def _conflicts(
     out = set()
     for f in files:
         doc = texts[f.path]
-        for p in review.place_file(td, f, doc[0] if doc else None, encoding):
+        for p in placement.place_file(td, f, doc[0] if doc else None, encoding):
             if p.hunk.state == HunkState.PENDING and not p.clean:
                 out.add(p.hunk.id)
     return frozenset(out)

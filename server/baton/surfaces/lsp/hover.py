@@ -17,7 +17,7 @@ from urllib.parse import unquote
 from lsprotocol import types
 
 import baton.surfaces.lsp.asking as asking
-import baton.surfaces.lsp.review as review
+import baton.surfaces.lsp.placement as placement
 from baton.core.diff import HunkState, split_lines
 from baton.core.lifecycle import TaskState
 from baton.core.task import Task
@@ -43,7 +43,7 @@ def _fence(body: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def hunk_markdown(td: review.TaskDiff, p: review.Placed) -> str:
+def hunk_markdown(td: placement.TaskDiff, p: placement.Placed) -> str:
     """One pending hunk: the diff, the task, how to accept or reject it."""
     h = p.hunk
     body = "\n".join(_side(h.old_text, "-") + _side(h.new_text, "+"))
@@ -65,14 +65,14 @@ def hunk_markdown(td: review.TaskDiff, p: review.Placed) -> str:
     return "\n".join(lines)
 
 
-def _covers(p: review.Placed, line: int) -> bool:
+def _covers(p: placement.Placed, line: int) -> bool:
     r = p.range
     last = max(r.start.line, r.end.line - (r.end.character == 0))
     return r.start.line <= line <= last
 
 
 def hover_text(
-    reviews: Iterable[review.TaskDiff],
+    reviews: Iterable[placement.TaskDiff],
     questions: Iterable[Task],
     uri: str,
     current: str | None,
@@ -87,7 +87,7 @@ def hover_text(
         for f in td.files:
             if unquote(td.uri(f)) != unquote(uri):
                 continue
-            for p in review.place_file(td, f, current, encoding):
+            for p in placement.place_file(td, f, current, encoding):
                 if p.hunk.state == HunkState.PENDING and _covers(p, line):
                     parts.append(hunk_markdown(td, p))
     for task in questions:

@@ -16,7 +16,7 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 
-import baton.surfaces.lsp.review as review
+import baton.surfaces.lsp.placement as placement
 from baton.core.diff import FileDiff, FileStatus, HunkState, apply_hunks, find_hunk
 from baton.core.lifecycle import TaskState
 from baton.runtime import TaskError
@@ -88,7 +88,7 @@ async def _accept(
     task = await sup.get(task_id)
     if task.state != TaskState.REVIEW:
         raise failed(TaskError(f"task {task.id} is {task.state}; accept is for tasks in review"))
-    root = review.snapshot_root(task)
+    root = placement.snapshot_root(task)
     if root is None:
         raise failed(TaskError(f"task {task.id} has no snapshot"))
     files, _ = await sup.diff(task.id)
@@ -267,7 +267,7 @@ async def resolve(ls: BatonServer, args: Args) -> Any:
         return {**out, "choice": choice}
     files, _ = await sup.diff(task.id)
     found = find_hunk(files, hunk_id)
-    root = review.snapshot_root(task)
+    root = placement.snapshot_root(task)
     current = None
     if found is not None and root is not None:
         uri = _open_uri(ls, root / found[0].path)
@@ -283,7 +283,7 @@ async def proposed(ls: BatonServer, args: Args) -> Any:
     """The agent's version of one file of a task (every hunk applied to the snapshot's
     text): ``{taskId, path}`` → ``{path, uri, text}``, for a merge view."""
     sup = await ls.broker()
-    td = await review.load(sup, args.task_id())
+    td = await placement.load(sup, args.task_id())
     path = args.text("path")
     if td is None:
         raise failed(TaskError(f"task {args.task_id()} has no snapshot"))
@@ -329,7 +329,7 @@ async def _redecide(ls: BatonServer, args: Args, word: str) -> Any:
     hunk_ids = args.texts("hunkIds")
     if not hunk_ids:
         raise invalid(f"baton.{word[:-2]}: hunkIds must name the hunks")
-    root = review.snapshot_root(task)
+    root = placement.snapshot_root(task)
     if root is None:
         raise failed(TaskError(f"task {task.id} has no snapshot"))
     files, _ = await sup.diff(task.id)

@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 
-import baton.surfaces.lsp.review as review
+import baton.surfaces.lsp.placement as placement
 from baton.core.diff import HunkState
 from baton.core.lifecycle import TaskState
 
@@ -52,7 +52,7 @@ def _conflict_lenses(line: int, task_id: str, hunk: str) -> list[types.CodeLens]
 
 
 def lenses_for(
-    reviews: Iterable[review.TaskDiff], uri: str, current: str | None, encoding: str
+    reviews: Iterable[placement.TaskDiff], uri: str, current: str | None, encoding: str
 ) -> list[types.CodeLens]:
     """The lenses of one document (CPU only: call it off the loop)."""
     out: list[types.CodeLens] = []
@@ -62,7 +62,7 @@ def lenses_for(
         for f in td.files:
             if unquote(td.uri(f)) != unquote(uri):
                 continue
-            placed = [p for p in review.place_file(td, f, current, encoding)]
+            placed = [p for p in placement.place_file(td, f, current, encoding)]
             pending = [p for p in placed if p.hunk.state == HunkState.PENDING]
             if not pending:
                 continue
@@ -89,7 +89,7 @@ def _overlaps(a: types.Range, start: int, end: int) -> bool:
 
 
 def review_actions(
-    reviews: Iterable[review.TaskDiff],
+    reviews: Iterable[placement.TaskDiff],
     uri: str,
     current: str | None,
     encoding: str,
@@ -104,7 +104,7 @@ def review_actions(
         for f in td.files:
             if unquote(td.uri(f)) != unquote(uri):
                 continue
-            placed = review.place_file(td, f, current, encoding)
+            placed = placement.place_file(td, f, current, encoding)
             pending = [p for p in placed if p.hunk.state == HunkState.PENDING]
             for p in pending:
                 last = max(p.range.start.line, p.range.end.line - (p.range.end.character == 0))
@@ -136,7 +136,7 @@ def review_actions(
 
 
 async def code_lenses(
-    reviews: list[review.TaskDiff], uri: str, current: str | None, encoding: str
+    reviews: list[placement.TaskDiff], uri: str, current: str | None, encoding: str
 ) -> list[types.CodeLens]:
     if not reviews:
         return []

@@ -22,7 +22,7 @@ from typing import Any
 
 from lsprotocol import types
 
-import baton.surfaces.lsp.review as review
+import baton.surfaces.lsp.placement as placement
 from baton.config.layers import ConfigError
 from baton.config.settings import load_settings
 from baton.core.events import Event, EventType
@@ -272,7 +272,7 @@ class Notifier(Feature):
         try:
             if (await sup.get(task_id)).state != S.REVIEW:
                 self.server.clear_findings(task_id)
-            td = await review.load(sup, task_id)
+            td = await placement.load(sup, task_id)
         except UnknownTask:
             return False
         if td is None:

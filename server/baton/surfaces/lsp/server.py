@@ -27,7 +27,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
-import baton.surfaces.lsp.review as review
+import baton.surfaces.lsp.placement as placement
 from baton import __version__
 from baton.core.events import Event
 from baton.core.lifecycle import TaskState
@@ -129,7 +129,7 @@ class BatonServer(LanguageServer):
         self.roots: set[str] = set()
         self.client_name: str | None = None  # clientInfo.name, e.g. "Neovim"
         self.endpoint: Endpoint | None = None  # the broker's websocket (other agents, CLI)
-        self.reviews: dict[str, review.TaskDiff] = {}
+        self.reviews: dict[str, placement.TaskDiff] = {}
         self.questions = Questions()  # tasks asking a question (reply code action)
         # Review findings shown as diagnostics: task id → uri → diagnostics.
         self.findings: dict[str, dict[str, list[types.Diagnostic]]] = {}
@@ -315,18 +315,18 @@ class BatonServer(LanguageServer):
                 out[rel] = doc.source
         return out
 
-    async def diff_payload(self, td: review.TaskDiff) -> dict[str, Any]:
+    async def diff_payload(self, td: placement.TaskDiff) -> dict[str, Any]:
         """The ``baton/diff`` payload of a task, placed in the current documents."""
         opened = self.open_texts()
         encoding = self.encoding
 
         def build() -> dict[str, Any]:
-            disk = review.current_texts(td, opened)
-            return review.payload(td, opened, disk, encoding)
+            disk = placement.current_texts(td, opened)
+            return placement.payload(td, opened, disk, encoding)
 
         return await asyncio.to_thread(build)
 
-    async def publish_findings(self, td: review.TaskDiff) -> None:
+    async def publish_findings(self, td: placement.TaskDiff) -> None:
         """Show the independent review's findings while the task is in review."""
         if td.task.state != TaskState.REVIEW:
             self.clear_findings(td.task.id)
@@ -335,8 +335,8 @@ class BatonServer(LanguageServer):
         encoding = self.encoding
 
         def build() -> dict[str, list[types.Diagnostic]]:
-            disk = review.current_texts(td, opened)
-            return review.findings_by_uri(td, opened, disk, encoding)
+            disk = placement.current_texts(td, opened)
+            return placement.findings_by_uri(td, opened, disk, encoding)
 
         self._show_findings(td.task.id, await asyncio.to_thread(build))
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Protocol
 from urllib.parse import unquote
 
-import baton.surfaces.lsp.review as review
+import baton.surfaces.lsp.placement as placement
 from baton.core.diff import FileDiff, HunkState, apply_hunks
 from baton.core.held import Placement, Side
 from baton.core.lifecycle import TaskState
@@ -56,7 +56,7 @@ class _Server(Protocol):
 
 
 def _sides(
-    td: review.TaskDiff, files: list[FileDiff], texts: dict[str, str], reopened: set[str]
+    td: placement.TaskDiff, files: list[FileDiff], texts: dict[str, str], reopened: set[str]
 ) -> tuple[list[str], list[str]]:
     """(accepted hunks whose place holds their old lines, hunks reopened here whose place
     holds their new lines again) in ``texts`` (CPU only)."""
@@ -87,11 +87,11 @@ class Undone:
     def __init__(self, server: _Server, resend: Callable[[str], None]) -> None:
         self.server = server
         self.resend = resend
-        self.tasks: dict[str, review.TaskDiff] = {}  # task id → its diff, accepted hunks in it
+        self.tasks: dict[str, placement.TaskDiff] = {}  # task id → its diff, accepted hunks in it
         self.reopened: dict[str, set[str]] = {}  # task id → hunk ids reopened here
         self.reaccepted: dict[str, set[str]] = {}  # task id → hunk ids accepted again here
 
-    def watch(self, td: review.TaskDiff) -> None:
+    def watch(self, td: placement.TaskDiff) -> None:
         """Take a task's diff as sent: follow its documents while it has accepted hunks (or
         hunks reopened here that a redo may accept again)."""
         tid = td.task.id
