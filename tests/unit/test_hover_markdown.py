@@ -11,7 +11,7 @@ from lsprotocol import types
 from baton.core.diff import FileDiff, FileStatus, Hunk, HunkState
 from baton.core.lifecycle import TaskState
 from baton.core.task import Target, Task
-from baton.surfaces.lsp import asking, hover, review
+from baton.surfaces.lsp import asking, hover, placement
 from baton.surfaces.lsp.documents import path_to_uri
 
 ROOT = Path("/repo")
@@ -19,17 +19,17 @@ BASE = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
 URI = path_to_uri(ROOT / "app.py")
 
 
-def task_diff(*hunks: Hunk, state: TaskState = TaskState.REVIEW) -> review.TaskDiff:
+def task_diff(*hunks: Hunk, state: TaskState = TaskState.REVIEW) -> placement.TaskDiff:
     task = Task(id="8kd0m2qh3xz", instruction="x", root=str(ROOT), title="Bigger", state=state)
     files = [FileDiff("app.py", FileStatus.MODIFIED, tuple(hunks))]
-    return review.TaskDiff(task, ROOT, files, True, {"app.py": BASE})
+    return placement.TaskDiff(task, ROOT, files, True, {"app.py": BASE})
 
 
 CHANGE = Hunk("h1", 2, 1, 2, 2, "    return 1\n", "    return 10\n    # ten\n")
 INSERT = Hunk("h2", 4, 0, 5, 1, "", "# inserted\n")  # goes after line 4, before line 5
 
 
-def text_at(td: review.TaskDiff, line: int, current: str | None = None) -> str | None:
+def text_at(td: placement.TaskDiff, line: int, current: str | None = None) -> str | None:
     return hover.hover_text([td], [], URI, current, "utf-16", line)
 
 
