@@ -37,7 +37,7 @@ end
 ---@param usage table|nil the server's usage (`input`, `cached`, `output`, `cost`, `cost_source`)
 ---@return string
 function M.spent(usage)
-  if type(usage) ~= 'table' then
+  if not usage or type(usage) ~= 'table' then
     return ''
   end
   local function n(key)
@@ -175,7 +175,7 @@ end
 ---@param id? string
 ---@param worker? string a profile (nil: the next one the project's routing allows)
 function M.handoff(id, worker)
-  local states = require('baton.complete').STATES.handoff --[[@as string[] ]]
+  local states = require('baton.complete').STATES['handoff'] --[[@as string[] ]]
   with_task(id, states, function(task_id, c)
     client.command(c, 'baton.handoff', { taskId = task_id, worker = worker }, function(res)
       vim.notify(
@@ -194,7 +194,7 @@ function M.archive(id, undo)
     vim.notify('Baton: archive undo takes the task id (see baton tasks --archived)')
     return
   end
-  local states = require('baton.complete').STATES.archive --[[@as string[] ]]
+  local states = require('baton.complete').STATES['archive'] --[[@as string[] ]]
   with_task(id, states, function(task_id, c)
     client.command(c, 'baton.archive', { taskId = task_id, undo = undo or nil }, function()
       vim.notify(
