@@ -8,7 +8,7 @@ same commit in a generated repository, and prints the medians and their ratio.
 Goal: the isolated checkout within 1.2x of ``git worktree add``.
 
 Run: .venv/bin/python benchmarks/checkout_isolated.py [--files 5000] [--rounds 15] [--dir D]
-[--quick]
+[--quick] [--server-path DIR]
 (``--dir`` picks the file system: both figures are mostly file creation, so a slow disk
 brings the ratio towards 1.)
 """
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from baton.workspace import create_worktree, remove_worktree, take_snapshot
-from figures import figure
+from figures import add_server_path, figure, use_server
 
 GOAL = 1.2
 
@@ -85,7 +85,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--dir", type=Path, default=None, help="where to work (default: temp)")
     parser.add_argument("--quick", action="store_true", help="100 files, 3 rounds: a smoke run")
+    add_server_path(parser)
     args = parser.parse_args()
+    use_server(args.server_path)
     if args.quick:
         args.files, args.rounds = 100, 3
     with tempfile.TemporaryDirectory(prefix="baton-bench-", dir=args.dir) as tmp:

@@ -17,7 +17,7 @@ fake agent started by a raw fork/exec (``subprocess.Popen`` to its run log line)
 once it exited, the raw ``git add -A`` + ``git diff --cached`` that show what it changed.
 Goals (issue 18): created → spawn ≤ 25 ms, agent exited → review ≤ 25 ms.
 
-Run: .venv/bin/python benchmarks/task_overhead.py [--tasks 20] [--quick]
+Run: .venv/bin/python benchmarks/task_overhead.py [--tasks 20] [--quick] [--server-path DIR]
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from figures import figure, load, median
+from figures import add_server_path, figure, load, median, use_server
 
 SCRIPT = {"steps": [{"edit": "f0.txt", "old": "file 0", "new": "file zero"}, {"say": "done"}]}
 PROMPT = "bench\n```baton-fake\n" + json.dumps(SCRIPT) + "\n```\n"
@@ -224,5 +224,7 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tasks", type=int, default=20)
     p.add_argument("--quick", action="store_true", help="4 tasks")
+    add_server_path(p)
     a = p.parse_args()
+    use_server(a.server_path)
     asyncio.run(main(4 if a.quick else a.tasks))
