@@ -10,7 +10,7 @@ measured beside it (a floor that moved between the sides says the machine did), 
 1-minute load average over the runs; measures without a floor (``MEASURE`` lines) follow.
 
 Run: .venv/bin/python benchmarks/compare.py broker ws_fanout --before DIR [--pairs 5]
-[--quick] [--json] [-- extra arguments for every script]
+[--quick] [--json] [--record FILE] [-- extra arguments for every script]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from figures import MEASURE, load, median, num, parse, server_folder
+from figures import MARK, MEASURE, load, median, num, parse, server_folder
 
 HERE = Path(__file__).resolve().parent
 SIDES = ("before", "after")
@@ -148,6 +148,9 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="each benchmark's quickest mode")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
     ap.add_argument("--timeout", type=float, default=1200, help="seconds per run")
+    ap.add_argument(
+        "--record", type=Path, help="append every run's figures and measures here (JSON lines)"
+    )
     args, extra = ap.parse_known_args()
     extra = [a for a in extra if a != "--"]
     for name in args.benchmarks:
@@ -170,6 +173,12 @@ def main() -> int:
                 t0 = time.monotonic()
                 text, argv = run(name, servers[side], args.quick, extra, args.timeout)
                 outputs[side].append(text)
+                if args.record:
+                    with args.record.open("a") as fh:
+                        for mark in (MARK, MEASURE):
+                            for row in parse(text, mark):
+                                done = {"benchmark": name, "pair": i + 1, "side": side}
+                                fh.write(json.dumps(done | row, ensure_ascii=False) + "\n")
                 print(
                     f"{name} pair {i + 1} {side}: {time.monotonic() - t0:.0f} s, load "
                     f"{' '.join(map(str, load()))}: {' '.join(argv[1:])}",
