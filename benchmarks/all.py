@@ -28,6 +28,7 @@ BENCHMARKS = (
     "checkout_isolated",
     "workspace_diff",
     "task_overhead",
+    "fleet",
     "sandbox_start",
     "store_events",
     "lsp_roundtrip",

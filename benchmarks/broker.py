@@ -12,6 +12,7 @@ same size committed by the standard sqlite3 module in a worker thread (WAL,
 ``synchronous=NORMAL``), awaited from the event loop.
 
 Run: .venv/bin/python benchmarks/broker.py [--agents 20] [--seconds 5] [--rate 100] [--quick]
+[--server-path DIR]  (another checkout's broker: ``benchmarks/figures.py``)
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from baton.core.events import EventType
 from baton.core.lifecycle import TaskState
 from baton.runtime.requests import DelegateRequest
 from baton.runtime.supervisor import Limits, Supervisor
-from figures import figure
+from figures import add_server_path, figure, measure, use_server
 
 
 def pct(values: list[float], p: float) -> float:
@@ -219,6 +220,13 @@ async def main(
         f"broker_rss_{held}_running_mb: {busy_rss:.1f}  per_task_mb: "
         f"{(busy_rss - idle_rss) / held:.2f} (target <= 1.0)"
     )
+    measure("line → subscriber, agents streaming, median", statistics.median(latencies), "ms")
+    measure("line → subscriber, agents streaming, p99", pct(latencies, 99), "ms")
+    if busy_latencies:
+        measure("line → subscriber while delegating, p99", pct(busy_latencies, 99), "ms")
+    measure("events persisted while streaming", committed / elapsed, "/s")
+    measure("broker RSS idle", idle_rss, "MB")
+    measure(f"broker RSS per running task ({held} held)", (busy_rss - idle_rss) / held, "MB")
 
 
 if __name__ == "__main__":
@@ -229,7 +237,9 @@ if __name__ == "__main__":
     p.add_argument("--delegations", type=int, default=20)
     p.add_argument("--interval", type=float, default=0.2, help="seconds between delegations")
     p.add_argument("--quick", action="store_true", help="2 agents, 1 s, 6 delegations, 5 held")
+    add_server_path(p)
     a = p.parse_args()
+    use_server(a.server_path)
     held = 50
     if a.quick:
         a.agents, a.seconds, a.delegations, a.interval, held = 2, 1.0, 6, 0.05, 5

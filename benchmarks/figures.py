@@ -13,19 +13,82 @@ Each figure is printed twice: a line for people, and a ``FIGURE {json}`` line th
 
     delegate → id  baton 61.2 ms  floor 40.3 ms (bare websocket round trip)  ratio 1.52
     FIGURE {"name": "delegate → id", "baton": 61.2, "floor": 40.3, "ratio": 1.52, ...}
+
+A benchmark that takes ``--server-path DIR`` (:func:`add_server_path`, :func:`use_server`)
+runs the same harness against the broker of another checkout: the script runs again with
+that checkout's ``server/`` first on ``PYTHONPATH``, so Baton's modules, the brokers it
+starts and the fake agent they spawn all come from there (``benchmarks/compare.py`` runs a
+benchmark against two checkouts, interleaved).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 #: The prefix of the machine-readable line of a figure.
 MARK = "FIGURE "
+#: The prefix of the machine-readable line of a measure without a floor (:func:`measure`).
+MEASURE = "MEASURE "
+
+#: The ``server/`` folder a benchmark runs against when it is not this checkout's (set by
+#: :func:`use_server` for the run it starts again; printed in every figure as ``server``).
+SERVER_ENV = "BATON_BENCH_SERVER"
+
+
+def add_server_path(parser: argparse.ArgumentParser) -> None:
+    """The ``--server-path DIR`` option: run against another checkout's broker."""
+    parser.add_argument(
+        "--server-path",
+        type=Path,
+        metavar="DIR",
+        help="run the same harness against another checkout's Baton: DIR is that "
+        "checkout (holding server/) or its server/ folder",
+    )
+
+
+def server_folder(path: Path) -> Path:
+    """The folder holding the ``baton`` package of a checkout given by its top or
+    ``server/`` folder."""
+    for folder in (path / "server", path):
+        if (folder / "baton" / "__init__.py").is_file():
+            return folder.resolve()
+    raise SystemExit(f"no baton package in {path} or {path / 'server'}")
+
+
+def use_server(path: Path | None) -> None:
+    """Make this run use the Baton of the checkout at ``path`` (nothing when None).
+
+    Called once the options are parsed and before Baton's modules matter: the script is
+    executed again, the same arguments, with that checkout's ``server/`` first on
+    ``PYTHONPATH`` (so the modules this process imports, the brokers it starts and the
+    agents they spawn come from there). In that run it checks ``baton`` is imported from
+    there and says so.
+    """
+    if path is None:
+        return
+    folder = str(server_folder(path))
+    if os.environ.get(SERVER_ENV) != folder:
+        rest = os.environ.get("PYTHONPATH")
+        env = os.environ | {
+            SERVER_ENV: folder,
+            "PYTHONPATH": folder + (os.pathsep + rest if rest else ""),
+        }
+        sys.stdout.flush()
+        os.execve(sys.executable, [sys.executable, *sys.argv], env)
+    import baton
+
+    found = Path(baton.__file__).resolve()
+    if not found.is_relative_to(folder):
+        raise SystemExit(f"baton was imported from {found}, not from {folder}")
+    print(f"baton from {folder}", flush=True)
 
 
 def pct(values: Sequence[float], p: float) -> float:
@@ -97,6 +160,7 @@ def figure(
         "floor_is": floor_is,
         "runs": runs,
         "load": load(),
+        "server": os.environ.get(SERVER_ENV),
         **extra,
     }
     of = f"{stat} of {runs} {of}" if runs else stat
@@ -109,6 +173,15 @@ def figure(
     return row
 
 
-def parse(output: str) -> list[dict[str, Any]]:
-    """The figures a benchmark printed."""
-    return [json.loads(line[len(MARK) :]) for line in output.splitlines() if line.startswith(MARK)]
+def measure(name: str, value: float, unit: str) -> dict[str, Any]:
+    """Print a measure that has no floor of its own (a count, a rate, a memory size) as a
+    ``MEASURE {json}`` line, for ``benchmarks/compare.py`` to set beside another
+    checkout's; return it."""
+    row = {"name": name, "value": round(value, 3), "unit": unit, "load": load()}
+    print(MEASURE + json.dumps(row, ensure_ascii=False), flush=True)
+    return row
+
+
+def parse(output: str, mark: str = MARK) -> list[dict[str, Any]]:
+    """The figures a benchmark printed (with ``mark=MEASURE``, its measures)."""
+    return [json.loads(line[len(mark) :]) for line in output.splitlines() if line.startswith(mark)]

@@ -15,7 +15,7 @@ Each command runs as the ``baton`` script does (``from baton.cli import main``),
 bytecode cached as in an installed package (``PYTHONDONTWRITEBYTECODE`` is dropped for the
 children). The broker delegates to the fake agent, in a throwaway state folder.
 
-Run: .venv/bin/python benchmarks/startup.py [--pairs 7] [--quick]
+Run: .venv/bin/python benchmarks/startup.py [--pairs 7] [--quick] [--server-path DIR]
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from figures import figure, interleaved, median
+from figures import add_server_path, figure, interleaved, median, use_server
 
 BATON = "import sys; from baton.cli import main; sys.exit(main())"
 FLOOR = "import json"
@@ -247,5 +247,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pairs", type=int, default=7, help="interleaved runs of each case")
     ap.add_argument("--quick", action="store_true", help="3 runs each: a smoke run")
+    add_server_path(ap)
     a = ap.parse_args()
+    use_server(a.server_path)
     main(3, pause=0.05) if a.quick else main(a.pairs)

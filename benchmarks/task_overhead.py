@@ -26,6 +26,7 @@ task). Goal (issue 18, 5,000 files): created → agent started ≤ 100 ms with a
 never above the broker without one.
 
 Run: .venv/bin/python benchmarks/task_overhead.py [--tasks 20] [--files N] [--quick]
+[--server-path DIR]
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from figures import figure, load, median
+from figures import add_server_path, figure, load, median, use_server
 
 SCRIPT = {"steps": [{"edit": "f0.txt", "old": "file 0", "new": "file zero"}, {"say": "done"}]}
 PROMPT = "bench\n```baton-fake\n" + json.dumps(SCRIPT) + "\n```\n"
@@ -298,5 +299,7 @@ if __name__ == "__main__":
     p.add_argument("--tasks", type=int, default=20)
     p.add_argument("--files", type=int, default=20, help="files in the repository (≥ 20)")
     p.add_argument("--quick", action="store_true", help="4 tasks")
+    add_server_path(p)
     a = p.parse_args()
+    use_server(a.server_path)
     asyncio.run(main(4 if a.quick else a.tasks, max(20, a.files)))

@@ -15,7 +15,7 @@ RFC 6455 client by default, or the websockets library with `--client websockets`
   (goal: p99 ≤ 1.5x the bare server's).
 
 Run: .venv/bin/python benchmarks/ws_fanout.py [--subscribers 50] [--tasks 20] [--events 500]
-[--quick]
+[--quick] [--server-path DIR]  (another checkout's broker: ``benchmarks/figures.py``)
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from typing import Any
 import psutil
 from websockets.asyncio.client import connect
 
-from figures import figure
+from figures import add_server_path, figure, measure, use_server
 
 #: A bare websockets server: answers ``watch``, and on ``start`` pushes ``events`` frames per
 #: task for ``tasks`` tasks at ``rate`` a second each to every watcher, then answers.
@@ -264,6 +264,20 @@ async def rpc(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> 
         return out
 
 
+def stored_events(url: str, token: str, task_id: str) -> tuple[str, int]:
+    """A task's state and how many events the broker stored for it.
+
+    Asked with ``inspect``'s ``detail``; a broker from before ``detail`` (it refuses the
+    parameter) answers the whole record, with the count and the task at its top.
+    """
+    ask = {"id": task_id, "detail": ["events"], "events": 0}
+    info = asyncio.run(rpc(url, token, [("inspect", ask)]))[0]
+    if "detail" in info:
+        return info["state"], info["detail"]["eventCount"]
+    info = asyncio.run(rpc(url, token, [("inspect", {"id": task_id, "events": 0})]))[0]
+    return info["task"]["state"], info["eventCount"]
+
+
 def subscribe(
     args: argparse.Namespace, url: str, token: str, dump: bool = False
 ) -> tuple[list[Any], Any, Any]:
@@ -332,7 +346,9 @@ def main() -> None:
         "websockets library, whose per-frame cost in Python needs over a core for 50",
     )
     ap.add_argument("--quick", action="store_true", help="5 subscribers x 2 tasks: a smoke run")
+    add_server_path(ap)
     args = ap.parse_args()
+    use_server(args.server_path)
     if args.quick:
         args.subscribers, args.procs, args.tasks, args.events, args.settle = 5, 1, 2, 50, 1.0
 
@@ -393,12 +409,11 @@ def main() -> None:
         for p in procs:
             p.join(10)
 
-        asks = [("inspect", {"id": i, "detail": ["events"], "events": 0}) for i in ids]
-        inspect = asyncio.run(rpc(url, token, asks))
+        inspect = [stored_events(url, token, i) for i in ids]
         # (a broker from before the fan-out lag was reported has no "fanout")
         fanout = asyncio.run(rpc(url, token, [("health", {})]))[0].get("fanout", {"batches": 0})
-        stored = {i: info["detail"]["eventCount"] for i, info in zip(ids, inspect, strict=True)}
-        states = {info["state"] for info in inspect}
+        stored = {i: count for i, (_, count) in zip(ids, inspect, strict=True)}
+        states = {state for state, _ in inspect}
         total = sum(stored.values())
         lost = disorder = 0
         for r in results:
@@ -451,6 +466,11 @@ def main() -> None:
             f"{statistics.median(floor):.2f}  p99 {pct(floor, 99):.2f}  max {max(floor):.2f}"
         )
         shape = f"{args.subscribers} subscribers x {args.tasks} tasks"
+        measure("events lost", lost, "events")
+        measure("events out of order", disorder, "events")
+        if steady:
+            measure("delivery while every task streams, p99", pct(steady, 99), "ms")
+        measure("broker CPU per 1,000 events", cpu / total * 1000, "s")
         for stat, p in (("median", None), ("p99", 99)):
             figure(
                 f"websocket fan-out delivery, {shape}",

@@ -23,7 +23,7 @@ from figures import parse  # noqa: E402
 
 def test_every_benchmark_is_run_by_all() -> None:
     """A benchmark script that all.py does not run is one nobody notices breaking."""
-    scripts = {p.stem for p in BENCH.glob("*.py")} - {"all", "figures"}
+    scripts = {p.stem for p in BENCH.glob("*.py")} - {"all", "figures", "compare"}
     assert set(BENCHMARKS) <= scripts
     assert scripts == set(BENCHMARKS), sorted(scripts ^ set(BENCHMARKS))
 
@@ -61,3 +61,31 @@ def test_all_prints_one_table(baton_home: Path) -> None:
     head, *rows = proc.stdout.splitlines()
     assert head.split()[:6] == ["benchmark", "figure", "stat", "baton", "floor", "ratio"]
     assert len(rows) == 2 and all(r.startswith("store_events") for r in rows), rows
+
+
+def test_compare_runs_a_benchmark_against_another_checkout(baton_home: Path) -> None:
+    """compare.py runs the same harness against a checkout named by its folder (here this
+    one, through --server-path) and prints each figure's before beside its after."""
+    checkout = BENCH.parent
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "compare.py"),
+            "store_events",
+            "--before",
+            str(checkout),
+            "--pairs",
+            "1",
+            "--quick",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=110,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    title, head, *rows = proc.stdout.splitlines()
+    assert title.startswith("store_events: medians of 1")
+    assert head.split()[:4] == ["figure", "stat", "before", "after"]
+    assert len(rows) == 2, rows
+    assert f"--server-path {checkout / 'server'}" in proc.stderr, proc.stderr
