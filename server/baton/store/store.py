@@ -28,6 +28,7 @@ from baton.core.lifecycle import SETTLED, TaskState
 from baton.core.task import Attempt, Task
 from baton.store.errors import AmbiguousTask, StoreError, UnknownTask, store_error
 from baton.store.layout import KEEP, Keep
+from baton.store.listing import listing
 
 
 class Store:
@@ -202,44 +203,13 @@ class Store:
         must appear; any text is safe). ``since`` keeps tasks created at or after that time.
         ``archived``: True keeps only archived tasks, False leaves them out, None keeps both.
         """
-        where: list[str] = []
-        params: list[Any] = []
-        wanted = None if states is None else list(dict.fromkeys(str(s) for s in states))
-        if wanted is not None:
-            if not wanted:
-                return []
-            where.append(f"t.state IN ({', '.join('?' for _ in wanted)})")
-            params.extend(wanted)
-        filters = {"group": group, "worker": worker, "root": root}
-        for column, value in filters.items():
-            if value is not None:
-                where.append(f't."{column}" = ?')
-                params.append(value)
-        if since is not None:
-            where.append("t.created_at >= ?")
-            params.append(since)
-        if archived is not None:
-            where.append(f"t.archived_at IS {'NOT ' if archived else ''}NULL")
-        if query is not None:
-            match = layout.fts_query(query)
-            if not match:
-                return []
-            where.append("t.rowid IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ?)")
-            params.append(match)
-        # Walk one index in (created_at, id) order and stop at the LIMIT: never sort every
-        # match of a common word or a crowded state. The index is the first given filter in
-        # a fixed order of how selective they usually are; with none, creation time.
-        given = [c for c, v in filters.items() if v is not None]
-        if wanted is not None:
-            given.insert(1 if group is not None else 0, "state")
-        index = f"idx_tasks_{given[0]}" if given else "idx_tasks_created"
-        sql = f"SELECT {layout.TASK_SELECT} FROM tasks t INDEXED BY {index}"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY t.created_at DESC, t.id DESC"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
+        found = listing(
+            states=states, query=query, since=since, worker=worker, group=group, root=root,
+            archived=archived, limit=limit,
+        )  # fmt: skip
+        if found is None:
+            return []
+        sql, params = found
         return [layout.row_task(r) for r in self._rows(sql, params)]
 
     def set_archived(
