@@ -6,27 +6,14 @@ diff tools, which Baton answers itself, are in :mod:`baton.surfaces.ide.server`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import baton.surfaces.ide.tools as t
 from baton.surfaces.ide.host import IdeHost, OpenFileRequest
 
-T = TypeVar("T")
-
-#: The tools :func:`answer_tool` answers.
-EDITOR_TOOLS = frozenset(
-    {
-        "getDiagnostics",
-        "getCurrentSelection",
-        "getLatestSelection",
-        "getOpenEditors",
-        "getWorkspaceFolders",
-        "checkDocumentDirty",
-        "saveDocument",
-        "openFile",
-        "executeCode",
-    }
-)
+#: The tools the editor answers (:func:`answer_tool`); the server itself answers the diff tools.
+DIFF_TOOLS = frozenset({"openDiff", "close_tab", "closeAllDiffTabs"})
+EDITOR_TOOLS = t.TOOL_NAMES - DIFF_TOOLS
 
 
 async def answer_tool(
