@@ -256,7 +256,14 @@ try {
     await item.waitFor();
     const menu = (await page.locator(".monaco-menu .action-label").allInnerTexts()).map(nbsp).filter((x) => x.trim());
     await item.click();
-    const left = await waitFor(() => sideText("original"), (t) => t.includes("total = 0"), "the long hunk accepted into the file (left)");
+    // On a loaded machine the menu can take the click before it is ready and stay open with
+    // Accept Hunk focused: then Enter chooses it (the menu open means nothing was chosen).
+    await page
+      .locator(".monaco-menu")
+      .first()
+      .waitFor({ state: "hidden", timeout: 3000 })
+      .catch(() => page.keyboard.press("Enter"));
+    const left = await waitFor(() => sideText("original"), (t) => t.includes("total = 0"), "the long hunk accepted into the file (left)", 60000);
     return { left, menu, tabs: await tabs() };
   });
 
