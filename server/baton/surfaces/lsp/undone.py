@@ -90,6 +90,9 @@ class Undone:
         self.tasks: dict[str, placement.TaskDiff] = {}  # task id → its diff, accepted hunks in it
         self.reopened: dict[str, set[str]] = {}  # task id → hunk ids reopened here
         self.reaccepted: dict[str, set[str]] = {}  # task id → hunk ids accepted again here
+        # task id → the decision this server is making now (recorded before it is asked for):
+        # a client's report of the same undo may be answered before this one returns.
+        self.deciding: dict[str, tuple[str, set[str]]] = {}
 
     def watch(self, td: placement.TaskDiff) -> None:
         """Take a task's diff as sent: follow its documents while it has accepted hunks (or
@@ -131,15 +134,19 @@ class Undone:
             undone, redone = await asyncio.to_thread(_sides, td, files, texts, mine)
             try:
                 if undone:
+                    self.deciding[tid] = ("reopened", set(undone))
                     done = await sup.reopen(tid, undone, current=texts)
                     self.note(tid, "reopened", done.decided)
                     self._decided(tid, "reopened", done)
                 if redone:
+                    self.deciding[tid] = ("reaccepted", set(redone))
                     done = await sup.reaccept(tid, redone, current=texts)
                     self.note(tid, "reaccepted", done.decided)
                     self._decided(tid, "reaccepted", done)
             except Exception as exc:  # the task moved on meanwhile: nothing to follow
                 log.info("task %s: following an undo: %s", tid, exc)
+            finally:
+                self.deciding.pop(tid, None)
 
     def note(self, tid: str, word: str, ids: Sequence[str]) -> None:
         """Hunks of ``tid`` reopened (or reaccepted), here or at a client's request."""
@@ -158,7 +165,10 @@ class Undone:
         """A client's own reopen (reaccept) of hunks this server already decided from the
         same document: those count as done for it too, not as kept."""
         self.note(tid, word, done.decided)
-        mine = (self.reopened if word == "reopened" else self.reaccepted).get(tid, set())
+        mine = set((self.reopened if word == "reopened" else self.reaccepted).get(tid, set()))
+        flight = self.deciding.get(tid)
+        if flight is not None and flight[0] == word:
+            mine |= flight[1]  # this server's own decision of them is still on its way back
         # (kept as "it is not accepted" / "not pending": already in the state asked for)
         ours = {h for h, why in done.kept if h in mine and why.startswith("it is not ")}
         if not ours:
