@@ -23,12 +23,11 @@ from typing import Any
 
 from baton.surfaces.ws.discovery import Discovery
 from baton.surfaces.ws.errors import BrokerError, BrokerUnavailable
-from baton.surfaces.ws.frames import frame, masked
+from baton.surfaces.ws.frames import BINARY, CLOSE, CONT, PING, PONG, TEXT, frame, masked
 from baton.surfaces.ws.locate import any_broker_for, ensure_broker
 
 #: RFC 6455 §1.3: the server's key is SHA-1 of the client's key with this suffix, base64.
 _ACCEPT_SUFFIX = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-_CONT, _TEXT, _BINARY, _CLOSE, _PING, _PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
 #: The longest answer head the handshake reads before giving up.
 _MAX_HEAD = 64 * 1024
 
@@ -75,7 +74,7 @@ class BlockingClient:
         (a one-request command subscribes to nothing)."""
         self._ids += 1
         request = {"jsonrpc": "2.0", "id": self._ids, "method": method, "params": params}
-        self._send(_TEXT, json.dumps(request).encode("utf-8"))
+        self._send(TEXT, json.dumps(request).encode("utf-8"))
         while True:
             msg = json.loads(self._message())
             if not isinstance(msg, dict) or msg.get("id") != self._ids:
@@ -92,7 +91,7 @@ class BlockingClient:
             return
         self._closed = True
         try:
-            self._send(_CLOSE, struct.pack("!H", 1000))
+            self._send(CLOSE, struct.pack("!H", 1000))
             self.sock.shutdown(socket.SHUT_WR)
         except OSError:
             pass
@@ -142,15 +141,15 @@ class BlockingClient:
             payload = self._read(n)
             if mask:
                 payload = masked(payload, mask)
-            if opcode == _PING:
-                self._send(_PONG, payload)
-            elif opcode == _CLOSE:
+            if opcode == PING:
+                self._send(PONG, payload)
+            elif opcode == CLOSE:
                 code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else 1005
                 why = payload[2:].decode("utf-8", "replace")
                 raise BrokerUnavailable(
                     f"the broker closed the connection ({code}{': ' + why if why else ''})"
                 )
-            elif opcode in (_TEXT, _BINARY, _CONT):
+            elif opcode in (TEXT, BINARY, CONT):
                 parts.append(payload)
                 if fin:
                     return b"".join(parts)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 import struct
 
-TEXT, CLOSE, PING, PONG = 0x1, 0x8, 0x9, 0xA
+#: The opcodes (RFC 6455 §5.2).
+CONT, TEXT, BINARY, CLOSE, PING, PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
 
 
 def frame(opcode: int, payload: bytes, mask: bytes | None = None) -> bytes:
