@@ -14,12 +14,25 @@ item of an array of tables (``[[verify]]``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from baton.config.layers import ConfigError, Key, Source, dotted, locate
+from baton.config.checks import (
+    amount,
+    boolean,
+    count,
+    nonempty,
+    one_of,
+    positive,
+    seconds,
+    string,
+    strings,
+    table,
+    tables,
+)
+from baton.config.layers import Key
 from baton.config.profiles import NETWORKS
 from baton.core import routing
 from baton.core.routing import KINDS, PREFERENCES, QUALITY_RANK
@@ -40,57 +53,6 @@ DEFAULT_CONCURRENCY = 4
 #: The warm pool (``[pool]``): ready checkouts per repository, and bytes on disk for all.
 DEFAULT_POOL_SIZE = 2
 DEFAULT_POOL_MAX_BYTES = 1 << 30
-
-# -- value checks: each returns the value (converted) or None when it is not of the type ----
-
-
-def string(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
-
-
-def nonempty(v: Any) -> str | None:
-    return v if isinstance(v, str) and v else None
-
-
-def boolean(v: Any) -> bool | None:
-    return v if isinstance(v, bool) else None
-
-
-def count(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
-
-
-def positive(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
-
-
-def seconds(v: Any) -> float | None:
-    ok = isinstance(v, int | float) and not isinstance(v, bool) and v > 0
-    return float(v) if ok else None
-
-
-def amount(v: Any) -> float | None:
-    ok = isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
-    return float(v) if ok else None
-
-
-def strings(v: Any) -> list[str] | None:
-    if isinstance(v, list) and all(isinstance(x, str) for x in v):
-        return list(v)
-    return None
-
-
-def table(v: Any) -> dict[str, Any] | None:
-    return dict(v) if isinstance(v, dict) else None
-
-
-def tables(v: Any) -> list[Any] | None:
-    return v if isinstance(v, list) else None
-
-
-def one_of(choices: Iterable[str]) -> Callable[[Any], str | None]:
-    allowed = tuple(choices)
-    return lambda v: v if isinstance(v, str) and v in allowed else None
 
 
 def _choices(choices: Iterable[str]) -> str:
@@ -369,7 +331,7 @@ def fields_under(prefix: Key) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _matches(path: Key, key: Key) -> bool:
+def matches(path: Key, key: Key) -> bool:
     return len(path) == len(key) and all(
         p == k or _chosen(p) for p, k in zip(path, key, strict=True)
     )
@@ -401,88 +363,6 @@ def unknown(key: Key) -> tuple[Key, str] | None:
 def builtin_items() -> dict[Key, Any]:
     """The defaults written into the defaults layer, so ``baton config`` shows their source."""
     return {f.path: f.value for f in FIELDS if f.builtin}
-
-
-# -- reading the merged layers -------------------------------------------------------------
-
-
-class Values:
-    """The merged items, read with type checks whose errors name the file and line."""
-
-    def __init__(
-        self, items: dict[Key, tuple[Any, Source]], lines: Mapping[str, Mapping[Key, int]]
-    ) -> None:
-        self.items = items
-        self.lines = lines  # file → where each key is written
-
-    def fail(self, key: Key, message: str) -> ConfigError:
-        src = self.items[key][1] if key in self.items else None
-        line = src.line if src else None
-        if src is None:  # a table: name the file of what is under it, and its header's line
-            below = [k for k in self.items if k[: len(key)] == key]
-            src = self.items[below[-1]][1] if below else None
-            line = locate(self.lines.get(src.path or "", {}), key) if src else None
-        return ConfigError(f"{dotted(key)}: {message}", src.path if src else None, line)
-
-    def has(self, key: Key) -> bool:
-        return key in self.items
-
-    def children(self, key: Key) -> list[str]:
-        """Names one level below ``key`` (profile names, kinds, …), in file order."""
-        seen: dict[str, None] = {}
-        for k in self.items:
-            if len(k) > len(key) and k[: len(key)] == key:
-                seen.setdefault(k[len(key)], None)
-        return list(seen)
-
-    def get(self, key: Key, check: Callable[[Any], T | None], want: str, default: T) -> T:
-        if key not in self.items:
-            if any(k[: len(key)] == key for k in self.items):
-                raise self.fail(key, f"must be {want}, not a table")
-            return default
-        value = self.items[key][0]
-        out = check(value)
-        if out is None:
-            raise self.fail(key, f"must be {want}, not {_show(value)}")
-        return out
-
-    def field(self, f: Field[T], *names: str) -> T:
-        """The value of ``f`` (its user-chosen parts filled in by ``names``), or its default."""
-        return self.get(f.key(*names), f.check, f.want, f.value)
-
-    def check_keys(self) -> None:
-        """Every key is in the table, and a project's file sets none that are user-only."""
-        for key, (value, src) in self.items.items():
-            bad = unknown(key)
-            if bad is not None:
-                raise self.fail(*bad)
-            if src.layer != "project":
-                continue
-            for f in FIELDS:
-                if f.user_only and _sets(f.path, key, value):
-                    inside = ".".join(f.path[len(key) - 1 :]) if len(f.path) > len(key) else ""
-                    what = f"{inside} may" if inside else "may"
-                    raise self.fail(
-                        key, f"{what} only be set in your user config, not in a project"
-                    )
-
-
-def _sets(path: Key, key: Key, value: Any) -> bool:
-    """Whether the item ``key = value`` sets ``path`` (itself, or inside a table kept whole)."""
-    if len(key) > len(path):
-        return _matches(path, key[: len(path)])
-    if not _matches(path[: len(key)], key):
-        return False
-    for part in path[len(key) :]:
-        if not isinstance(value, dict) or part not in value:
-            return False
-        value = value[part]
-    return True
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 # -- the doc -------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import baton.config.schema as S
+from baton.config.checks import one_of
 from baton.config.layers import (
     ConfigError,
     Key,
@@ -35,7 +36,7 @@ from baton.config.layers import (
 )
 from baton.config.logins import choose_default
 from baton.config.profiles import PROVIDERS, Profile, default_profiles
-from baton.config.schema import Values, one_of
+from baton.config.values import Values
 from baton.core.routing import KINDS, Account, KindRule, Policy
 from baton.core.usage import DEFAULT_PRICES, Price, price_for
 
