@@ -253,7 +253,11 @@ def build() -> argparse.ArgumentParser:
     )
     c.add_argument("shell", choices=["bash", "zsh", "tcsh"])
 
-    cmd("clean", "remove the warm pool's checkouts (made ahead of need to start tasks faster)")
+    cmd(
+        "clean",
+        "remove checkouts, branches and refs no task needs, old events ([retention]) and the "
+        "warm pool; says what it removed",
+    )
 
     c = cmd("demo", "run a delegation end to end in a throwaway repository")
     c.add_argument("--worker", help="profile to use instead of the fake agent")

@@ -93,6 +93,8 @@ class Settings:
     secrets_backend: str | None = None
     pool_size: int = S.POOL_SIZE.value
     pool_max_bytes: int = S.POOL_MAX_BYTES.value
+    keep_days: int = S.RETENTION_KEEP_DAYS.value
+    checkout_days: int = S.RETENTION_CHECKOUT_DAYS.value
     sandbox: str = S.SANDBOX.value  # auto | require | off
     provenance: dict[str, Source] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)  # dotted key → effective value
@@ -338,6 +340,8 @@ def _build(
         secrets_backend=values.field(S.SECRETS_BACKEND),
         pool_size=values.field(S.POOL_SIZE),
         pool_max_bytes=values.field(S.POOL_MAX_BYTES),
+        keep_days=values.field(S.RETENTION_KEEP_DAYS),
+        checkout_days=values.field(S.RETENTION_CHECKOUT_DAYS),
         sandbox=values.field(S.SANDBOX),
         provenance={dotted(k): src for k, (_, src) in values.items.items()},
         values={dotted(k): v for k, (v, _) in values.items.items()},

@@ -52,6 +52,7 @@ from baton.runtime.attempts import Attempts
 from baton.runtime.book import OWNED, Book, count_by_state
 from baton.runtime.broker import Limits, TaskError, broker_alive, broker_id
 from baton.runtime.bus import BatchListener, EventBus, Listener, Subscription
+from baton.runtime.cleaning import Cleaned
 from baton.runtime.decisions import Decisions
 from baton.runtime.delegation import Delegation
 from baton.runtime.dispatch import Availability
@@ -248,6 +249,11 @@ class Supervisor:
         """Hide settled tasks from task lists, history kept (see :mod:`baton.runtime.archive`);
         ``undo`` lists them again."""
         return await archive(self.book, task_ids, undo=undo)
+
+    async def clean(self) -> Cleaned:
+        """Remove what no task needs on disk and apply ``[retention]`` (``baton clean``; see
+        :mod:`baton.runtime.cleaning`)."""
+        return await self._adoption.cleaner.clean()
 
     async def permissions(self, task_id: str) -> list[dict[str, Any]]:
         """The task's ACP permission requests still waiting for an answer."""

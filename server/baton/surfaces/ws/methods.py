@@ -79,6 +79,7 @@ class Methods:
             "handoff": settled.handoff,
             "complete": settled.complete,
             "archive": settled.archive,
+            "clean": settled.clean,
             "events": self.events,
             "memory": self.memory,
             "workers": self.workers,
