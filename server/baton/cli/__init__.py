@@ -240,6 +240,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("init_cmd", "init"),
     "export": ("store_cmds", "export"),
     "import": ("store_cmds", "import_"),
+    "adapter": ("adapter_check", "adapter"),
 }
 
 

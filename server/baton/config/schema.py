@@ -181,7 +181,8 @@ REVIEW_KINDS: Field[list[str]] = Field(
 )  # fmt: skip
 PROVIDER: Field[str] = Field(
     ("profiles", "NAME", "provider"), "provider name", "`NAME`, when it is a provider's",
-    "the agent CLI: `claude`, `codex`, `opencode`, `gemini`, `pi`, `command` or `fake`"
+    "the agent CLI: `claude`, `codex`, `opencode`, `gemini`, `pi`, `command`, `external` (a"
+    " program speaking [the adapter protocol](adapter-protocol.md)) or `fake`"
     " ([agents.md](agents.md)); a profile named after a provider changes the discovered one",
     nonempty, "a provider", "",
 )  # fmt: skip

@@ -147,7 +147,8 @@ def _default_items(
         items[("default_worker",)] = (default_worker, builtin)
     blank = Profile(name="", provider="")
     for name, p in profiles.items():
-        found = p.provider not in ("fake", "command") and p.binary and name == p.provider
+        own = p.provider in ("fake", "command", "external")  # never found on PATH
+        found = not own and p.binary and name == p.provider
         src = Source("default", note=f"found on PATH: {p.binary}") if found else builtin
         for f in _PROFILE_FIELDS:
             value = getattr(p, f)
