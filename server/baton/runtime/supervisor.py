@@ -58,6 +58,7 @@ from baton.runtime.delegation import Delegation
 from baton.runtime.dispatch import Availability
 from baton.runtime.drafts import Drafts
 from baton.runtime.graph import Dependents, close_group
+from baton.runtime.overlaps import overlaps, standing
 from baton.runtime.prepare import Preparer
 from baton.runtime.proposals import ProposalDesk
 from baton.runtime.recorded import (
@@ -298,6 +299,20 @@ class Supervisor:
         """The latest diff (draft or final) with each hunk's decision."""
         task = await self.get(task_id)
         return await self._drafts.load(task.id)
+
+    async def diff_notes(self, task_id: str, files: Sequence[FileDiff]) -> dict[str, Any]:
+        """What a diff answer adds when it applies (see :mod:`baton.runtime.overlaps`):
+        ``overlaps``, the other live tasks changing the same files, and ``standing``, where
+        each pending hunk of a file changed on disk since the snapshot stands now."""
+        task = await self.get(task_id)
+        found = await overlaps(self.book, task, files)
+        stands = await standing(task, files)
+        notes: dict[str, Any] = {}
+        if found:
+            notes["overlaps"] = [o.to_json() for o in found]
+        if stands:
+            notes["standing"] = {h: s.to_json() for h, s in stands.items()}
+        return notes
 
     async def owner_of(self, task_id: str) -> str | None:
         """The broker that supervises the task now (None when none needs to)."""
