@@ -112,3 +112,29 @@ def test_a_permission_request_is_not_a_question() -> None:
     assert questions.tasks == {}
     hovered = hover.hover_text([], [question(Target("app.py", 1, 1))], URI, BASE, "utf-16", 0)
     assert hovered is not None and "Which value?" in hovered and "baton.reply" in hovered
+
+
+def test_a_hover_names_the_other_tasks_changing_the_same_file() -> None:
+    mine = task_diff(CHANGE, INSERT)
+    other_task = Task(
+        id="7zz0m2qh3xq", instruction="y", root=str(ROOT), title="Other", state=TaskState.REVIEW
+    )
+    same_line = Hunk("k1", 2, 1, 2, 1, "    return 1\n", "    return 11\n")
+    far = Hunk("k2", 6, 1, 6, 1, "    return 2\n", "    return 22\n")
+    files = [FileDiff("app.py", FileStatus.MODIFIED, (same_line, far))]
+    other = placement.TaskDiff(other_task, ROOT, files, True, {"app.py": BASE})
+    on_change = hover.hover_text([mine, other], [], URI, None, "utf-16", 1)
+    assert on_change is not None
+    assert (
+        "Also changed by task `7zz0m2qh3xq` (Other): its k1 changes these lines too." in on_change
+    )
+    on_insert = hover.hover_text([mine, other], [], URI, None, "utf-16", 4)
+    assert (
+        on_insert is not None and "Task `7zz0m2qh3xq` (Other) also changes this file." in on_insert
+    )
+    # From another version of the file, the lines do not compare: only the file is named.
+    moved = placement.TaskDiff(other_task, ROOT, files, True, {"app.py": "# new\n" + BASE})
+    text = hover.hover_text([mine, moved], [], URI, None, "utf-16", 1)
+    assert text is not None and "(Other) also changes this file." in text
+    assert "its k1 changes these lines" not in text
+    assert "Also changed" not in (text_at(mine, 1) or "")

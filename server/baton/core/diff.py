@@ -137,6 +137,21 @@ def old_span(hunk: Hunk) -> tuple[int, int]:
     return max(start, 0), hunk.old_count
 
 
+def hunks_meet(a: Hunk, b: Hunk) -> bool:
+    """Whether two hunks against the same text change overlapping lines (an insertion meets
+    a change that spans its point, or another insertion at the same point)."""
+    if a.whole_file or b.whole_file:
+        return True
+    (sa, ca), (sb, cb) = old_span(a), old_span(b)
+    if ca == 0 and cb == 0:
+        return sa == sb
+    if ca == 0:
+        return sb < sa < sb + cb or (sa == sb and cb > 0)
+    if cb == 0:
+        return sa < sb < sa + ca or (sb == sa and ca > 0)
+    return sa < sb + cb and sb < sa + ca
+
+
 def split_lines(text: str) -> list[str]:
     """Lines with their endings kept (``\\n``, ``\\r\\n``; a last line may have none)."""
     return text.splitlines(keepends=True) if text else []

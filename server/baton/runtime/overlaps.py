@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from baton.core.diff import FileDiff, FileStatus, Hunk, HunkState, old_span, with_states
+from baton.core.diff import FileDiff, FileStatus, Hunk, HunkState, hunks_meet, with_states
 from baton.core.lifecycle import TaskState
 from baton.core.relocate import applies, place
 from baton.core.task import Task
@@ -79,21 +79,6 @@ def _pending(f: FileDiff) -> list[Hunk]:
     return [h for h in f.hunks if h.state == HunkState.PENDING]
 
 
-def meet(a: Hunk, b: Hunk) -> bool:
-    """Whether two hunks against the same text change overlapping lines (an insertion meets
-    a change that spans its point, or another insertion at the same point)."""
-    if a.whole_file or b.whole_file:
-        return True
-    (sa, ca), (sb, cb) = old_span(a), old_span(b)
-    if ca == 0 and cb == 0:
-        return sa == sb
-    if ca == 0:
-        return sb < sa < sb + cb or (sa == sb and cb > 0)
-    if cb == 0:
-        return sa < sb < sa + ca or (sb == sa and ca > 0)
-    return sa < sb + cb and sb < sa + ca
-
-
 def _base(task: Task, path: str) -> str | None:
     return snapshot_text(snapshot_of(task), path) if has_snapshot(task) else None
 
@@ -112,7 +97,10 @@ def _overlaps(
             over = Overlap(f.path, other.id, other.title, str(other.state), comparable)
             if comparable:
                 over.hunks = [
-                    (a.id, b.id) for a in _pending(mine[f.path]) for b in _pending(f) if meet(a, b)
+                    (a.id, b.id)
+                    for a in _pending(mine[f.path])
+                    for b in _pending(f)
+                    if hunks_meet(a, b)
                 ]
             found.append(over)
     return found

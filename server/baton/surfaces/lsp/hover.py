@@ -18,7 +18,7 @@ from lsprotocol import types
 
 import baton.surfaces.lsp.asking as asking
 import baton.surfaces.lsp.placement as placement
-from baton.core.diff import HunkState, split_lines
+from baton.core.diff import FileDiff, Hunk, HunkState, hunks_meet, split_lines
 from baton.core.lifecycle import TaskState
 from baton.core.task import Task
 
@@ -43,8 +43,35 @@ def _fence(body: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def hunk_markdown(td: placement.TaskDiff, p: placement.Placed) -> str:
-    """One pending hunk: the diff, the task, how to accept or reject it."""
+def also_changed(
+    td: placement.TaskDiff, f: FileDiff, hunk: Hunk, reviews: Iterable[placement.TaskDiff]
+) -> list[str]:
+    """Lines naming the other tasks in review with pending changes to ``f``'s file: those
+    whose hunks meet ``hunk`` (both started from the same text of it), and the others."""
+    lines = []
+    base = td.base.get(f.path)
+    for other in reviews:
+        if other.task.id == td.task.id or other.task.state != TaskState.REVIEW:
+            continue
+        for g in other.files:
+            pending = [x for x in g.hunks if x.state == HunkState.PENDING]
+            if other.root != td.root or g.path != f.path or not pending:
+                continue
+            same = base is not None and other.base.get(g.path) == base
+            meets = [x.id for x in pending if same and hunks_meet(hunk, x)]
+            who = f"task `{other.task.id}` ({other.task.title})"
+            if meets:
+                lines.append(
+                    f"*Also changed by {who}: its {', '.join(meets)} changes these lines too.*"
+                )
+            else:
+                lines.append(f"*T{who[1:]} also changes this file.*")
+    return lines
+
+
+def hunk_markdown(td: placement.TaskDiff, p: placement.Placed, also: Sequence[str] = ()) -> str:
+    """One pending hunk: the diff, the task, how to accept or reject it; ``also``: lines
+    naming other tasks that change the same file."""
     h = p.hunk
     body = "\n".join(_side(h.old_text, "-") + _side(h.new_text, "+"))
     fence = _fence(body)
@@ -54,6 +81,7 @@ def hunk_markdown(td: placement.TaskDiff, p: placement.Placed) -> str:
         lines.append("\n*You edited these lines since: an accept merges, or reports a conflict.*")
     if h.secret:
         lines.append("\n*It writes a secret value (shown masked): accept needs `allowSecret`.*")
+    lines += [f"\n{line}" for line in also]
     lines += [
         "",
         f"{fence}diff\n{body}\n{fence}",
@@ -72,7 +100,7 @@ def _covers(p: placement.Placed, line: int) -> bool:
 
 
 def hover_text(
-    reviews: Iterable[placement.TaskDiff],
+    reviews: Sequence[placement.TaskDiff],
     questions: Iterable[Task],
     uri: str,
     current: str | None,
@@ -89,7 +117,7 @@ def hover_text(
                 continue
             for p in placement.place_file(td, f, current, encoding):
                 if p.hunk.state == HunkState.PENDING and _covers(p, line):
-                    parts.append(hunk_markdown(td, p))
+                    parts.append(hunk_markdown(td, p, also_changed(td, f, p.hunk, reviews)))
     for task in questions:
         if asking.asks(task) and asking.on_target(task, uri, line, line) is not None:
             parts.append(asking.question_markdown(task))
