@@ -241,6 +241,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("store_cmds", "export"),
     "import": ("store_cmds", "import_"),
     "adapter": ("adapter_check", "adapter"),
+    "plan": ("plan_cmd", "plan"),
 }
 
 

@@ -260,6 +260,17 @@ def build() -> argparse.ArgumentParser:
     )
 
     c = cmd(
+        "plan",
+        "ask a worker to plan a goal as a task graph; it is checked, shown, and run as a "
+        "graph once you approve it",
+    )
+    c.add_argument("goal", help="what to achieve ('-' reads it from stdin)")
+    c.add_argument("--worker", help="the planner's profile (default: routing for reasoning)")
+    c.add_argument("--cwd", default=".", help="the project folder (default: .)")
+    c.add_argument("--yes", action="store_true", help="run the plan without asking")
+    c.add_argument("--dry-run", action="store_true", help="check the plan; start nothing")
+
+    c = cmd(
         "adapter",
         "check a program against the adapter protocol (a worker with provider external): "
         "baton adapter check -- CMD [ARG …]",
