@@ -23,7 +23,7 @@ from baton.agents.opencode import OpenCodeParser
 from baton.agents.pi import PiParser
 from baton.core.events import Event
 from baton.core.outcome import Outcome
-from baton.core.usage import ESTIMATED, REPORTED, Usage, price_for
+from baton.core.usage import ESTIMATED, REPORTED, Usage, own_part, price_for
 
 STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
 
@@ -236,3 +236,33 @@ def test_pi_names_its_model_with_its_usage() -> None:
         out += parser.feed(raw)
     assert Outcome.fold(out).model == "mock-model"  # the scripted server's: no price, no cost
     assert priced(PiParser(), "pi-write.jsonl").cost is None
+
+
+def test_codex_resumed_thread_reports_the_threads_totals() -> None:
+    """The reply turn of a resumed thread (codex 0.171, captured): its report holds the first
+    turn's 19,605 input and 44 output tokens again; the task counts only the rest."""
+    events: list[Event] = []
+    parser = CodexParser()
+    for raw in (STREAMS / "codex-resumed.jsonl").read_text().splitlines():
+        events += parser.feed(raw)
+    outcome = Outcome.fold(events)
+    assert outcome.session_totals and outcome.usage == Usage(39714, 0, 86, 0, None, None)
+    options: dict[str, Any] = {}
+    first = Usage(19605, 0, 44, 0)
+    sid = outcome.session_id
+    assert own_part(options, 1, sid, first) == first
+    assert own_part(options, 2, sid, outcome.usage) == Usage(20109, 0, 42, 0)
+    # Settling the reply again (a broker that restarted) gives the same part.
+    assert own_part(options, 2, sid, outcome.usage) == Usage(20109, 0, 42, 0)
+
+
+def test_claude_resumed_session_reports_its_own_process() -> None:
+    """Claude Code (2.1.197, captured) counts one process: the resumed turn's ``result`` is
+    that turn's alone, and says nothing that marks it a session's totals."""
+    events: list[Event] = []
+    parser = ClaudeParser()
+    for raw in (STREAMS / "claude-resumed.jsonl").read_text().splitlines():
+        events += parser.feed(raw)
+    outcome = Outcome.fold(events)
+    assert not outcome.session_totals
+    assert (outcome.usage.input, outcome.usage.output) == (61580, 37)

@@ -25,6 +25,9 @@ class Outcome:
     resets_at: float | None = None
     model: str | None = None  # the model the CLI says it runs, when it says
     usage: Usage = field(default_factory=Usage)  # this attempt's, as the CLI reported it
+    # The CLI's usage counts the whole session so far (``"of": "session"`` on its usage
+    # events), earlier attempts' turns of a resumed session included: see usage.own_part.
+    session_totals: bool = False
 
     @classmethod
     def fold(cls, events: Iterable[Event]) -> Outcome:
@@ -61,6 +64,7 @@ class Outcome:
                     self.resets_at = float(ra_at) if ra_at is not None else None
             case EventType.USAGE:
                 self.usage = self.usage.widen(Usage.from_json(d))
+                self.session_totals = self.session_totals or d.get("of") == "session"
                 if d.get("model"):  # a CLI that names its model only with its usage (Pi)
                     self.model = str(d["model"])
             case _:
