@@ -94,6 +94,8 @@ class Settings:
     pool_size: int = S.POOL_SIZE.value
     pool_max_bytes: int = S.POOL_MAX_BYTES.value
     sandbox: str = S.SANDBOX.value  # auto | require | off
+    notify_desktop: bool = S.NOTIFY_DESKTOP.value  # the broker sends desktop notifications
+    notify_on: tuple[str, ...] = tuple(S.NOTIFY_ON.value)  # of S.NOTIFY_KINDS
     provenance: dict[str, Source] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)  # dotted key → effective value
     layers: tuple[LayerInfo, ...] = ()
@@ -339,6 +341,8 @@ def _build(
         pool_size=values.field(S.POOL_SIZE),
         pool_max_bytes=values.field(S.POOL_MAX_BYTES),
         sandbox=values.field(S.SANDBOX),
+        notify_desktop=values.field(S.NOTIFY_DESKTOP),
+        notify_on=tuple(values.field(S.NOTIFY_ON)),
         provenance={dotted(k): src for k, (_, src) in values.items.items()},
         values={dotted(k): v for k, (v, _) in values.items.items()},
         layers=layers,
