@@ -118,7 +118,10 @@ def notice_of(
     if found is None:
         return None
     kind, headline = found
-    return Notice(kind, headline, task_id, task_title, detail_of(event_type, data))
+    detail = detail_of(event_type, data)
+    if detail.strip().lower() == headline:  # "ready for review" says nothing more
+        detail = ""
+    return Notice(kind, headline, task_id, task_title, detail)
 
 
 def masked(notice: Notice, secrets: Iterable[str]) -> Notice:
