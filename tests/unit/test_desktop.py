@@ -62,7 +62,32 @@ def test_state_events_by_their_new_state_and_completion(
 def test_other_events_are_notices_by_their_type_name() -> None:
     assert classify("text", {"text": "hi"}) is None
     assert classify("permission", {"tool": "Bash"}) is None  # its needs_input move is one
-    assert classify("budget.alert", {"percent": 80}) == ("budget", "budget alert")
+    # The budget event (websocket.md, Budget events): its alert is a notice, its stop not
+    # (the state event with completion budget that follows it is).
+    alert = {
+        "kind": "alert",
+        "scope": "project",
+        "name": "/home/me/app",
+        "day": "2026-12-01",
+        "measure": "tokens",
+        "used": 80412,
+        "limit": 100000,
+        "percent": 80,
+    }
+    assert classify("budget", alert) == ("budget", "budget alert")
+    assert classify("budget", {"kind": "stop", "scope": "task", "message": "cap"}) is None
+    n = notice_of("budget", alert, "t1", "Refactor")
+    assert n is not None and n.title == "Baton: budget alert"
+    assert (
+        n.body
+        == "Refactor: 80 % of today's tokens budget (80,412 of 100,000), project /home/me/app"
+    )
+    cost = {**alert, "measure": "cost", "used": 9.1, "limit": 10, "percent": 90}
+    assert notice_of("budget", cost) == Notice(
+        "budget",
+        "budget alert",
+        detail="90 % of today's cost budget ($9.10 of $10.00), project /home/me/app",
+    )
 
 
 def test_a_kind_plugs_in_by_name(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -58,8 +58,11 @@ STATES: dict[str, tuple[str, str]] = {
 COMPLETIONS: dict[str, tuple[str, str]] = {
     "budget": (BUDGET, "stopped by its budget"),
 }
-#: Events that are notices by their type alone: type → (kind, what the notice says). (A
-#: permission request needs no entry: the task moves to ``needs_input`` with it.)
+#: Events that are notices by their type, ``TYPE.KIND`` for those whose ``data.kind`` says
+#: more (a ``budget`` event of kind ``alert``: a daily budget passed 80 or 90 %; its kind
+#: ``stop`` needs no entry, the ``state`` event with completion ``budget`` follows it):
+#: name → (kind, what the notice says). A permission request needs none either: the task
+#: moves to ``needs_input`` with it.
 ALERTS: dict[str, tuple[str, str]] = {
     "budget.alert": (BUDGET, "budget alert"),
 }
@@ -100,6 +103,9 @@ def classify(event_type: str, data: Mapping[str, Any]) -> tuple[str, str] | None
         if found is None:
             found = STATES.get(str(data.get("to") or ""))
         return found
+    kind = data.get("kind")
+    if isinstance(kind, str) and kind:
+        return ALERTS.get(f"{event_type}.{kind}")
     return ALERTS.get(event_type)
 
 
@@ -107,7 +113,21 @@ def detail_of(event_type: str, data: Mapping[str, Any]) -> str:
     """What a notice of this event says after the task's name."""
     if event_type == "state":
         return str(data.get("reason") or "")
-    return str(data.get("message") or data.get("text") or "")
+    if data.get("message") or data.get("text"):
+        return str(data.get("message") or data.get("text"))
+    if "percent" in data and "limit" in data:  # a budget alert
+        measure = str(data.get("measure") or "")
+        used, limit = data.get("used"), data.get("limit")
+        amounts = f"{_amount(used, measure)} of {_amount(limit, measure)}"
+        where = f"{data.get('scope') or ''} {data.get('name') or ''}".strip()
+        return f"{data['percent']} % of today's {measure} budget ({amounts}), {where}"
+    return ""
+
+
+def _amount(value: Any, measure: str) -> str:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return str(value)
+    return f"${value:.2f}" if measure == "cost" else f"{value:,}"
 
 
 def notice_of(

@@ -22,7 +22,7 @@ from baton.config.settings import Settings
 from baton.core.events import Event
 from baton.errors import NotFound
 from baton.runtime import Supervisor
-from baton.surfaces.desktop import Batcher, Desktop, Notice, Show, classify, masked, notice_of
+from baton.surfaces.desktop import Batcher, Desktop, Show, classify, masked, notice_of
 
 log = logging.getLogger(__name__)
 
@@ -30,15 +30,8 @@ log = logging.getLogger(__name__)
 class DesktopNotices:
     """Sends the notices of one broker's tasks to the desktop (see the module's docstring)."""
 
-    def __init__(
-        self,
-        sup: Supervisor,
-        roots: list[str] | None = None,
-        show: Show | None = None,
-        **batching: float,
-    ) -> None:
+    def __init__(self, sup: Supervisor, show: Show | None = None, **batching: float) -> None:
         self.sup = sup
-        self.roots = list(roots or [])
         self.desktop = Desktop()
         self.batcher = Batcher(show or self.desktop.show, **batching)
         self._jobs: set[asyncio.Task[None]] = set()
@@ -56,26 +49,17 @@ class DesktopNotices:
             return
         self._spawn(self._consider(event))
 
-    def alert(self, kind: str, headline: str, detail: str, *, root: str | None = None) -> None:
-        """A notice that is no task's event (a daily budget nearly spent): sent as the
-        settings of ``root`` (default the broker's first; the keys are the user's) say."""
-        where = root or (self.roots[0] if self.roots else "")
-        self._spawn(self._send(Notice(kind, headline, detail=detail), where, ()))
-
     async def _consider(self, event: Event) -> None:
         try:
             task = await self.sup.get(event.task_id)
         except NotFound:
             return
         notice = notice_of(str(event.type), event.data, task.id, task.title)
-        if notice is not None:
-            await self._send(notice, task.root, await self.sup.secrets_of(task))
-
-    async def _send(self, notice: Notice, root: str, secrets: Any) -> None:
-        settings = self._settings(root)
-        if settings is None or not settings.notify_desktop or notice.kind not in settings.notify_on:
+        settings = self._settings(task.root)
+        if notice is None or settings is None or not settings.notify_desktop:
             return
-        self.batcher.add(masked(notice, secrets))
+        if notice.kind in settings.notify_on:  # the secrets only now: they may be looked up
+            self.batcher.add(masked(notice, await self.sup.secrets_of(task)))
 
     def _settings(self, root: str) -> Settings | None:
         cache = self.sup.settings
@@ -108,9 +92,8 @@ class DesktopNotices:
         await self.batcher.close()
 
 
-def start_notices(sup: Supervisor, roots: list[str]) -> DesktopNotices:
-    """Listen to ``sup``'s events and send its tasks' notices as the user's config says
-    (``roots``: the folders the broker serves)."""
-    notices = DesktopNotices(sup, roots)
+def start_notices(sup: Supervisor) -> DesktopNotices:
+    """Listen to ``sup``'s events and send its tasks' notices as the user's config says."""
+    notices = DesktopNotices(sup)
     notices.start()
     return notices

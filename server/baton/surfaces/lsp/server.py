@@ -210,7 +210,7 @@ class BatonServer(LanguageServer):
         except Exception as exc:  # the editor works without it; agents and the CLI do not
             log.error("could not open the websocket endpoint: %s", exc)
         sup.listen(self._on_event)
-        self.notices = start_notices(sup, sorted(self.roots))
+        self.notices = start_notices(sup)
         self.ready.set()
         for feature in list(self._features.values()):
             await feature.started(sup)

@@ -52,7 +52,7 @@ async def serve(
     """Run a broker serving ``roots`` until stopped or idle; returns an exit code."""
     sup = broker_supervisor(home if home is not None else state_home())
     await sup.start()
-    notices = start_notices(sup, roots)  # desktop notifications, when the user turned them on
+    notices = start_notices(sup)  # desktop notifications, when the user turned them on
     endpoint: Endpoint | None = None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
