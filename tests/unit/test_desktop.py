@@ -59,6 +59,12 @@ def test_state_events_by_their_new_state_and_completion(
     assert classify("state", data) == expected
 
 
+@pytest.mark.parametrize("before", ["applied", "failed", "cancelled", "interrupted"])
+def test_a_move_the_user_made_out_of_a_settled_state_is_no_notice(before: str) -> None:
+    assert classify("state", {"from": before, "to": "review", "reason": "completed"}) is None
+    assert classify("state", {"from": "needs_input", "to": "review"}) is not None
+
+
 def test_other_events_are_notices_by_their_type_name() -> None:
     assert classify("text", {"text": "hi"}) is None
     assert classify("permission", {"tool": "Bash"}) is None  # its needs_input move is one

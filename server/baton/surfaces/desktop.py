@@ -7,7 +7,7 @@ notices, and of which kind, is said by name in the tables below (:data:`STATES`,
 :data:`COMPLETIONS`, :data:`ALERTS`), so a new kind of event plugs in with one line and
 works from both senders: the broker (:mod:`baton.surfaces.notices`, when ``[notify]
 desktop`` is on) and ``baton watch --notify``. A task the user settled (applied, rejected)
-is no notice: they did it.
+is no notice, nor one they bring back out of a settled state (:data:`USERS_MOVES_FROM`).
 
 Texts are cut (:data:`TITLE_LIMIT`, :data:`BODY_LIMIT`) and masked by the caller with the
 task's secret values (:func:`masked`). Notices come out through a :class:`Batcher`: a burst
@@ -54,6 +54,11 @@ STATES: dict[str, tuple[str, str]] = {
     "cancelled": (SETTLED, "cancelled"),
     "interrupted": (SETTLED, "interrupted"),
 }
+#: A move out of these states is the user's doing (a reopened hunk, ``baton complete``, a
+#: cancel of an interrupted task): no notice.
+USERS_MOVES_FROM = frozenset(
+    {"applied", "rejected", "answered", "failed", "cancelled", "interrupted"}
+)
 #: A ``state`` event's completion that makes it another kind (a task a budget stopped).
 COMPLETIONS: dict[str, tuple[str, str]] = {
     "budget": (BUDGET, "stopped by its budget"),
@@ -99,6 +104,8 @@ def classify(event_type: str, data: Mapping[str, Any]) -> tuple[str, str] | None
     """The (kind, headline) of an event given by its type's name and its data, or None when
     it is no notice."""
     if event_type == "state":
+        if data.get("from") in USERS_MOVES_FROM:
+            return None
         found = COMPLETIONS.get(str(data.get("completion") or ""))
         if found is None:
             found = STATES.get(str(data.get("to") or ""))
