@@ -5,7 +5,8 @@ number of input tokens for each request (a quarter of its body's characters).
 Codex's ``turn.completed`` counts the whole thread: the resumed turn's report holds the first
 turn's tokens again (0.171: 19,605 then 39,714 for turns of 19,605 and 20,109), so Baton
 counts a resumed attempt's report less the session's last one. Claude Code's ``result``
-counts one process (2.1.197: each attempt its own), so its reports add up as they are.
+counts one process (2.1.197: each attempt its own), so its reports add up as they are (a
+version that restores the session's totals is covered by tests/unit/test_usage_streams.py).
 """
 
 from __future__ import annotations

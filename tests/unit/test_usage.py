@@ -213,3 +213,13 @@ def test_own_part_takes_the_last_report_of_the_same_session() -> None:
     assert own_part(options, 3, "s1", Usage(250, 0, 25)) == Usage(150, 0, 15)
     assert own_part(options, 4, "s1", Usage(300, 0, 30)) == Usage(50, 0, 5)
     assert own_part(options, 5, None, Usage(7, 0, 1)) == Usage(7, 0, 1)
+
+
+def test_own_part_keeps_a_report_that_does_not_hold_the_earlier_one() -> None:
+    """A process that reports its own usage (seen_input: what its own calls read) is counted
+    whole, even when each of its counts is above the earlier report's."""
+    options: dict[str, object] = {}
+    own_part(options, 1, "s", Usage(100, 0, 10), seen_input=100)
+    assert own_part(options, 2, "s", Usage(150, 0, 20), seen_input=150) == Usage(150, 0, 20)
+    # One that holds it (the earlier 100 and its own 150) is counted less that.
+    assert own_part(options, 3, "s", Usage(400, 0, 45), seen_input=150) == Usage(250, 0, 25)

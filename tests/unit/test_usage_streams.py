@@ -256,13 +256,52 @@ def test_codex_resumed_thread_reports_the_threads_totals() -> None:
     assert own_part(options, 2, sid, outcome.usage) == Usage(20109, 0, 42, 0)
 
 
+def _claude(raw_lines: list[str]) -> Outcome:
+    parser = ClaudeParser()
+    events: list[Event] = []
+    for raw in raw_lines:
+        events += parser.feed(raw)
+    return Outcome.fold(events)
+
+
+#: The first turn of the session claude-resumed.jsonl resumes, as Claude Code reported it.
+CLAUDE_FIRST = Usage(61213, 0, 39, None, 0.184224, REPORTED)
+
+
 def test_claude_resumed_session_reports_its_own_process() -> None:
     """Claude Code (2.1.197, captured) counts one process: the resumed turn's ``result`` is
-    that turn's alone, and says nothing that marks it a session's totals."""
-    events: list[Event] = []
-    parser = ClaudeParser()
-    for raw in (STREAMS / "claude-resumed.jsonl").read_text().splitlines():
-        events += parser.feed(raw)
-    outcome = Outcome.fold(events)
+    that turn's alone — its own messages read all of its input — so it is counted whole."""
+    outcome = _claude((STREAMS / "claude-resumed.jsonl").read_text().splitlines())
     assert not outcome.session_totals
     assert (outcome.usage.input, outcome.usage.output) == (61580, 37)
+    assert outcome.seen_input == 61580
+    options: dict[str, Any] = {}
+    sid = outcome.session_id
+    own_part(options, 1, sid, CLAUDE_FIRST, seen_input=61213)
+    part = own_part(options, 2, sid, outcome.usage, seen_input=outcome.seen_input)
+    assert part == outcome.usage
+
+
+def test_claude_restoring_the_sessions_totals_is_counted_once() -> None:
+    """The same resumed turn as a Claude Code that restores the session's totals on resume
+    would report it (its ``result`` holding the first turn's too): counted as the first
+    turn's report less, the same part as above."""
+    lines = []
+    for raw in (STREAMS / "claude-resumed.jsonl").read_text().splitlines():
+        obj = json.loads(raw)
+        if obj.get("type") == "result":
+            model = obj["modelUsage"]["claude-sonnet-4-5"]
+            model["inputTokens"] += 61213
+            model["outputTokens"] += 39
+            obj["total_cost_usd"] = round(obj["total_cost_usd"] + 0.184224, 6)
+            model["costUSD"] = obj["total_cost_usd"]
+            raw = json.dumps(obj)
+        lines.append(raw)
+    outcome = _claude(lines)
+    assert (outcome.usage.input, outcome.usage.output) == (61213 + 61580, 39 + 37)
+    options: dict[str, Any] = {}
+    sid = outcome.session_id
+    own_part(options, 1, sid, CLAUDE_FIRST, seen_input=61213)
+    part = own_part(options, 2, sid, outcome.usage, seen_input=outcome.seen_input)
+    assert (part.input, part.output) == (61580, 37)
+    assert part.cost == pytest.approx(0.185295) and part.cost_source == REPORTED

@@ -28,6 +28,10 @@ class Outcome:
     # The CLI's usage counts the whole session so far (``"of": "session"`` on its usage
     # events), earlier attempts' turns of a resumed session included: see usage.own_part.
     session_totals: bool = False
+    # The input tokens the attempt's own model calls read, where the stream says them
+    # (``seen_input``): a report of more than the session's earlier report plus these holds
+    # that earlier one (see usage.own_part).
+    seen_input: int | None = None
 
     @classmethod
     def fold(cls, events: Iterable[Event]) -> Outcome:
@@ -65,6 +69,9 @@ class Outcome:
             case EventType.USAGE:
                 self.usage = self.usage.widen(Usage.from_json(d))
                 self.session_totals = self.session_totals or d.get("of") == "session"
+                seen = d.get("seen_input")
+                if isinstance(seen, int) and not isinstance(seen, bool):
+                    self.seen_input = max(self.seen_input or 0, seen)
                 if d.get("model"):  # a CLI that names its model only with its usage (Pi)
                     self.model = str(d["model"])
             case _:

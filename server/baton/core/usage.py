@@ -272,10 +272,22 @@ def of_task(options: Mapping[str, Any]) -> Usage:
     return Usage.from_json(found if isinstance(found, Mapping) else None)
 
 
-def own_part(options: dict[str, Any], n: int, session: str | None, reported: Usage) -> Usage:
-    """Attempt ``n``'s own usage when its CLI reports the running totals of the session it
-    resumed (Codex: ``turn.completed`` counts the whole thread, earlier turns included):
-    ``reported`` less the last report of the same session by an earlier attempt.
+def own_part(
+    options: dict[str, Any],
+    n: int,
+    session: str | None,
+    reported: Usage,
+    *,
+    seen_input: int | None = None,
+) -> Usage:
+    """Attempt ``n``'s own usage when its CLI may report the running totals of the session it
+    resumed: ``reported`` less the last report of the same session by an earlier attempt.
+
+    Codex's ``turn.completed`` always counts the whole thread, earlier turns included. Claude
+    Code's ``result`` counts its process (2.1.197 checked; later versions are said to
+    restore a resumed session's totals): with ``seen_input``, the input tokens of the
+    attempt's own model calls, the earlier report is taken off only when what is left still
+    holds them — else the report was the process's own.
 
     The reports are kept under ``usage_reported`` by attempt number, with their session, so
     settling the same attempt twice gives the same part."""
@@ -292,7 +304,10 @@ def own_part(options: dict[str, Any], n: int, session: str | None, reported: Usa
     ]
     if not earlier:
         return reported
-    return reported.since(Usage.from_json(max(earlier, key=lambda kv: kv[0])[1]))
+    part = reported.since(Usage.from_json(max(earlier, key=lambda kv: kv[0])[1]))
+    if seen_input is not None and part.input + part.cached_input < seen_input:
+        return reported  # it did not hold the earlier report: this process's own
+    return part
 
 
 def record_attempt(options: dict[str, Any], n: int, usage: Usage) -> Usage:
