@@ -223,3 +223,14 @@ def test_own_part_keeps_a_report_that_does_not_hold_the_earlier_one() -> None:
     assert own_part(options, 2, "s", Usage(150, 0, 20), seen_input=150) == Usage(150, 0, 20)
     # One that holds it (the earlier 100 and its own 150) is counted less that.
     assert own_part(options, 3, "s", Usage(400, 0, 45), seen_input=150) == Usage(250, 0, 25)
+
+
+def test_an_attempt_still_running_is_counted_the_same_without_a_write() -> None:
+    """What a budget watching a running attempt sees: the same part, nothing kept."""
+    options: dict[str, object] = {}
+    own_part(options, 1, "s", Usage(100, 0, 10))
+    kept = dict(options)
+    running = Outcome(session_id="s", usage=Usage(250, 0, 25), session_totals=True)
+    assert running.own_usage(options, 2) == Usage(150, 0, 15)
+    assert options == kept
+    assert Outcome(usage=Usage(250, 0, 25)).own_usage(options, 2) == Usage(250, 0, 25)

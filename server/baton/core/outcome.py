@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion
-from baton.core.usage import Usage
+from baton.core.usage import Usage, counted
 
 
 @dataclass(slots=True)
@@ -76,6 +77,17 @@ class Outcome:
                     self.model = str(d["model"])
             case _:
                 pass
+
+    def own_usage(
+        self, options: Mapping[str, Any], attempt: int, session: str | None = None
+    ) -> Usage:
+        """This attempt's usage less what a resumed session's report holds of earlier
+        attempts (:func:`baton.core.usage.counted`; ``options``: the task's); nothing is
+        written — the turn loop keeps the report when the attempt ends."""
+        if not self.session_totals and self.seen_input is None:
+            return self.usage
+        sid = self.session_id or session
+        return counted(options, attempt, sid, self.usage, seen_input=self.seen_input)
 
     @property
     def input_tokens(self) -> int:

@@ -290,16 +290,31 @@ def own_part(
     holds them — else the report was the process's own.
 
     The reports are kept under ``usage_reported`` by attempt number, with their session, so
-    settling the same attempt twice gives the same part."""
+    settling the same attempt twice gives the same part; :func:`counted` gives the same
+    without keeping the report (for an attempt still running)."""
     found = options.get("usage_reported")
     kept: dict[str, Any] = dict(found) if isinstance(found, Mapping) else {}
     kept[str(n)] = {**reported.to_json(), "session": session}
     options["usage_reported"] = kept
-    if not session:
+    return counted(options, n, session, reported, seen_input=seen_input)
+
+
+def counted(
+    options: Mapping[str, Any],
+    n: int,
+    session: str | None,
+    reported: Usage,
+    *,
+    seen_input: int | None = None,
+) -> Usage:
+    """What :func:`own_part` counts of attempt ``n``'s ``reported`` usage, from the reports
+    of earlier attempts kept in ``options``; nothing is written."""
+    found = options.get("usage_reported")
+    if not session or not isinstance(found, Mapping):
         return reported
     earlier = [
         (int(k), v)
-        for k, v in kept.items()
+        for k, v in found.items()
         if k.isdigit() and int(k) < n and isinstance(v, Mapping) and v.get("session") == session
     ]
     if not earlier:
