@@ -194,6 +194,11 @@ def test_watch_notify_leaves_the_desktop_to_the_broker(
     assert desktop.calls == [desktop.argv("Baton: needs input", "Do the scripted work: Which one?")]
 
 
+def test_watch_without_ids_needs_notify(baton_home: Path) -> None:
+    proc = baton("watch")
+    assert proc.returncode == 2 and "--notify" in proc.stderr, proc.stderr
+
+
 def test_watch_notify_with_no_ids_follows_every_task(
     baton_home: Path, tmp_path: Path, repo: Path, desktop: Desktop
 ) -> None:

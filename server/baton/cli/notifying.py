@@ -115,11 +115,10 @@ async def follow_all(c: Client, notifier: Notifier, out: Output, timeout: float 
         if method == "overflow":
             raise BrokerUnavailable("fell behind the broker's events; run the command again")
         if method in ("event", "events") and params.get("subscription") == sid:
+            # Raw events: a type this client does not know yet is still a notice by name.
             for raw in params["events"] if method == "events" else [params["event"]]:
                 _line(out, raw)
                 notifier.consider(str(raw.get("type")), raw.get("data") or {}, raw["taskId"])
-        elif isinstance(method, str) and classify(method, params) is not None:
-            notifier.consider(method, params, str(params.get("taskId") or ""))
     await notifier.finish()
     return 0
 
