@@ -115,6 +115,7 @@ def test_write_stream() -> None:
         "output": 38,
         "cost": 0.177276,
         "cost_source": "reported",
+        "seen_input": 58902,  # what the process's own messages said they read
     }
     assert evs[-1].type == EventType.FINAL and evs[-1].data == {"text": "Wrote hello.txt."}
     o = outcome(evs)

@@ -109,6 +109,7 @@ def test_write_stream() -> None:
         "reasoning": 0,
         "cost": None,
         "cost_source": None,
+        "of": "session",  # the thread's totals: a resumed thread's count earlier turns
     }
     assert evs[-1].type == EventType.FINAL and evs[-1].data == {"text": "Wrote hello.txt."}
     assert outcome(evs).completion == Completion.COMPLETED

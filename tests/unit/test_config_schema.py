@@ -5,6 +5,7 @@ exist, which a project may not set and what the defaults are, and the key table 
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,8 @@ def test_user_only_keys_are_refused_in_a_project(f: schema.Field[object], tmp_pa
     (root / ".git").mkdir(parents=True)
     *table, key = f.key(*_sample(f))
     value = {"write": ["~"]} if key == "sandbox" and table else f'"{f.value or "file"}"'
+    if isinstance(f.value, bool | list):  # a TOML boolean or array, as it is
+        value = json.dumps(f.value)
     lines = [f"[{'.'.join(table)}]"] if table else []
     lines.append(f"{key} = {value}".replace("'", '"'))
     if f is schema.OPTIONS_SANDBOX:  # a table kept whole: the key is inside its value

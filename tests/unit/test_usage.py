@@ -18,6 +18,7 @@ from baton.core.usage import (
     Price,
     Usage,
     of_task,
+    own_part,
     price_for,
     record_attempt,
     short_cost,
@@ -192,3 +193,44 @@ def test_config_price_must_be_a_number(tmp_path: Path) -> None:
 def test_config_price_unknown_key_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown"):
         settings_with(tmp_path, '[prices."gpt-5"]\nreasoning = 1\n')
+
+
+def test_since_subtracts_an_earlier_report_of_the_same_running_total() -> None:
+    later = Usage(300, 40, 30, 6, 0.3, ESTIMATED)
+    earlier = Usage(100, 10, 10, 2, 0.1, ESTIMATED)
+    part = later.since(earlier)
+    assert (part.input, part.cached_input, part.output, part.reasoning) == (200, 30, 20, 4)
+    assert part.cost == pytest.approx(0.2)
+    assert later.since(Usage()) == later
+    # A count that went down: the total started again, so the report is whole.
+    assert Usage(50, 0, 30).since(Usage(100, 0, 10)) == Usage(50, 0, 30)
+
+
+def test_own_part_takes_the_last_report_of_the_same_session() -> None:
+    options: dict[str, object] = {}
+    assert own_part(options, 1, "s1", Usage(100, 0, 10)) == Usage(100, 0, 10)
+    assert own_part(options, 2, "s2", Usage(40, 0, 4)) == Usage(40, 0, 4)  # a fresh session
+    assert own_part(options, 3, "s1", Usage(250, 0, 25)) == Usage(150, 0, 15)
+    assert own_part(options, 4, "s1", Usage(300, 0, 30)) == Usage(50, 0, 5)
+    assert own_part(options, 5, None, Usage(7, 0, 1)) == Usage(7, 0, 1)
+
+
+def test_own_part_keeps_a_report_that_does_not_hold_the_earlier_one() -> None:
+    """A process that reports its own usage (seen_input: what its own calls read) is counted
+    whole, even when each of its counts is above the earlier report's."""
+    options: dict[str, object] = {}
+    own_part(options, 1, "s", Usage(100, 0, 10), seen_input=100)
+    assert own_part(options, 2, "s", Usage(150, 0, 20), seen_input=150) == Usage(150, 0, 20)
+    # One that holds it (the earlier 100 and its own 150) is counted less that.
+    assert own_part(options, 3, "s", Usage(400, 0, 45), seen_input=150) == Usage(250, 0, 25)
+
+
+def test_an_attempt_still_running_is_counted_the_same_without_a_write() -> None:
+    """What a budget watching a running attempt sees: the same part, nothing kept."""
+    options: dict[str, object] = {}
+    own_part(options, 1, "s", Usage(100, 0, 10))
+    kept = dict(options)
+    running = Outcome(session_id="s", usage=Usage(250, 0, 25), session_totals=True)
+    assert running.own_usage(options, 2) == Usage(150, 0, 15)
+    assert options == kept
+    assert Outcome(usage=Usage(250, 0, 25)).own_usage(options, 2) == Usage(250, 0, 25)

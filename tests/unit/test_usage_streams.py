@@ -23,7 +23,7 @@ from baton.agents.opencode import OpenCodeParser
 from baton.agents.pi import PiParser
 from baton.core.events import Event
 from baton.core.outcome import Outcome
-from baton.core.usage import ESTIMATED, REPORTED, Usage, price_for
+from baton.core.usage import ESTIMATED, REPORTED, Usage, own_part, price_for
 
 STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
 
@@ -236,3 +236,72 @@ def test_pi_names_its_model_with_its_usage() -> None:
         out += parser.feed(raw)
     assert Outcome.fold(out).model == "mock-model"  # the scripted server's: no price, no cost
     assert priced(PiParser(), "pi-write.jsonl").cost is None
+
+
+def test_codex_resumed_thread_reports_the_threads_totals() -> None:
+    """The reply turn of a resumed thread (codex 0.171, captured): its report holds the first
+    turn's 19,605 input and 44 output tokens again; the task counts only the rest."""
+    events: list[Event] = []
+    parser = CodexParser()
+    for raw in (STREAMS / "codex-resumed.jsonl").read_text().splitlines():
+        events += parser.feed(raw)
+    outcome = Outcome.fold(events)
+    assert outcome.session_totals and outcome.usage == Usage(39714, 0, 86, 0, None, None)
+    options: dict[str, Any] = {}
+    first = Usage(19605, 0, 44, 0)
+    sid = outcome.session_id
+    assert own_part(options, 1, sid, first) == first
+    assert own_part(options, 2, sid, outcome.usage) == Usage(20109, 0, 42, 0)
+    # Settling the reply again (a broker that restarted) gives the same part.
+    assert own_part(options, 2, sid, outcome.usage) == Usage(20109, 0, 42, 0)
+
+
+def _claude(raw_lines: list[str]) -> Outcome:
+    parser = ClaudeParser()
+    events: list[Event] = []
+    for raw in raw_lines:
+        events += parser.feed(raw)
+    return Outcome.fold(events)
+
+
+#: The first turn of the session claude-resumed.jsonl resumes, as Claude Code reported it.
+CLAUDE_FIRST = Usage(61213, 0, 39, None, 0.184224, REPORTED)
+
+
+def test_claude_resumed_session_reports_its_own_process() -> None:
+    """Claude Code (2.1.197, captured) counts one process: the resumed turn's ``result`` is
+    that turn's alone — its own messages read all of its input — so it is counted whole."""
+    outcome = _claude((STREAMS / "claude-resumed.jsonl").read_text().splitlines())
+    assert not outcome.session_totals
+    assert (outcome.usage.input, outcome.usage.output) == (61580, 37)
+    assert outcome.seen_input == 61580
+    options: dict[str, Any] = {}
+    sid = outcome.session_id
+    own_part(options, 1, sid, CLAUDE_FIRST, seen_input=61213)
+    part = own_part(options, 2, sid, outcome.usage, seen_input=outcome.seen_input)
+    assert part == outcome.usage
+
+
+def test_claude_restoring_the_sessions_totals_is_counted_once() -> None:
+    """The same resumed turn as a Claude Code that restores the session's totals on resume
+    would report it (its ``result`` holding the first turn's too): counted as the first
+    turn's report less, the same part as above."""
+    lines = []
+    for raw in (STREAMS / "claude-resumed.jsonl").read_text().splitlines():
+        obj = json.loads(raw)
+        if obj.get("type") == "result":
+            model = obj["modelUsage"]["claude-sonnet-4-5"]
+            model["inputTokens"] += 61213
+            model["outputTokens"] += 39
+            obj["total_cost_usd"] = round(obj["total_cost_usd"] + 0.184224, 6)
+            model["costUSD"] = obj["total_cost_usd"]
+            raw = json.dumps(obj)
+        lines.append(raw)
+    outcome = _claude(lines)
+    assert (outcome.usage.input, outcome.usage.output) == (61213 + 61580, 39 + 37)
+    options: dict[str, Any] = {}
+    sid = outcome.session_id
+    own_part(options, 1, sid, CLAUDE_FIRST, seen_input=61213)
+    part = own_part(options, 2, sid, outcome.usage, seen_input=outcome.seen_input)
+    assert (part.input, part.output) == (61580, 37)
+    assert part.cost == pytest.approx(0.185295) and part.cost_source == REPORTED

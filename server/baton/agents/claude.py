@@ -149,6 +149,7 @@ class ClaudeParser:
         self._streamed: set[str] = set()  # messages whose text arrived as deltas
         self._tools: dict[str, str] = {}  # tool_use id → tool name
         self._last_error = ""  # the text of a synthetic error message, for finish()
+        self._inputs: dict[str, int] = {}  # message id → the input tokens its usage says
 
     def feed(self, line: str) -> list[Event]:
         obj = json_object(line)
@@ -246,6 +247,7 @@ class ClaudeParser:
             self._last_error = "\n".join(t for t in texts if t) or self._last_error
             return []
         mid = str(message.get("id") or "")
+        self._count_input(mid, message.get("usage"))
         out: list[Event] = []
         for block in content:
             if not isinstance(block, dict):
@@ -306,6 +308,14 @@ class ClaudeParser:
             out.append(Event(EventType.TOOL_RESULT, data))
         return out
 
+    def _count_input(self, mid: str, usage: object) -> None:
+        """Keep the input tokens of this process's own model calls (each message's usage,
+        repeated on each of its lines): the ``result`` counts at least these."""
+        if mid and isinstance(usage, dict):
+            keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+            seen = sum(int(usage.get(k) or 0) for k in keys)
+            self._inputs[mid] = max(self._inputs.get(mid, 0), seen)
+
     # -- the end marker --------------------------------------------------------------------
 
     def _result(self, obj: dict[str, Any]) -> list[Event]:
@@ -321,7 +331,13 @@ class ClaudeParser:
         if not used.empty or cost:
             # total_cost_usd: Claude Code's own figure, so ``reported``.
             used = Usage.of(used.input, used.cached_input, used.output, None, cost)
-            out.append(Event(EventType.USAGE, used.to_json()))
+            data = used.to_json()
+            if self._inputs:
+                # What this process's own calls read: a resumed process whose report holds
+                # the session's earlier ones too (newer Claude Code restores them) is told
+                # apart by it (baton.core.usage.own_part).
+                data["seen_input"] = sum(self._inputs.values())
+            out.append(Event(EventType.USAGE, data))
         denials = obj.get("permission_denials") or []
         if denials:
             names = sorted({str(d.get("tool_name")) for d in denials if isinstance(d, dict)})

@@ -239,7 +239,8 @@ class CodexParser:
         usage = obj.get("usage")
         if isinstance(usage, dict):
             # Codex counts cached input inside input_tokens and reasoning inside
-            # output_tokens (as OpenAI bills them), and reports no cost.
+            # output_tokens (as OpenAI bills them), and reports no cost. Its numbers are the
+            # thread's totals: a resumed thread's include the earlier turns (``of``).
             cached = int(usage.get("cached_input_tokens") or 0)
             used = Usage.of(
                 input=int(usage.get("input_tokens") or 0) - cached,
@@ -247,7 +248,7 @@ class CodexParser:
                 output=usage.get("output_tokens"),
                 reasoning=usage.get("reasoning_output_tokens"),
             )
-            out.append(Event(EventType.USAGE, used.to_json()))
+            out.append(Event(EventType.USAGE, {**used.to_json(), "of": "session"}))
         if not self.ended:
             self.ended = True
             out.append(Event(EventType.FINAL, {"text": self._answer}))

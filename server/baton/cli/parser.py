@@ -111,8 +111,15 @@ def build() -> argparse.ArgumentParser:
         "print tasks' lifecycle events; exit when one settles (0), hits a rate limit (3) or "
         "times out (1)",
     )
-    c.add_argument("ids", nargs="+", metavar="ID", help=ID_HELP)
+    c.add_argument(
+        "ids", nargs="*", metavar="ID", help=ID_HELP + " (none: every task, with --notify)"
+    )
     c.add_argument("--timeout", type=float, help="give up after this many seconds (exit 1)")
+    c.add_argument(
+        "--notify",
+        action="store_true",
+        help="ring the bell and send a desktop notification when a watched task needs you",
+    )
 
     c = cmd("tasks", "list tasks, newest first")
     c.add_argument("--state", action="append", choices=[str(s) for s in TaskState])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
@@ -107,10 +107,22 @@ async def run(args: argparse.Namespace, out: Output) -> int:
 async def watch(args: argparse.Namespace, out: Output) -> int:
     """One line per lifecycle event; exit 0 when a task settles, 3 when one hits a rate limit
     while watched (it runs again by itself once the limit resets), 1 on timeout."""
+    if getattr(args, "notify", False):
+        return await _notifying(args, out)
+    if not args.ids:
+        raise UsageError("name one or more task ids (or --notify, to follow every task)")
+    return await _watch(args, out)
+
+
+async def _watch(
+    args: argparse.Namespace, out: Output, notice: Callable[[Event, bool], None] | None = None
+) -> int:
     lines: list[dict[str, Any]] = []
     woke_by: dict[str, Event] = {}  # the live event that woke the watch, per task
 
     def show(event: Event, history: bool) -> None:
+        if notice is not None:
+            notice(event, history)
         if event.type != EventType.STATE:
             return
         lines.append(event.to_json())
@@ -154,6 +166,23 @@ async def watch(args: argparse.Namespace, out: Output) -> int:
             highlight=False,
         )
     return EXIT_HELD if held else EXIT_OK
+
+
+async def _notifying(args: argparse.Namespace, out: Output) -> int:
+    """``watch --notify`` (see :mod:`baton.cli.notifying`)."""
+    import asyncio
+
+    from baton.cli import notifying
+
+    desktop = not await asyncio.to_thread(notifying.broker_sends)
+    async with broker(args) as c:
+        notifier = notifying.Notifier(c, desktop)
+        if not args.ids:
+            return await notifying.follow_all(c, notifier, out, args.timeout)
+        try:
+            return await _watch(args, out, notifying.live_hook(notifier))
+        finally:
+            await notifier.finish()
 
 
 async def tasks(args: argparse.Namespace, out: Output) -> int:

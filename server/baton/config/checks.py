@@ -51,6 +51,11 @@ def tables(v: Any) -> list[Any] | None:
     return v if isinstance(v, list) else None
 
 
+def some_of(choices: Iterable[str]) -> Callable[[Any], list[str] | None]:
+    allowed = tuple(choices)
+    return lambda v: v if isinstance(v, list) and all(x in allowed for x in v) else None
+
+
 def one_of(choices: Iterable[str]) -> Callable[[Any], str | None]:
     allowed = tuple(choices)
     return lambda v: v if isinstance(v, str) and v in allowed else None

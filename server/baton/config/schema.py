@@ -27,6 +27,7 @@ from baton.config.checks import (
     one_of,
     positive,
     seconds,
+    some_of,
     string,
     strings,
     table,
@@ -56,6 +57,8 @@ DEFAULT_POOL_MAX_BYTES = 1 << 30
 #: ``[retention]``: days events of settled tasks, and checkouts of failed ones, are kept.
 DEFAULT_KEEP_DAYS = 30
 DEFAULT_CHECKOUT_DAYS = 7
+#: What a desktop notification is sent for (``[notify] on``; baton.surfaces.desktop.KINDS).
+NOTIFY_KINDS = ("input", "settled", "budget")
 
 
 def _choices(choices: Iterable[str]) -> str:
@@ -318,6 +321,20 @@ RETENTION_CHECKOUT_DAYS: Field[int] = Field(
     " then it is removed (a retry starts again from the task's snapshot); `0` keeps it",
     count, "a whole number of days ≥ 0", DEFAULT_CHECKOUT_DAYS, user_only=True,
 )  # fmt: skip
+NOTIFY_DESKTOP: Field[bool] = Field(
+    ("notify", "desktop"), "boolean", "`false`",
+    "the broker sends a desktop notification (`notify-send` on Linux, `osascript` on macOS)"
+    " when a task needs input, settles or meets its budget, with no editor open; bursts"
+    " become one summary (see [cli.md](cli.md#notifications))",
+    boolean, "true or false", False, user_only=True,
+)  # fmt: skip
+NOTIFY_ON: Field[list[str]] = Field(
+    ("notify", "on"), f"list of {_choices(NOTIFY_KINDS)}", '`["input", "settled", "budget"]`',
+    "what is notified: a question or permission waiting (`input`); review ready, answered,"
+    " failed, cancelled, interrupted (`settled`); a budget's stop or alert (`budget`)",
+    some_of(NOTIFY_KINDS), f"a list of {_either(NOTIFY_KINDS)}", list(NOTIFY_KINDS),
+    user_only=True,
+)  # fmt: skip
 
 #: Every key, in the order of the doc's table.
 FIELDS: tuple[Field[Any], ...] = (
@@ -326,7 +343,8 @@ FIELDS: tuple[Field[Any], ...] = (
     REVIEW_WORKER, REVIEW_KINDS, PROVIDER, BINARY, MODEL, MODELS, ENV, CONFIG_DIR, CONCURRENCY,
     ENABLED, LABEL, OPTIONS, OPTIONS_SANDBOX, NETWORK, ALLOW, PREFER, MIN_QUALITY, QUALITY,
     COOLDOWN_DEFAULT, COOLDOWN, PRICE_INPUT, PRICE_CACHED, PRICE_OUTPUT, SECRETS_BACKEND,
-    POOL_SIZE, POOL_MAX_BYTES, RETENTION_KEEP_DAYS, RETENTION_CHECKOUT_DAYS,
+    POOL_SIZE, POOL_MAX_BYTES, RETENTION_KEEP_DAYS, RETENTION_CHECKOUT_DAYS, NOTIFY_DESKTOP,
+    NOTIFY_ON,
 )  # fmt: skip
 
 #: The names a user-chosen part may take, where they are fixed.

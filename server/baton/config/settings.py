@@ -96,6 +96,8 @@ class Settings:
     keep_days: int = S.RETENTION_KEEP_DAYS.value
     checkout_days: int = S.RETENTION_CHECKOUT_DAYS.value
     sandbox: str = S.SANDBOX.value  # auto | require | off
+    notify_desktop: bool = S.NOTIFY_DESKTOP.value  # the broker sends desktop notifications
+    notify_on: tuple[str, ...] = tuple(S.NOTIFY_ON.value)  # of S.NOTIFY_KINDS
     provenance: dict[str, Source] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)  # dotted key → effective value
     layers: tuple[LayerInfo, ...] = ()
@@ -344,6 +346,8 @@ def _build(
         keep_days=values.field(S.RETENTION_KEEP_DAYS),
         checkout_days=values.field(S.RETENTION_CHECKOUT_DAYS),
         sandbox=values.field(S.SANDBOX),
+        notify_desktop=values.field(S.NOTIFY_DESKTOP),
+        notify_on=tuple(values.field(S.NOTIFY_ON)),
         provenance={dotted(k): src for k, (_, src) in values.items.items()},
         values={dotted(k): v for k, (v, _) in values.items.items()},
         layers=layers,

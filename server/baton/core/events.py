@@ -17,7 +17,9 @@ class EventType(StrEnum):
     TOOL = "tool"  # {"name": str, "input": str, "files": [str]}
     TOOL_RESULT = "tool_result"  # {"name": str, "ok": bool, "output": str}
     USAGE = "usage"  # baton.core.usage.Usage.to_json(): {"input", "cached", "output",
-    #                   "reasoning"?, "cost", "cost_source"}, and "model" where only it names it
+    #                   "reasoning"?, "cost", "cost_source"}, "model" where only it names it,
+    #                   "of": "session" where the counts are the resumed session's totals,
+    #                   "seen_input" where the stream says what its own calls read
     QUESTION = "question"  # {"text": str}
     PERMISSION = "permission"  # {"tool": str, "preview": str, "options": [...]}
     PLAN = "plan"  # {"entries": [{"text": str, "status": str}]}

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import Completion
-from baton.core.usage import Usage
+from baton.core.usage import Usage, counted
 
 
 @dataclass(slots=True)
@@ -25,6 +26,13 @@ class Outcome:
     resets_at: float | None = None
     model: str | None = None  # the model the CLI says it runs, when it says
     usage: Usage = field(default_factory=Usage)  # this attempt's, as the CLI reported it
+    # The CLI's usage counts the whole session so far (``"of": "session"`` on its usage
+    # events), earlier attempts' turns of a resumed session included: see usage.own_part.
+    session_totals: bool = False
+    # The input tokens the attempt's own model calls read, where the stream says them
+    # (``seen_input``): a report of more than the session's earlier report plus these holds
+    # that earlier one (see usage.own_part).
+    seen_input: int | None = None
 
     @classmethod
     def fold(cls, events: Iterable[Event]) -> Outcome:
@@ -61,10 +69,25 @@ class Outcome:
                     self.resets_at = float(ra_at) if ra_at is not None else None
             case EventType.USAGE:
                 self.usage = self.usage.widen(Usage.from_json(d))
+                self.session_totals = self.session_totals or d.get("of") == "session"
+                seen = d.get("seen_input")
+                if isinstance(seen, int) and not isinstance(seen, bool):
+                    self.seen_input = max(self.seen_input or 0, seen)
                 if d.get("model"):  # a CLI that names its model only with its usage (Pi)
                     self.model = str(d["model"])
             case _:
                 pass
+
+    def own_usage(
+        self, options: Mapping[str, Any], attempt: int, session: str | None = None
+    ) -> Usage:
+        """This attempt's usage less what a resumed session's report holds of earlier
+        attempts (:func:`baton.core.usage.counted`; ``options``: the task's); nothing is
+        written — the turn loop keeps the report when the attempt ends."""
+        if not self.session_totals and self.seen_input is None:
+            return self.usage
+        sid = self.session_id or session
+        return counted(options, attempt, sid, self.usage, seen_input=self.seen_input)
 
     @property
     def input_tokens(self) -> int:

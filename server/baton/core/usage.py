@@ -114,6 +114,32 @@ class Usage:
             self.cost_source if keep else later.cost_source,
         )
 
+    def since(self, earlier: Usage) -> Usage:
+        """What this report adds to ``earlier``, an earlier report of the same running total
+        (a CLI that reports a resumed session's totals): each count less the earlier one.
+        When a count went down the total started again (a new session, a compacted one):
+        then this report is whole."""
+        counts = [
+            (self.input, earlier.input),
+            (self.cached_input, earlier.cached_input),
+            (self.output, earlier.output),
+            (self.reasoning or 0, earlier.reasoning or 0),
+        ]
+        if earlier.empty or any(now < before for now, before in counts):
+            return self
+        cost = self.cost
+        if cost is not None and earlier.cost is not None and cost >= earlier.cost:
+            cost -= earlier.cost
+        reasoning = None if self.reasoning is None else self.reasoning - (earlier.reasoning or 0)
+        return replace(
+            self,
+            input=self.input - earlier.input,
+            cached_input=self.cached_input - earlier.cached_input,
+            output=self.output - earlier.output,
+            reasoning=reasoning,
+            cost=cost,
+        )
+
     def priced(self, price: Price | None) -> Usage:
         """With the cost estimated from ``price`` unless the CLI reported one."""
         if self.cost_source == REPORTED or price is None or not self.tokens:
@@ -244,6 +270,59 @@ def of_task(options: Mapping[str, Any]) -> Usage:
     """A task's usage, from its options (``usage``: the sum over its attempts)."""
     found = options.get("usage")
     return Usage.from_json(found if isinstance(found, Mapping) else None)
+
+
+def own_part(
+    options: dict[str, Any],
+    n: int,
+    session: str | None,
+    reported: Usage,
+    *,
+    seen_input: int | None = None,
+) -> Usage:
+    """Attempt ``n``'s own usage when its CLI may report the running totals of the session it
+    resumed: ``reported`` less the last report of the same session by an earlier attempt.
+
+    Codex's ``turn.completed`` always counts the whole thread, earlier turns included. Claude
+    Code's ``result`` counts its process (2.1.197 checked; later versions are said to
+    restore a resumed session's totals): with ``seen_input``, the input tokens of the
+    attempt's own model calls, the earlier report is taken off only when what is left still
+    holds them — else the report was the process's own.
+
+    The reports are kept under ``usage_reported`` by attempt number, with their session, so
+    settling the same attempt twice gives the same part; :func:`counted` gives the same
+    without keeping the report (for an attempt still running)."""
+    found = options.get("usage_reported")
+    kept: dict[str, Any] = dict(found) if isinstance(found, Mapping) else {}
+    kept[str(n)] = {**reported.to_json(), "session": session}
+    options["usage_reported"] = kept
+    return counted(options, n, session, reported, seen_input=seen_input)
+
+
+def counted(
+    options: Mapping[str, Any],
+    n: int,
+    session: str | None,
+    reported: Usage,
+    *,
+    seen_input: int | None = None,
+) -> Usage:
+    """What :func:`own_part` counts of attempt ``n``'s ``reported`` usage, from the reports
+    of earlier attempts kept in ``options``; nothing is written."""
+    found = options.get("usage_reported")
+    if not session or not isinstance(found, Mapping):
+        return reported
+    earlier = [
+        (int(k), v)
+        for k, v in found.items()
+        if k.isdigit() and int(k) < n and isinstance(v, Mapping) and v.get("session") == session
+    ]
+    if not earlier:
+        return reported
+    part = reported.since(Usage.from_json(max(earlier, key=lambda kv: kv[0])[1]))
+    if seen_input is not None and part.input + part.cached_input < seen_input:
+        return reported  # it did not hold the earlier report: this process's own
+    return part
 
 
 def record_attempt(options: dict[str, Any], n: int, usage: Usage) -> Usage:

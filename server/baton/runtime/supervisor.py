@@ -456,6 +456,10 @@ class Supervisor:
         """The proposer no longer waits (it was answered elsewhere, or went away)."""
         await self._desk.withdraw(task_id, reason)
 
+    async def secrets_of(self, task: Task) -> list[str]:
+        """The secret values to mask in what is shown of ``task`` (its profile's)."""
+        return await self._secrets_of(task)
+
     # ------------------------------------------------------------------ helpers
 
     async def _secrets_of(self, task: Task) -> list[str]:

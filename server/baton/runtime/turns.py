@@ -201,7 +201,13 @@ class TurnLoop:
         if not outcome.usage.empty:
             model = outcome.model or attempt.model or task.model
             price = settings.price_for(model) if settings else price_for(model)
-            usage.record_attempt(task.options, attempt.n, outcome.usage.priced(price))
+            own = outcome.usage
+            if outcome.session_totals or outcome.seen_input is not None:
+                # A resumed session's earlier turns counted once, not again by each turn.
+                own = usage.own_part(
+                    task.options, attempt.n, attempt.session_id, own, seen_input=outcome.seen_input
+                )
+            usage.record_attempt(task.options, attempt.n, own.priced(price))
         await self.book.save_attempt(attempt)
         crash_point("after_attempt_end")
         if task.state == S.NEEDS_INPUT:  # a permission was still open

@@ -38,6 +38,7 @@ from baton.surfaces.lsp.asking import Questions
 from baton.surfaces.lsp.documents import OpenDocuments, relative_to, uri_to_path
 from baton.surfaces.lsp.editor_settings import EditorSettings
 from baton.surfaces.lsp.payloads import check_request
+from baton.surfaces.notices import DesktopNotices, start_notices
 from baton.surfaces.ws.endpoint import Endpoint, start_endpoint
 from baton.surfaces.ws.serve import broker_supervisor
 
@@ -129,6 +130,7 @@ class BatonServer(LanguageServer):
         self.roots: set[str] = set()
         self.client_name: str | None = None  # clientInfo.name, e.g. "Neovim"
         self.endpoint: Endpoint | None = None  # the broker's websocket (other agents, CLI)
+        self.notices: DesktopNotices | None = None  # desktop notifications ([notify])
         self.reviews: dict[str, placement.TaskDiff] = {}
         self.questions = Questions()  # tasks asking a question (reply code action)
         # Review findings shown as diagnostics: task id → uri → diagnostics.
@@ -208,6 +210,7 @@ class BatonServer(LanguageServer):
         except Exception as exc:  # the editor works without it; agents and the CLI do not
             log.error("could not open the websocket endpoint: %s", exc)
         sup.listen(self._on_event)
+        self.notices = start_notices(sup)
         self.ready.set()
         for feature in list(self._features.values()):
             await feature.started(sup)
@@ -220,6 +223,9 @@ class BatonServer(LanguageServer):
         endpoint, self.endpoint = self.endpoint, None
         if endpoint is not None:
             await endpoint.close()
+        notices, self.notices = self.notices, None
+        if notices is not None:
+            await notices.close()
         if sup is not None:
             sup.unlisten(self._on_event)
             await sup.close()

@@ -20,6 +20,7 @@ from baton.config.settings import load_settings
 from baton.config.watch import SettingsCache
 from baton.runtime import Supervisor
 from baton.store.paths import state_home
+from baton.surfaces.notices import start_notices
 from baton.surfaces.ws.endpoint import Endpoint, start_endpoint
 
 CHECK_EVERY = 0.25
@@ -51,6 +52,7 @@ async def serve(
     """Run a broker serving ``roots`` until stopped or idle; returns an exit code."""
     sup = broker_supervisor(home if home is not None else state_home())
     await sup.start()
+    notices = start_notices(sup)  # desktop notifications, when the user turned them on
     endpoint: Endpoint | None = None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -81,5 +83,6 @@ async def serve(
                 loop.remove_signal_handler(sig)
         if endpoint is not None:
             await endpoint.close()
+        await notices.close()
         await sup.close()
     return 0
