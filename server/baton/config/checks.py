@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from baton.core.groups import clock_time, zone
+
 
 def string(v: Any) -> str | None:
     return v if isinstance(v, str) else None
@@ -59,3 +61,13 @@ def some_of(choices: Iterable[str]) -> Callable[[Any], list[str] | None]:
 def one_of(choices: Iterable[str]) -> Callable[[Any], str | None]:
     allowed = tuple(choices)
     return lambda v: v if isinstance(v, str) and v in allowed else None
+
+
+def clock(v: Any) -> str | None:
+    """A time of day, ``HH:MM`` (24 h)."""
+    return v if isinstance(v, str) and clock_time(v) is not None else None
+
+
+def timezone_name(v: Any) -> str | None:
+    """An IANA time zone this machine knows (``Europe/Paris``, ``UTC``)."""
+    return v if isinstance(v, str) and zone(v) is not None else None

@@ -22,6 +22,7 @@ from typing import Any, Generic, TypeVar
 from baton.config.checks import (
     amount,
     boolean,
+    clock,
     count,
     nonempty,
     one_of,
@@ -32,6 +33,7 @@ from baton.config.checks import (
     strings,
     table,
     tables,
+    timezone_name,
 )
 from baton.config.layers import Key
 from baton.config.profiles import NETWORKS
@@ -336,6 +338,51 @@ NOTIFY_ON: Field[list[str]] = Field(
     user_only=True,
 )  # fmt: skip
 
+_GROUP = ("groups", "NAME")
+GROUP_PROVIDER: Field[str | None] = Field(
+    (*_GROUP, "provider"), "provider name", "any",
+    "the accounts of this provider are in the group (with `model`: those running it)"
+    " ([Groups and shifts](#groups-and-shifts))",
+    nonempty, "a provider", None,
+)  # fmt: skip
+GROUP_MODEL: Field[str | None] = Field(
+    (*_GROUP, "model"), "string", "any",
+    "the accounts running a model whose name contains this (case-insensitive) are in it",
+    nonempty, "a part of a model's name", None,
+)  # fmt: skip
+GROUP_MAX: Field[int | None] = Field(
+    (*_GROUP, "max"), "integer > 0", "no cap",
+    "tasks live at once (queued to verifying) across all of the group's accounts; a task"
+    " for a full group goes to another allowed worker, or is refused naming the group",
+    positive, "a whole number > 0", None,
+)  # fmt: skip
+GROUP_FROM: Field[str | None] = Field(
+    (*_GROUP, "from"), '`"HH:MM"`', "no shift",
+    "when the group's shift starts (with `to`): off shift its accounts take no task",
+    clock, 'a time of day, "HH:MM"', None,
+)  # fmt: skip
+GROUP_TO: Field[str | None] = Field(
+    (*_GROUP, "to"), '`"HH:MM"`', "no shift",
+    "when it ends (earlier than `from`: the shift crosses midnight)",
+    clock, 'a time of day, "HH:MM"', None,
+)  # fmt: skip
+GROUP_TIMEZONE: Field[str] = Field(
+    (*_GROUP, "timezone"), "IANA time zone", '`"UTC"`',
+    "the time zone of `from` and `to` (`Asia/Shanghai`, `Europe/Paris`)",
+    timezone_name, "an IANA time zone name", "UTC",
+)  # fmt: skip
+GROUP_GRACE: Field[float] = Field(
+    (*_GROUP, "grace"), "seconds", "`0`",
+    "how long after the shift's end work still running may go on; then it is interrupted,"
+    " its work kept (`baton retry` resumes it)",
+    amount, "a number of seconds ≥ 0", 0.0,
+)  # fmt: skip
+GROUP_SHARED_QUOTA: Field[bool] = Field(
+    (*_GROUP, "shared_quota"), "boolean", "`false`",
+    "a rate limit on one of its accounts cools all of them down until the same time",
+    boolean, "true or false", False,
+)  # fmt: skip
+
 #: Every key, in the order of the doc's table.
 FIELDS: tuple[Field[Any], ...] = (
     DEFAULT_WORKER, DEFAULT_MODEL, ONLY, ISOLATION, BRIEF_RULES, ON_RATE_LIMIT,
@@ -344,7 +391,8 @@ FIELDS: tuple[Field[Any], ...] = (
     ENABLED, LABEL, OPTIONS, OPTIONS_SANDBOX, NETWORK, ALLOW, PREFER, MIN_QUALITY, QUALITY,
     COOLDOWN_DEFAULT, COOLDOWN, PRICE_INPUT, PRICE_CACHED, PRICE_OUTPUT, SECRETS_BACKEND,
     POOL_SIZE, POOL_MAX_BYTES, RETENTION_KEEP_DAYS, RETENTION_CHECKOUT_DAYS, NOTIFY_DESKTOP,
-    NOTIFY_ON,
+    NOTIFY_ON, GROUP_PROVIDER, GROUP_MODEL, GROUP_MAX, GROUP_FROM, GROUP_TO, GROUP_TIMEZONE,
+    GROUP_GRACE, GROUP_SHARED_QUOTA,
 )  # fmt: skip
 
 #: The names a user-chosen part may take, where they are fixed.
@@ -353,6 +401,7 @@ _NAMES: dict[Key, tuple[str, ...]] = {("routing",): KINDS}
 _LABELS: dict[Key, str] = {
     (): "setting",
     ("profiles", "NAME"): "profile field",
+    ("groups", "NAME"): "group field",
     ("routing",): "task kind",
 }
 

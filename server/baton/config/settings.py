@@ -37,6 +37,7 @@ from baton.config.layers import (
 from baton.config.logins import choose_default
 from baton.config.profiles import PROVIDERS, Profile, default_profiles
 from baton.config.values import Values
+from baton.core.groups import Group
 from baton.core.routing import KINDS, Account, KindRule, Policy
 from baton.core.usage import DEFAULT_PRICES, Price, price_for
 
@@ -86,6 +87,7 @@ class Settings:
     on_rate_limit: str = S.ON_RATE_LIMIT.value
     cooldowns: dict[str, float] = field(default_factory=dict)  # provider → s; "default"
     prices: dict[str, Price] = field(default_factory=dict)  # model → price, over the defaults
+    groups: tuple[Group, ...] = ()  # [groups.NAME]: caps, shifts, shared quotas
     verify: tuple[VerifyStep, ...] = ()
     repair_rounds: int = S.REPAIR_ROUNDS.value
     max_attempts: int = S.MAX_ATTEMPTS.value
@@ -221,6 +223,30 @@ def _kinds(values: Values) -> dict[str, KindRule]:
     }
 
 
+def _groups(values: Values) -> tuple[Group, ...]:
+    """The ``[groups.NAME]`` tables; a group matches by provider and/or model, and a shift
+    needs both of its ends."""
+    out = []
+    for name in values.children(("groups",)):
+        g = Group(
+            name,
+            provider=values.field(S.GROUP_PROVIDER, name),
+            model=values.field(S.GROUP_MODEL, name),
+            max=values.field(S.GROUP_MAX, name),
+            shift_from=values.field(S.GROUP_FROM, name),
+            shift_to=values.field(S.GROUP_TO, name),
+            timezone=values.field(S.GROUP_TIMEZONE, name),
+            grace=values.field(S.GROUP_GRACE, name),
+            shared_quota=values.field(S.GROUP_SHARED_QUOTA, name),
+        )
+        if g.provider is None and g.model is None:
+            raise values.fail(("groups", name), "needs provider or model (which accounts)")
+        if (g.shift_from is None) != (g.shift_to is None):
+            raise values.fail(("groups", name), "a shift needs both from and to")
+        out.append(g)
+    return tuple(out)
+
+
 def _prices(values: Values) -> dict[str, Price]:
     """The ``[prices."MODEL"]`` tables; a key left out keeps the shipped price's."""
     out: dict[str, Price] = {}
@@ -331,6 +357,7 @@ def _build(
         on_rate_limit=values.field(S.ON_RATE_LIMIT),
         cooldowns={p: values.field(S.COOLDOWN, p) for p in values.children(("cooldown",))},
         prices=_prices(values),
+        groups=_groups(values),
         verify=_verify(values),
         repair_rounds=values.field(S.REPAIR_ROUNDS),
         max_attempts=values.field(S.MAX_ATTEMPTS),

@@ -12,6 +12,7 @@ too: each node or worker is one task.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -31,6 +32,7 @@ from baton.runtime.book import Book, state_event
 from baton.runtime.broker import TaskError
 from baton.runtime.dispatch import Availability, decide
 from baton.runtime.graph import Dependents, in_order
+from baton.runtime.groups import live_per_group
 from baton.runtime.recorded import store_request, task_for
 from baton.runtime.requests import DelegateRequest, GraphNode
 from baton.runtime.turns import TurnLoop
@@ -61,6 +63,7 @@ class Delegation:
         self.dependents = dependents
         self.spawn = spawn
         self.profile = profile  # a worker's profile in a project's settings
+        self._admitting = asyncio.Lock()
 
     async def delegate(self, req: DelegateRequest) -> Task:
         """Record the task and return it at once; the work starts in the background."""
@@ -69,29 +72,33 @@ class Delegation:
             settings = self.settings.get(root)
         except ConfigError as exc:
             raise TaskError(f"Baton's settings: {exc}") from None
-        cooling, evidence = await self.availability()
-        try:
-            route = decide(settings, req, cooling=cooling, evidence=evidence)
-        except RoutingError as exc:
-            raise TaskError(str(exc)) from None
-        task = task_for(req, settings, route)
-        if req.depends_on:
-            task.options["depends_on"] = [
-                await self.book.store.call(Store.resolve_id, i) for i in req.depends_on
-            ]
-        keep = functools.partial(
-            store_request,
-            task,
-            task_dir(self.home, task.id),
-            diagnostics=req.diagnostics,
-            overlays=req.overlays,
-            rules=req.rules,
-        )
-        if req.overlays:  # unsaved buffers go to a file; the rest is only options
-            await asyncio.to_thread(keep)
-        else:
-            keep()
-        await self.book.insert(task)
+        # With groups of accounts, live counts and the insert go together: two requests
+        # at once never both take a group's last place.
+        async with self._admitting if settings.groups else contextlib.nullcontext():
+            cooling, evidence = await self.availability()
+            live = await live_per_group(self.book, settings)
+            try:
+                route = decide(settings, req, cooling=cooling, evidence=evidence, live=live)
+            except RoutingError as exc:
+                raise TaskError(str(exc)) from None
+            task = task_for(req, settings, route)
+            if req.depends_on:
+                task.options["depends_on"] = [
+                    await self.book.store.call(Store.resolve_id, i) for i in req.depends_on
+                ]
+            keep = functools.partial(
+                store_request,
+                task,
+                task_dir(self.home, task.id),
+                diagnostics=req.diagnostics,
+                overlays=req.overlays,
+                rules=req.rules,
+            )
+            if req.overlays:  # unsaved buffers go to a file; the rest is only options
+                await asyncio.to_thread(keep)
+            else:
+                keep()
+            await self.book.insert(task)
         waits = " after " + ", ".join(task.options["depends_on"]) if req.depends_on else ""
         # The task is durable now; its first event is committed with the next batch.
         first = self.book.bus.emit_nowait(

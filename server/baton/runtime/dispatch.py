@@ -11,11 +11,12 @@ user hands a settled task on).
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import baton.runtime.accounts as accounts
 from baton.config.settings import Settings
+from baton.core.groups import closed, shared_cooling
 from baton.core.routing import (
     KINDS,
     Classification,
@@ -79,6 +80,38 @@ def kind_of(req: DelegateRequest) -> Classification:
     )
 
 
+def _within_groups(
+    settings: Settings,
+    pick: Callable[[Mapping[str, float], Collection[str]], Route],
+    cooling: Mapping[str, float],
+    live: Mapping[str, int] | None,
+    now: float | None,
+) -> Route:
+    """``pick(cooling, exclude)``'s route, passing over accounts whose group is full or off
+    shift (:mod:`baton.core.groups`); a group's shared quota cools all of its accounts. When
+    nobody is left, the refusal names the groups."""
+    if not settings.groups:
+        return pick(cooling, ())
+    at = time.time() if now is None else now
+    members = {a.name: (a.provider, a.model) for a in settings.accounts()}
+    cool = shared_cooling(settings.groups, members, cooling)
+    blocked: dict[str, str] = {}
+    while True:
+        try:
+            r = pick(cool, tuple(blocked))
+        except RoutingError:
+            if not blocked:
+                raise
+            raise RoutingError("; ".join(dict.fromkeys(blocked.values()))) from None
+        provider = members.get(r.worker, ("", None))[0]
+        why = closed(settings.groups, provider, r.model, live or {}, at)
+        if why is None:
+            return r
+        if r.explicit or r.worker in blocked:
+            raise RoutingError(why if r.worker in blocked else f"{r.worker}: {why}")
+        blocked[r.worker] = why
+
+
 def decide(
     settings: Settings,
     req: DelegateRequest,
@@ -86,20 +119,27 @@ def decide(
     cooling: Mapping[str, float],
     evidence: EvidenceMap,
     now: float | None = None,
+    live: Mapping[str, int] | None = None,
 ) -> Route:
-    """Who runs a new task (raises :class:`RoutingError` when nobody may)."""
+    """Who runs a new task (raises :class:`RoutingError` when nobody may). ``live``: the
+    tasks live now per group of accounts (``[groups]``)."""
     kind = kind_of(req)
-    return route(
-        kind.kind,
-        settings.policy(),
-        settings.accounts(),
-        worker=req.worker,
-        model=req.model,
-        kind_reason=kind.reason,
-        cooling=cooling,
-        evidence=evidence,
-        now=now,
-    )
+
+    def pick(cool: Mapping[str, float], exclude: Collection[str]) -> Route:
+        return route(
+            kind.kind,
+            settings.policy(),
+            settings.accounts(),
+            worker=req.worker,
+            model=req.model,
+            kind_reason=kind.reason,
+            cooling=cool,
+            evidence=evidence,
+            exclude=exclude,
+            now=now,
+        )
+
+    return _within_groups(settings, pick, cooling, live, now)
 
 
 def route_record(req: DelegateRequest, r: Route) -> dict[str, Any]:
@@ -120,27 +160,33 @@ def handoff_route(
     worker: str | None = None,
     automatic: bool = True,
     now: float | None = None,
+    live: Mapping[str, int] | None = None,
 ) -> Route | None:
     """The next worker for ``task``, or None when it should wait (hold) instead.
 
     Automatic handoffs (a rate limit) follow ``on_rate_limit`` and never move a task whose
-    worker the request named; a handoff asked for by the user may name the worker.
+    worker the request named; a handoff asked for by the user may name the worker. Groups
+    (``[groups]``) are kept as for a new task.
     """
     record = task.options.get("route") or {}
     if automatic and (settings.on_rate_limit == "hold" or record.get("explicit")):
         return None
-    try:
-        r = route(
+
+    def pick(cool: Mapping[str, float], exclude: Collection[str]) -> Route:
+        return route(
             task.kind,
             settings.policy(),
             settings.accounts(),
             worker=worker,
             model=record.get("model") if not worker else None,
-            cooling=cooling,
+            cooling=cool,
             evidence=evidence,
-            exclude=() if worker else {task.worker},
+            exclude=(*exclude, *(() if worker else (task.worker,))),
             now=now,
         )
+
+    try:
+        r = _within_groups(settings, pick, cooling, live, now)
     except RoutingError:
         if not automatic:
             raise

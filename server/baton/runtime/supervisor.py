@@ -58,6 +58,7 @@ from baton.runtime.delegation import Delegation
 from baton.runtime.dispatch import Availability
 from baton.runtime.drafts import Drafts
 from baton.runtime.graph import Dependents, close_group
+from baton.runtime.groups import Shifts
 from baton.runtime.overlaps import overlaps, standing
 from baton.runtime.prepare import Preparer
 from baton.runtime.proposals import ProposalDesk
@@ -109,6 +110,7 @@ class Supervisor:
         home, settings, limits, spawn = self.home, self.settings, self.limits, self._spawn
         book = self.book = Book(self.store, self.bus, self.id)
         attempts = self._attempts = Attempts(home, book, settings, limits, self._draft_soon)
+        self._shifts = Shifts(attempts, settings.last_good)
         drafts = self._drafts = Drafts(
             book, limits.draft_debounce, self._following, spawn, self._secrets_of
         )
@@ -166,6 +168,8 @@ class Supervisor:
             procs.reap()
             with contextlib.suppress(Exception):
                 await self.store.call(Store.heartbeat, self.id)
+            with contextlib.suppress(Exception):
+                await self._shifts.check()
             if self._dependents.waiting:
                 with contextlib.suppress(Exception):
                     await self._dependents.release()

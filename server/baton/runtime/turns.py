@@ -45,6 +45,7 @@ from baton.runtime.book import Book
 from baton.runtime.broker import TaskError
 from baton.runtime.dispatch import handoff_route
 from baton.runtime.drafts import Drafts
+from baton.runtime.groups import live_per_group
 from baton.runtime.prepare import Preparer
 from baton.runtime.recorded import (
     checks_of,
@@ -333,6 +334,7 @@ class TurnLoop:
         if settings is None:
             return False
         cooling, evidence = await self._availability()
+        live = await live_per_group(self.book, settings)
         try:
             route = handoff_route(
                 settings,
@@ -341,6 +343,7 @@ class TurnLoop:
                 evidence=evidence,
                 worker=worker,
                 automatic=automatic,
+                live=live,
             )
         except RoutingError as exc:
             raise TaskError(str(exc)) from None
