@@ -302,6 +302,68 @@ POOL_MAX_BYTES: Field[int] = Field(
     count, "a whole number of bytes ≥ 0", DEFAULT_POOL_MAX_BYTES, user_only=True,
 )  # fmt: skip
 
+#: The keys of a budget (``[budget]``, ``[profiles.NAME.budget]``, ``[budget.models."MODEL"]``):
+#: name → type, meaning, check, the error's "must be …". See baton.core.budget.
+_BUDGET: dict[str, tuple[str, str, Callable[[Any], Any], str]] = {
+    "task_tokens": (
+        "integer ≥ 1",
+        "tokens a task may use over all its attempts (input, cached and"
+        " output); reaching it stops the attempt with completion `budget` (see"
+        " [Budgets](#budgets))",
+        positive,
+        "a whole number ≥ 1",
+    ),
+    "task_cost": (
+        CURRENCY,
+        "what a task may cost over all its attempts (the reported or estimated cost)",
+        amount,
+        "a number ≥ 0",
+    ),
+    "task_steps": (
+        "integer ≥ 1",
+        "tool calls a task's agent may make over all its attempts; the call"
+        " after the last is stopped",
+        positive,
+        "a whole number ≥ 1",
+    ),
+    "task_seconds": (
+        "seconds",
+        "how long a task's agent may run over all its attempts (waiting for the user not counted)",
+        seconds,
+        "a positive number of seconds",
+    ),
+    "day_tokens": (
+        "integer ≥ 1",
+        "tokens the project's attempts started today (local time) may use"
+        " together; at 80 % and 90 % an alert, at 100 % no attempt starts and the running"
+        " ones stop",
+        positive,
+        "a whole number ≥ 1",
+    ),
+    "day_cost": (CURRENCY, "the same for their cost", amount, "a number ≥ 0"),
+}
+_TASK_BUDGET = ("task_tokens", "task_cost", "task_steps", "task_seconds")
+
+
+def _budget_fields(prefix: Key, names: Sequence[str], says: str) -> tuple[Field[Any], ...]:
+    out: list[Field[Any]] = []
+    for name in names:
+        kind, meaning, check, want = _BUDGET[name]
+        out.append(Field((*prefix, name), kind, "none", says or meaning, check, want, None))
+    return tuple(out)
+
+
+BUDGET_FIELDS = _budget_fields(("budget",), tuple(_BUDGET), "")
+PROFILE_BUDGET_FIELDS = _budget_fields(
+    ("profiles", "NAME", "budget"), tuple(_BUDGET),
+    "the same for this profile: `task_*` over `budget.task_*` for its tasks, `day_*` counts"
+    " its attempts in every project",
+)  # fmt: skip
+MODEL_BUDGET_FIELDS = _budget_fields(
+    ("budget", "models", "MODEL"), _TASK_BUDGET,
+    "the same for the tasks that run this model, over the profile's and `budget.task_*`",
+)  # fmt: skip
+
 #: Every key, in the order of the doc's table.
 FIELDS: tuple[Field[Any], ...] = (
     DEFAULT_WORKER, DEFAULT_MODEL, ONLY, ISOLATION, BRIEF_RULES, ON_RATE_LIMIT,
@@ -309,7 +371,7 @@ FIELDS: tuple[Field[Any], ...] = (
     REVIEW_WORKER, REVIEW_KINDS, PROVIDER, BINARY, MODEL, MODELS, ENV, CONFIG_DIR, CONCURRENCY,
     ENABLED, LABEL, OPTIONS, OPTIONS_SANDBOX, NETWORK, ALLOW, PREFER, MIN_QUALITY, QUALITY,
     COOLDOWN_DEFAULT, COOLDOWN, PRICE_INPUT, PRICE_CACHED, PRICE_OUTPUT, SECRETS_BACKEND,
-    POOL_SIZE, POOL_MAX_BYTES,
+    POOL_SIZE, POOL_MAX_BYTES, *BUDGET_FIELDS, *PROFILE_BUDGET_FIELDS, *MODEL_BUDGET_FIELDS,
 )  # fmt: skip
 
 #: The names a user-chosen part may take, where they are fixed.

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import baton.config.schema as S
+from baton.config.budgets import Budgets, read_budgets
 from baton.config.checks import one_of
 from baton.config.layers import (
     ConfigError,
@@ -40,7 +41,8 @@ from baton.config.values import Values
 from baton.core.routing import KINDS, Account, KindRule, Policy
 from baton.core.usage import DEFAULT_PRICES, Price, price_for
 
-_PROFILE_FIELDS = S.fields_under(("profiles", "NAME"))
+#: A profile's fields (its budget is read apart: baton.config.budgets).
+_PROFILE_FIELDS = tuple(f for f in S.fields_under(("profiles", "NAME")) if f != "budget")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +96,7 @@ class Settings:
     pool_size: int = S.POOL_SIZE.value
     pool_max_bytes: int = S.POOL_MAX_BYTES.value
     sandbox: str = S.SANDBOX.value  # auto | require | off
+    budgets: Budgets = field(default_factory=Budgets)
     provenance: dict[str, Source] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)  # dotted key → effective value
     layers: tuple[LayerInfo, ...] = ()
@@ -339,6 +342,7 @@ def _build(
         pool_size=values.field(S.POOL_SIZE),
         pool_max_bytes=values.field(S.POOL_MAX_BYTES),
         sandbox=values.field(S.SANDBOX),
+        budgets=read_budgets(values),
         provenance={dotted(k): src for k, (_, src) in values.items.items()},
         values={dotted(k): v for k, (v, _) in values.items.items()},
         layers=layers,
