@@ -298,6 +298,7 @@ class Player:
             case {"stream": int(count)}:
                 self.stream(count, float(step.get("rate", 100)), int(step.get("size", 64)))
             case {"usage": dict(usage)}:
+                session.save()  # reported once: a turn stopped on it resumes after it
                 emit(
                     {
                         "type": "usage",
