@@ -137,7 +137,8 @@ class Steering:
         if task.state == S.REVIEW and task.completion == Completion.BUDGET:
             await self._raise_caps(task, caps)  # reply records the task's options with its move
             raised = {budget.OPTION: task.options[budget.OPTION]} if caps else {}
-            return await self.reply(task.id, CONTINUE, options=raised)
+            text = CONTINUE if task.session_id else f"{task.brief}\n\n{CONTINUE}"
+            return await self.reply(task.id, text, options=raised)
         async with self.book.lock(task.id):
             if task.state not in RETRYABLE:
                 raise TaskError(f"task {task.id} is {task.state}; retry is for settled tasks")
