@@ -17,7 +17,8 @@ class EventType(StrEnum):
     TOOL = "tool"  # {"name": str, "input": str, "files": [str]}
     TOOL_RESULT = "tool_result"  # {"name": str, "ok": bool, "output": str}
     USAGE = "usage"  # baton.core.usage.Usage.to_json(): {"input", "cached", "output",
-    #                   "reasoning"?, "cost", "cost_source"}, and "model" where only it names it
+    #                   "reasoning"?, "cost", "cost_source"}, and "model" where only it names it;
+    #                   "running": true for a count while the turn goes on (its report replaces it)
     QUESTION = "question"  # {"text": str}
     PERMISSION = "permission"  # {"tool": str, "preview": str, "options": [...]}
     PLAN = "plan"  # {"entries": [{"text": str, "status": str}]}

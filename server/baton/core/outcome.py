@@ -25,6 +25,7 @@ class Outcome:
     resets_at: float | None = None
     model: str | None = None  # the model the CLI says it runs, when it says
     usage: Usage = field(default_factory=Usage)  # this attempt's, as the CLI reported it
+    _running: bool = False  # the last usage was a running count (see observe)
 
     @classmethod
     def fold(cls, events: Iterable[Event]) -> Outcome:
@@ -60,7 +61,15 @@ class Outcome:
                     self.retry_after = float(ra) if ra is not None else None
                     self.resets_at = float(ra_at) if ra_at is not None else None
             case EventType.USAGE:
-                self.usage = self.usage.widen(Usage.from_json(d))
+                # A running count (``running``: a CLI's figure while its turn goes on) is
+                # replaced by the turn's own report that follows it.
+                reported = Usage.from_json(d)
+                self.usage = (
+                    reported
+                    if self._running and not d.get("running")
+                    else (self.usage.widen(reported))
+                )
+                self._running = bool(d.get("running"))
                 if d.get("model"):  # a CLI that names its model only with its usage (Pi)
                     self.model = str(d["model"])
             case _:
