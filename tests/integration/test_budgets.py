@@ -170,3 +170,35 @@ async def test_a_used_up_daily_budget_stops_the_running_task_and_refuses_the_nex
     assert refused.state == S.FAILED and refused.completion == Completion.BUDGET
     assert "project's daily tokens cap reached (1200 tokens of 1000 tokens)" in refused.message
     assert await sup.attempts(second.id) == []  # no agent was started
+
+
+async def test_a_seconds_cap_stops_a_task_that_runs_too_long(sup: Supervisor, repo: Path) -> None:
+    brief = fake_script({"write": "a.txt", "content": "a\n"}, {"sleep": 30})
+    request = DelegateRequest(brief, root=str(repo), options={"budget": {"seconds": 1.5}})
+    started = time.monotonic()
+    task = await sup.delegate(request)
+    stopped = await until(sup, task.id, S.REVIEW, S.FAILED)
+    assert stopped.completion == Completion.BUDGET and "seconds cap reached" in stopped.message
+    assert time.monotonic() - started < 20  # not the sleep's end
+    assert await files_of(sup, task.id) == ["a.txt"]
+
+
+async def test_a_cost_cap_counts_the_price_table(sup: Supervisor, repo: Path) -> None:
+    configure(repo, '[budget]\ntask_cost = 0.5\n[prices."m-test"]\ninput = 1000\noutput = 1000\n')
+    brief = fake_script({"usage": {"input": 600, "output": 0}}, {"sleep": 30})
+    task = await sup.delegate(DelegateRequest(brief, root=str(repo), model="m-test"))
+    stopped = await until(sup, task.id, S.FAILED, S.REVIEW, S.ANSWERED)
+    assert stopped.state == S.FAILED and stopped.completion == Completion.BUDGET
+    assert "cost cap reached ($0.6000 of $0.5000)" in stopped.message  # 600 x $1000 / M
+    assert of_task(stopped.options).cost == 0.6
+
+
+async def test_a_profiles_daily_budget_stops_its_task(sup: Supervisor, repo: Path) -> None:
+    configure(repo, "[profiles.fake.budget]\nday_tokens = 500\n")
+    brief = fake_script({"usage": {"input": 600, "output": 0}}, {"sleep": 30})
+    task = await sup.delegate(DelegateRequest(brief, root=str(repo)))
+    stopped = await until(sup, task.id, S.FAILED, S.REVIEW, S.ANSWERED)
+    assert stopped.completion == Completion.BUDGET
+    assert "profile fake's daily tokens cap reached (600 tokens of 500 tokens)" in stopped.message
+    [stop] = [d for d in await budget_events(sup, task.id) if d["kind"] == "stop"]
+    assert (stop["scope"], stop["name"]) == ("profile", "fake")
