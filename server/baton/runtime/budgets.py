@@ -136,18 +136,20 @@ class BudgetWatch:
         settings = self.settings.last_good(task.root)
         price = settings.price_for(task.model) if settings else usage.price_for(task.model)
         start = budget.day_start(now)
+        used = usage.of_task(task.options)  # its recorded attempts (as this broker knows it)
         base, project, profile = await self.book.store.call(
             _spent, task.id, task.root, task.worker, start
         )
+        base = dataclasses.replace(base, tokens=used.tokens, cost=used.cost or 0.0)
         for other, live in self.live.items():  # running here, not recorded yet
             p = self.plans.get(other)
             if p is None or other == task.id:
                 continue
-            used = p.attempt(live)
+            running = p.attempt(live)
             if live.task.root == task.root:
-                project = project + used
+                project = project + running
             if live.task.worker == task.worker:
-                profile = profile + used
+                profile = profile + running
         plan = Plan(
             caps,
             base,
@@ -332,10 +334,9 @@ def _first_to_alert(home: Path, key: str) -> bool:
 def _spent(
     store: Store, task_id: str, root: str, worker: str, since: float
 ) -> tuple[Spent, Spent, Spent]:
-    """What the task used in its recorded attempts, and what the attempts of other tasks of
-    ``root``, and of ``worker``, started since ``since`` used (its own today count too)."""
-    task = store.get_task(task_id)
-    used = usage.of_task(task.options)
+    """What the task's recorded attempts took (seconds and tool calls; its tokens and cost
+    are the caller's to fill in), and what the attempts of ``root``, and of ``worker``,
+    started since ``since`` used (the task's own of today too)."""
     seconds = sum(
         max(0.0, a.ended_at - a.started_at)
         for a in store.attempts(task_id)
@@ -346,7 +347,7 @@ def _spent(
         "AND json_extract(data, '$.update') IS NULL",
         [task_id],
     ).fetchone()[0]
-    base = Spent(used.tokens, used.cost or 0.0, int(steps), seconds)
+    base = Spent(steps=int(steps), seconds=seconds)
     project, profile = Spent(), Spent()
     rows = store.db.execute(
         "SELECT a.n, a.worker, t.root, json_extract(t.options, '$.usage_attempts') "
