@@ -47,17 +47,9 @@ from baton.runtime.recorded import agent_cwd, profile_of, store_turn
 from baton.store.paths import task_dir
 
 log = logging.getLogger(__name__)
-S = TaskState
+S, C = TaskState, Completion
 #: Completions that mean Baton stopped the attempt itself.
-_STOPS = frozenset(
-    {
-        Completion.CANCELLED,
-        Completion.STALLED,
-        Completion.TIMEOUT,
-        Completion.INTERRUPTED,
-        Completion.BUDGET,
-    }
-)
+_STOPS = frozenset({C.CANCELLED, C.STALLED, C.TIMEOUT, C.INTERRUPTED, C.BUDGET})
 
 
 def _worker_error(event: Event) -> bool:
@@ -93,13 +85,12 @@ class Live:
 
 
 class Watcher(Protocol):
-    """Told of each attempt of a task this broker follows (not side attempts): the budgets
+    """Told of each attempt of a task this broker follows (not side attempts): its start
+    (``past``: its stored events), each batch of its events, its end. The budgets are one
     (:class:`baton.runtime.budgets.BudgetWatch`)."""
 
     def following(self, live: Live, past: Sequence[Event]) -> None: ...
-
     def seen(self, live: Live, events: Sequence[Event]) -> None: ...
-
     def ended(self, live: Live) -> None: ...
 
 
