@@ -202,3 +202,21 @@ async def test_a_profiles_daily_budget_stops_its_task(sup: Supervisor, repo: Pat
     assert "profile fake's daily tokens cap reached (600 tokens of 500 tokens)" in stopped.message
     [stop] = [d for d in await budget_events(sup, task.id) if d["kind"] == "stop"]
     assert (stop["scope"], stop["name"]) == ("profile", "fake")
+
+
+async def test_a_reply_to_a_task_over_its_cap_is_refused(sup: Supervisor, repo: Path) -> None:
+    brief = fake_script(
+        {"write": "a.txt", "content": "a\n"}, {"write": "b.txt", "content": "b\n"}, {"sleep": 5}
+    )
+    task = await sup.delegate(
+        DelegateRequest(brief, root=str(repo), options={"budget": {"steps": 1}})
+    )
+    stopped = await until(sup, task.id, S.REVIEW, S.FAILED)
+    assert (stopped.state, stopped.completion) == (S.REVIEW, Completion.BUDGET)
+    try:
+        await sup.reply(task.id, "go on")
+    except TaskError as exc:
+        assert "steps cap reached" in str(exc) and "--max-steps" in str(exc)
+    else:
+        raise AssertionError("a reply over the cap was not refused")
+    assert (await sup.get(task.id)).state == S.REVIEW  # still reviewable as it was

@@ -110,7 +110,14 @@ class Steering:
                     f"task {task.id}'s checkout was removed when it was applied; accept or "
                     "reject its hunks, or delegate the change again"
                 )
+            before = dict(task.options)
             task.options.update(options or {})
+            try:
+                await self._raise_caps(task, None)  # a cap still reached refuses the turn
+            except TaskError:
+                task.options.clear()
+                task.options.update(before)
+                raise
             await self.book.move(task, S.RUNNING, "reply")
             self.loop.start(task, NextTurn(text, "reply"))
             return task
