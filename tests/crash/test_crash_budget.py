@@ -43,3 +43,30 @@ async def test_a_budget_stop_recorded_before_a_crash_is_done_by_the_next_broker(
     [attempt] = await sup.attempts(tid)
     assert attempt.completion == Completion.BUDGET
     await lab.no_lingering()
+
+
+async def test_an_adopted_attempt_is_still_held_to_its_budget(lab: Lab) -> None:
+    """The broker dies right after starting the agent (``after_spawn``); the next one adopts
+    the running attempt and stops it when its usage reaches the cap."""
+    request = delegate_json(
+        [
+            {"write": "a.txt", "content": "a\n"},
+            {"sleep": 2},  # the first broker is gone by now
+            {"usage": {"input": 1100, "output": 100}},
+            {"sleep": 30},
+            {"write": "b.txt", "content": "b\n"},
+        ],
+        lab.repo,
+        options={"budget": {"tokens": 1000}},
+    )
+    broker = lab.broker(crash_at="after_spawn", delegate=[request])
+    broker.wait_killed()
+    sup = await lab.restart()
+    tid = await lab.the_task(sup, request)
+    await lab.settle_in(sup, [tid])
+    task = await sup.get(tid)
+    assert task.state == TaskState.REVIEW and task.completion == Completion.BUDGET, task.message
+    files, _ = await sup.diff(tid)
+    assert [f.path for f in files] == ["a.txt"]
+    assert len(lab.runs(tid)) == 1
+    await lab.no_lingering()

@@ -177,8 +177,9 @@ class BudgetWatch:
             self._spawn(self._stop(live, Stop(Completion.BUDGET, message)))
             return
         plan = self.plans.get(task.id)
-        if plan is None:
-            if past:  # another broker followed it: plan it now
+        if plan is None:  # another broker started it: plan it now, if a budget applies
+            found = self.budgets_of(task)
+            if (found is not None and found.any) or not budget.task_caps(task.options).empty:
                 self._spawn(self._plan_adopted(live, past))
             return
         self._arm(live, plan)
