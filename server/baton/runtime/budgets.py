@@ -200,7 +200,13 @@ class BudgetWatch:
             return
         left = limit - plan.base.seconds - max(0.0, time.monotonic() - live.started)
         loop = asyncio.get_running_loop()
-        plan.timer = loop.call_later(max(0.0, left) + 0.05, self._check, live)
+        plan.timer = loop.call_later(max(0.0, left) + 0.05, self._tick, live, plan)
+
+    def _tick(self, live: Live, plan: Plan) -> None:
+        """The seconds timer: look again (it is set anew while the cap is not reached: the
+        time waiting for the user does not count)."""
+        plan.timer = None
+        self._check(live)
 
     def seen(self, live: Live, events: Sequence[Event]) -> None:
         """The attempts' hook: ``events`` of ``live`` were observed (cheap when no plan)."""
