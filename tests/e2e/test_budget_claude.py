@@ -5,7 +5,7 @@ the task shows exactly their sum and the cost the price table gives for them (Cl
 figure, ``reported``, which is the shipped list price of its model). A token budget stops the
 real CLI's task while it works — Claude Code says each message's usage as it streams — with
 completion ``budget``, its work so far in review, and a raised cap continues the same session
-to the end.
+to the end; a cost cap counts those running tokens at the config's ``[prices."MODEL"]``.
 """
 
 from __future__ import annotations
@@ -97,4 +97,29 @@ async def test_a_token_budget_stops_claude_and_a_raised_cap_finishes_it(
         # while it ran stands (two requests); the second made two more.
         per = done.options["usage_attempts"]
         assert Usage.from_json(per["1"]).input == 2000 and Usage.from_json(per["2"]).input == 2000
+        w.only_local()
+
+
+async def test_a_cost_cap_priced_by_the_config_stops_claude(
+    baton_home: Path, repo: Path, tmp_path: Path
+) -> None:
+    """While the turn runs Claude Code has said no cost yet: its running tokens are priced
+    from the price table, here the config's ``[prices."MODEL"]``, and that cost is capped."""
+    require("claude")
+    (repo / ".baton.toml").write_text(
+        f'[budget]\ntask_cost = 1.5\n[prices."{MODEL}"]\ninput = 1000.0\noutput = 0.0\n'
+    )
+    turns = (
+        write_file("hello.txt", "hello\n"),  # 1000 tokens in: $1.00 at $1000 per million
+        slow_shell("sleep 20 && echo late > late.txt"),  # 2000: $2.00, over $1.50
+        Answer("never reached"),
+    )
+    async with world(baton_home, tmp_path, Script(turns, usage=PER_REQUEST), claude_profile) as w:
+        task_id = await w.delegate(repo, "Create hello.txt, then wait.")
+        assert await w.settle(task_id) == S.REVIEW, (await w.sup.get(task_id)).message
+        task = await w.sup.get(task_id)
+        assert task.completion == Completion.BUDGET, task.message
+        assert "cost cap reached ($2.0000 of $1.5000)" in task.message
+        used = of_task(task.options)
+        assert (used.input, used.cost, used.cost_source) == (2000, 2.0, "estimated")
         w.only_local()
