@@ -345,23 +345,30 @@ _BUDGET: dict[str, tuple[str, str, Callable[[Any], Any], str]] = {
 _TASK_BUDGET = ("task_tokens", "task_cost", "task_steps", "task_seconds")
 
 
-def _budget_fields(prefix: Key, names: Sequence[str], says: str) -> tuple[Field[Any], ...]:
+def _budget_fields(
+    prefix: Key, names: Sequence[str], says: Callable[[str], str] | None = None
+) -> tuple[Field[Any], ...]:
     out: list[Field[Any]] = []
     for name in names:
         kind, meaning, check, want = _BUDGET[name]
-        out.append(Field((*prefix, name), kind, "none", says or meaning, check, want, None))
+        text = says(name) if says else meaning
+        out.append(Field((*prefix, name), kind, "none", text, check, want, None))
     return tuple(out)
 
 
-BUDGET_FIELDS = _budget_fields(("budget",), tuple(_BUDGET), "")
+def _profile_says(name: str) -> str:
+    if name.startswith("task_"):
+        return f"`budget.{name}` for this profile's tasks, over it"
+    return f"`budget.{name}` for this profile's attempts in every project"
+
+
+BUDGET_FIELDS = _budget_fields(("budget",), tuple(_BUDGET))
 PROFILE_BUDGET_FIELDS = _budget_fields(
-    ("profiles", "NAME", "budget"), tuple(_BUDGET),
-    "the same for this profile: `task_*` over `budget.task_*` for its tasks, `day_*` counts"
-    " its attempts in every project",
-)  # fmt: skip
+    ("profiles", "NAME", "budget"), tuple(_BUDGET), _profile_says
+)
 MODEL_BUDGET_FIELDS = _budget_fields(
     ("budget", "models", "MODEL"), _TASK_BUDGET,
-    "the same for the tasks that run this model, over the profile's and `budget.task_*`",
+    lambda name: f"`budget.{name}` for the tasks that run this model, over the profile's",
 )  # fmt: skip
 
 #: Every key, in the order of the doc's table.
