@@ -1,6 +1,6 @@
 """A daily budget's alert reaches the editor (issue 19): the language server shows it with
 ``window/showMessage`` (a warning, which VS Code and Neovim show), once; a budget's stop of
-the editor's own task is said too. Each test runs with Neovim's and VS Code's capabilities."""
+the editor's own task is said too, and ``baton.retry`` with a raised cap continues it. Each test runs with Neovim's and VS Code's capabilities."""
 
 from __future__ import annotations
 
@@ -56,3 +56,10 @@ async def test_a_daily_budget_alert_and_a_stop_show_in_the_editor(lsp: Session) 
     )
     assert second in stop_said[0].message
     assert [m for m in budget_messages(lsp) if "at 80 %" in m.message] == [alert]  # once
+
+    # baton.retry with a raised cap continues it (the same session, to its end).
+    moved = await lsp.command("baton.retry", {"taskId": second, "maxSteps": 5})
+    assert moved["state"] == "running"
+    assert await lsp.settle(second, "review") == "review"
+    inspected = await lsp.command("baton.inspect", {"taskId": second, "events": 0})
+    assert inspected["task"]["completion"] == "completed", inspected["task"]
