@@ -1,6 +1,7 @@
 """A daily budget's alert reaches the editor (issue 19): the language server shows it with
 ``window/showMessage`` (a warning, which VS Code and Neovim show), once; a budget's stop of
-the editor's own task is said too, and ``baton.retry`` with a raised cap continues it. Each test runs with Neovim's and VS Code's capabilities."""
+the editor's own task is said too, and ``baton.retry`` with a raised cap continues it. Each
+test runs with Neovim's and VS Code's capabilities."""
 
 from __future__ import annotations
 
