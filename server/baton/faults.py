@@ -24,6 +24,8 @@ POINTS: dict[str, str] = {
     "after_spawn": "the agent's wrapper runs; its pid is not recorded yet",
     "after_exit": "the broker read the agent's exit record; the rest of its output is unread",
     "after_attempt_end": "the attempt is recorded as ended; the task is not settled yet",
+    "budget_stop": "a budget's stop of a running attempt is recorded (its event); the agent "
+    "is not stopped yet",
     "accept_journal": "an accept's journal is written; no user file touched yet",
     "accept_temp": "an accept wrote a temporary file beside a user file; not renamed yet",
     "accept_file": "an accept wrote one more user file (counted per file)",

@@ -108,7 +108,12 @@ def test_write_stream() -> None:
     (result,) = of(evs, EventType.TOOL_RESULT)
     assert result["name"] == "Write" and result["ok"] is True
     assert "File created successfully" in str(result["output"])
-    (usage,) = of(evs, EventType.USAGE)
+    *running, usage = of(evs, EventType.USAGE)
+    # While the turn runs, each message's usage (its input; its output only begun).
+    assert [(u["input"], u["output"], u["running"]) for u in running] == [
+        (29381, 1, True),
+        (29381 + 29521, 2, True),
+    ]
     assert usage == {
         "input": 58902,
         "cached": 0,

@@ -63,7 +63,7 @@ def test_every_key_of_the_table_is_known(f: schema.Field[object]) -> None:
 @pytest.mark.parametrize(
     ("key", "words"),
     [
-        (("defualt_worker",), "unknown setting; known settings: brief_rules, cooldown"),
+        (("defualt_worker",), "unknown setting; known settings: brief_rules, budget, cooldown"),
         (("profiles", "a", "modle"), "unknown profile field; known: provider, binary"),
         (("routing", "speedy"), "unknown task kind"),
         (("routing", "build", "deny"), "unknown field; known: allow, prefer, min_quality"),

@@ -149,7 +149,7 @@ class ClaudeParser:
         self._streamed: set[str] = set()  # messages whose text arrived as deltas
         self._tools: dict[str, str] = {}  # tool_use id → tool name
         self._last_error = ""  # the text of a synthetic error message, for finish()
-        self._inputs: dict[str, int] = {}  # message id → the input tokens its usage says
+        self._spent: dict[str, Usage] = {}  # message id → its usage as the stream said it
 
     def feed(self, line: str) -> list[Event]:
         obj = json_object(line)
@@ -247,8 +247,7 @@ class ClaudeParser:
             self._last_error = "\n".join(t for t in texts if t) or self._last_error
             return []
         mid = str(message.get("id") or "")
-        self._count_input(mid, message.get("usage"))
-        out: list[Event] = []
+        out: list[Event] = self._running_usage(mid, message.get("usage"))
         for block in content:
             if not isinstance(block, dict):
                 continue
@@ -308,13 +307,27 @@ class ClaudeParser:
             out.append(Event(EventType.TOOL_RESULT, data))
         return out
 
-    def _count_input(self, mid: str, usage: object) -> None:
-        """Keep the input tokens of this process's own model calls (each message's usage,
-        repeated on each of its lines): the ``result`` counts at least these."""
-        if mid and isinstance(usage, dict):
-            keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-            seen = sum(int(usage.get(k) or 0) for k in keys)
-            self._inputs[mid] = max(self._inputs.get(mid, 0), seen)
+    def _running_usage(self, mid: str, raw: object) -> list[Event]:
+        """The turn's usage so far, when a message says its own (its input is whole, its
+        output only begun): so a token budget sees the turn's spend before it ends. Marked
+        ``running``: the result's usage and cost, when they come, replace it."""
+        if not mid or not isinstance(raw, dict):
+            return []
+        u = Usage.of(
+            input=int(raw.get("input_tokens") or 0)
+            + int(raw.get("cache_creation_input_tokens") or 0),
+            cached_input=raw.get("cache_read_input_tokens"),
+            output=raw.get("output_tokens"),
+        )
+        before = self._spent.get(mid)
+        now = before.widen(u) if before is not None else u
+        if now == before or now.empty:
+            return []
+        self._spent[mid] = now
+        total = Usage()
+        for one in self._spent.values():
+            total = total + one
+        return [Event(EventType.USAGE, {**total.to_json(), "running": True})]
 
     # -- the end marker --------------------------------------------------------------------
 
@@ -332,12 +345,14 @@ class ClaudeParser:
             # total_cost_usd: Claude Code's own figure, so ``reported``.
             used = Usage.of(used.input, used.cached_input, used.output, None, cost)
             data = used.to_json()
-            if self._inputs:
+            if self._spent:
                 # What this process's own calls read: a resumed process whose report holds
                 # the session's earlier ones too (newer Claude Code restores them) is told
                 # apart by it (baton.core.usage.own_part).
-                data["seen_input"] = sum(self._inputs.values())
+                data["seen_input"] = sum(u.input + u.cached_input for u in self._spent.values())
             out.append(Event(EventType.USAGE, data))
+        elif self._spent:  # the turn's report says nothing was used: that replaces the count
+            out.append(Event(EventType.USAGE, Usage().to_json()))
         denials = obj.get("permission_denials") or []
         if denials:
             names = sorted({str(d.get("tool_name")) for d in denials if isinstance(d, dict)})

@@ -15,8 +15,9 @@ end marker; ``ask`` ends the turn with a ``question`` instead, and ``end_turn`` 
 
 Sessions live in ``$BATON_TASK_DIR/fake-sessions/<id>.json`` (script and position); a turn
 with ``--resume ID`` continues after the step where the previous turn stopped, starting with
-``reply: <prompt>`` when that step was an ``ask``. A resumed prompt with a script of its own
-starts that script instead.
+``reply: <prompt>`` when that step was an ``ask`` (the position is saved after each step,
+so a turn Baton stopped resumes after the last step it finished). A resumed prompt with a
+script of its own starts that script instead.
 
 With ``BATON_FAKE_RUNLOG`` naming a file, each run first appends a line about itself to it
 (see :mod:`baton.agents.fake_runlog`).
@@ -224,6 +225,7 @@ class Player:
             code = self.step(step)
             if code is not None:
                 return code
+            session.save()  # a turn stopped from outside resumes after its last step done
         session.save()
         summary = session.script.get("summary") or "".join(self.said) or "done"
         emit({"type": "done", "result": summary})
@@ -296,6 +298,7 @@ class Player:
             case {"stream": int(count)}:
                 self.stream(count, float(step.get("rate", 100)), int(step.get("size", 64)))
             case {"usage": dict(usage)}:
+                session.save()  # reported once: a turn stopped on it resumes after it
                 emit(
                     {
                         "type": "usage",

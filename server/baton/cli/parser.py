@@ -40,6 +40,14 @@ class Parser(argparse.ArgumentParser):
         raise ArgumentError(message, self.format_usage(), self.prog)
 
 
+def capping(c: argparse.ArgumentParser, whose: str) -> None:
+    """The task's own caps (see docs/reference/config.md, Budgets)."""
+    c.add_argument("--max-tokens", type=int, metavar="N", help=f"{whose} token cap")
+    c.add_argument("--max-cost", type=float, metavar="USD", help=f"{whose} cost cap")
+    c.add_argument("--max-steps", type=int, metavar="N", help=f"{whose} cap on tool calls")
+    c.add_argument("--max-seconds", type=float, metavar="S", help=f"{whose} cap on run time")
+
+
 def build() -> argparse.ArgumentParser:
     """The parser of the whole command line."""
     p = Parser(
@@ -74,6 +82,7 @@ def build() -> argparse.ArgumentParser:
         c.add_argument("--cwd", default=".", help="the project folder (default: .)")
         c.add_argument("--scope", action="append", default=[], help="write-scope glob (repeatable)")
         c.add_argument("--isolation", choices=["worktree"], help="how the task is isolated")
+        capping(c, "the task's")
 
     c = cmd("delegate", "delegate a task; print its id at once")
     delegating(c)
@@ -188,8 +197,13 @@ def build() -> argparse.ArgumentParser:
     c.add_argument("text", help="the guidance ('-' reads it from stdin)")
     c.add_argument("--detach", action="store_true", help="return without following")
 
-    c = cmd("retry", "run a failed, cancelled or interrupted task again")
+    c = cmd(
+        "retry",
+        "run a failed, cancelled or interrupted task again; one a budget stopped goes on "
+        "where it stopped (raise its cap with --max-*)",
+    )
     c.add_argument("id", help=ID_HELP)
+    capping(c, "raise the task's")
     c.add_argument("--detach", action="store_true", help="return without following")
 
     c = cmd(

@@ -139,7 +139,16 @@ def delegate_params(args: argparse.Namespace) -> dict[str, Any]:
         "model": args.model,
         "kind": getattr(args, "kind", None),
         "isolation": getattr(args, "isolation", None),
+        **caps_params(args),
     }
+
+
+def caps_params(args: argparse.Namespace) -> dict[str, Any]:
+    """``--max-tokens`` … as the ``maxTokens`` … parameters (the ones given)."""
+    names = {"max_tokens": "maxTokens", "max_cost": "maxCost", "max_steps": "maxSteps"}
+    names["max_seconds"] = "maxSeconds"
+    given = {name: getattr(args, attr, None) for attr, name in names.items()}
+    return {k: v for k, v in given.items() if v is not None}
 
 
 def delegate(args: argparse.Namespace, out: Output) -> int:

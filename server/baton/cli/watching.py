@@ -18,6 +18,7 @@ from baton.cli.remote import (
     EXIT_OK,
     UsageError,
     any_broker,
+    caps_params,
     delegate_params,
     folder_of,
     read_text,
@@ -320,6 +321,8 @@ async def turn(args: argparse.Namespace, out: Output) -> int:
     params: dict[str, Any] = {"id": args.id}
     if args.command == "handoff" and args.worker:
         params["worker"] = args.worker
+    if args.command == "retry":
+        params.update(caps_params(args))
     if args.command in ("reply", "steer"):
         text = read_text(args.text)
         if not text.strip():

@@ -383,6 +383,75 @@ GROUP_SHARED_QUOTA: Field[bool] = Field(
     boolean, "true or false", False,
 )  # fmt: skip
 
+#: The keys of a budget (``[budget]``, ``[profiles.NAME.budget]``, ``[budget.models."MODEL"]``):
+#: name → type, meaning, check, the error's "must be …". See baton.core.budget.
+_BUDGET: dict[str, tuple[str, str, Callable[[Any], Any], str]] = {
+    "task_tokens": (
+        "integer ≥ 1",
+        "tokens a task may use over all its attempts (input, cached and"
+        " output); reaching it stops the attempt with completion `budget` (see"
+        " [Budgets](#budgets))",
+        positive,
+        "a whole number ≥ 1",
+    ),
+    "task_cost": (
+        CURRENCY,
+        "what a task may cost over all its attempts (the reported or estimated cost)",
+        amount,
+        "a number ≥ 0",
+    ),
+    "task_steps": (
+        "integer ≥ 1",
+        "tool calls a task's agent may make over all its attempts; the call"
+        " after the last is stopped",
+        positive,
+        "a whole number ≥ 1",
+    ),
+    "task_seconds": (
+        "seconds",
+        "how long a task's agent may run over all its attempts (waiting for the user not counted)",
+        seconds,
+        "a positive number of seconds",
+    ),
+    "day_tokens": (
+        "integer ≥ 1",
+        "tokens the project's attempts started today (local time) may use"
+        " together; at 80 % and 90 % an alert, at 100 % no attempt starts and the running"
+        " ones stop",
+        positive,
+        "a whole number ≥ 1",
+    ),
+    "day_cost": (CURRENCY, "the same for their cost", amount, "a number ≥ 0"),
+}
+_TASK_BUDGET = ("task_tokens", "task_cost", "task_steps", "task_seconds")
+
+
+def _budget_fields(
+    prefix: Key, names: Sequence[str], says: Callable[[str], str] | None = None
+) -> tuple[Field[Any], ...]:
+    out: list[Field[Any]] = []
+    for name in names:
+        kind, meaning, check, want = _BUDGET[name]
+        text = says(name) if says else meaning
+        out.append(Field((*prefix, name), kind, "none", text, check, want, None))
+    return tuple(out)
+
+
+def _profile_says(name: str) -> str:
+    if name.startswith("task_"):
+        return f"`budget.{name}` for this profile's tasks, over it"
+    return f"`budget.{name}` for this profile's attempts in every project"
+
+
+BUDGET_FIELDS = _budget_fields(("budget",), tuple(_BUDGET))
+PROFILE_BUDGET_FIELDS = _budget_fields(
+    ("profiles", "NAME", "budget"), tuple(_BUDGET), _profile_says
+)
+MODEL_BUDGET_FIELDS = _budget_fields(
+    ("budget", "models", "MODEL"), _TASK_BUDGET,
+    lambda name: f"`budget.{name}` for the tasks that run this model, over the profile's",
+)  # fmt: skip
+
 #: Every key, in the order of the doc's table.
 FIELDS: tuple[Field[Any], ...] = (
     DEFAULT_WORKER, DEFAULT_MODEL, ONLY, ISOLATION, BRIEF_RULES, ON_RATE_LIMIT,
@@ -392,7 +461,7 @@ FIELDS: tuple[Field[Any], ...] = (
     COOLDOWN_DEFAULT, COOLDOWN, PRICE_INPUT, PRICE_CACHED, PRICE_OUTPUT, SECRETS_BACKEND,
     POOL_SIZE, POOL_MAX_BYTES, RETENTION_KEEP_DAYS, RETENTION_CHECKOUT_DAYS, NOTIFY_DESKTOP,
     NOTIFY_ON, GROUP_PROVIDER, GROUP_MODEL, GROUP_MAX, GROUP_FROM, GROUP_TO, GROUP_TIMEZONE,
-    GROUP_GRACE, GROUP_SHARED_QUOTA,
+    GROUP_GRACE, GROUP_SHARED_QUOTA, *BUDGET_FIELDS, *PROFILE_BUDGET_FIELDS, *MODEL_BUDGET_FIELDS,
 )  # fmt: skip
 
 #: The names a user-chosen part may take, where they are fixed.

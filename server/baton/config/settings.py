@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import baton.config.schema as S
+from baton.config.budgets import Budgets, read_budgets
 from baton.config.checks import one_of
 from baton.config.layers import (
     ConfigError,
@@ -41,7 +42,8 @@ from baton.core.groups import Group
 from baton.core.routing import KINDS, Account, KindRule, Policy
 from baton.core.usage import DEFAULT_PRICES, Price, price_for
 
-_PROFILE_FIELDS = S.fields_under(("profiles", "NAME"))
+#: A profile's fields (its budget is read apart: baton.config.budgets).
+_PROFILE_FIELDS = tuple(f for f in S.fields_under(("profiles", "NAME")) if f != "budget")
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +102,7 @@ class Settings:
     sandbox: str = S.SANDBOX.value  # auto | require | off
     notify_desktop: bool = S.NOTIFY_DESKTOP.value  # the broker sends desktop notifications
     notify_on: tuple[str, ...] = tuple(S.NOTIFY_ON.value)  # of S.NOTIFY_KINDS
+    budgets: Budgets = field(default_factory=Budgets)
     provenance: dict[str, Source] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)  # dotted key → effective value
     layers: tuple[LayerInfo, ...] = ()
@@ -375,6 +378,7 @@ def _build(
         sandbox=values.field(S.SANDBOX),
         notify_desktop=values.field(S.NOTIFY_DESKTOP),
         notify_on=tuple(values.field(S.NOTIFY_ON)),
+        budgets=read_budgets(values),
         provenance={dotted(k): src for k, (_, src) in values.items.items()},
         values={dotted(k): v for k, (v, _) in values.items.items()},
         layers=layers,

@@ -19,7 +19,8 @@ class EventType(StrEnum):
     USAGE = "usage"  # baton.core.usage.Usage.to_json(): {"input", "cached", "output",
     #                   "reasoning"?, "cost", "cost_source"}, "model" where only it names it,
     #                   "of": "session" where the counts are the resumed session's totals,
-    #                   "seen_input" where the stream says what its own calls read
+    #                   "seen_input" where the stream says what its own calls read;
+    #                   "running": true for a count while the turn goes on (its report replaces it)
     QUESTION = "question"  # {"text": str}
     PERMISSION = "permission"  # {"tool": str, "preview": str, "options": [...]}
     PLAN = "plan"  # {"entries": [{"text": str, "status": str}]}
@@ -31,6 +32,8 @@ class EventType(StrEnum):
     DIFF = "diff"  # {"final": bool, "files": int, "hunks": int, "added": int, "removed": int}
     VERIFY = "verify"  # {"name": str, "command": [...], "exit": int, "seconds": float, "passed"}
     REVIEW = "review"  # {"worker": str, "verdict": str, "findings": [...], "summary": str}
+    BUDGET = "budget"  # {"kind": "alert" | "stop", "scope", "name"?, "day"?, "measure",
+    #                     "used", "limit", "percent"? | "message"?}: baton.core.budget
     LOG = "log"  # {"level": str, "message": str}: Baton's notes about the task (stderr, adoption)
 
 
@@ -169,6 +172,10 @@ def describe(event: Event) -> str:
             return f"review by {d.get('worker', '?')}: {d.get('verdict', '?')}, {n} finding(s)"
         case EventType.PERMISSION:
             return f"asks permission: {d.get('tool', '')} {str(d.get('preview', ''))[:60]}"
+        case EventType.BUDGET:
+            return str(d.get("message") or "")[:120] or (
+                f"budget: {d.get('scope')} {d.get('measure')} at {d.get('percent')} %"
+            )
         case _:
             return str(event.type)
 

@@ -40,6 +40,7 @@ class Completion(StrEnum):
     CANCELLED = "cancelled"
     INTERRUPTED = "interrupted"
     NO_CHANGES = "no_changes"
+    BUDGET = "budget"  # a cap or a daily budget was reached (baton.core.budget)
 
 
 S = TaskState

@@ -33,6 +33,7 @@ class Outcome:
     # (``seen_input``): a report of more than the session's earlier report plus these holds
     # that earlier one (see usage.own_part).
     seen_input: int | None = None
+    _running: bool = False  # the last usage was a running count (see observe)
 
     @classmethod
     def fold(cls, events: Iterable[Event]) -> Outcome:
@@ -68,7 +69,15 @@ class Outcome:
                     self.retry_after = float(ra) if ra is not None else None
                     self.resets_at = float(ra_at) if ra_at is not None else None
             case EventType.USAGE:
-                self.usage = self.usage.widen(Usage.from_json(d))
+                # A running count (``running``: a CLI's figure while its turn goes on) is
+                # replaced by the turn's own report that follows it.
+                reported = Usage.from_json(d)
+                self.usage = (
+                    reported
+                    if self._running and not d.get("running")
+                    else (self.usage.widen(reported))
+                )
+                self._running = bool(d.get("running"))
                 self.session_totals = self.session_totals or d.get("of") == "session"
                 seen = d.get("seen_input")
                 if isinstance(seen, int) and not isinstance(seen, bool):

@@ -67,7 +67,10 @@ class Ask:
 
 @dataclass(frozen=True, slots=True)
 class Inspect:
-    """The agent finished: its changes decide (see :func:`after_changes`)."""
+    """The agent finished, or a budget stopped it (``stopped``: why): its changes decide
+    (see :func:`after_changes`, :func:`after_budget`)."""
+
+    stopped: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +98,8 @@ def settle(
     if stop is not None:
         if stop.steer is not None:
             return Continue(NextTurn(stop.steer, "steer"))
+        if stop.completion == Completion.BUDGET:
+            return Inspect(stopped=stop.message)
         target = _STOPPED.get(stop.completion, S.FAILED)
         return Settle(target, stop.completion, stop.message)
     if outcome.session_lost and not lost_before:
@@ -119,6 +124,14 @@ def after_changes(changed: bool, *, verify: bool) -> Settle | Verify:
     if verify:
         return Verify()
     return Settle(S.REVIEW, Completion.COMPLETED, "ready for review")
+
+
+def after_budget(changed: bool, message: str) -> Settle:
+    """A budget stopped the agent: its changes so far go to review (unchecked), else the
+    task fails; either way with completion ``budget``, resumable with a raised cap."""
+    if changed:
+        return Settle(S.REVIEW, Completion.BUDGET, f"{message}; the work so far is in review")
+    return Settle(S.FAILED, Completion.BUDGET, message)
 
 
 def automatic_attempts(reasons: Iterable[str]) -> int:
@@ -156,6 +169,7 @@ __all__ = [
     "Settle",
     "Stop",
     "Verify",
+    "after_budget",
     "after_changes",
     "automatic_attempts",
     "gave_up",

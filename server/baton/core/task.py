@@ -82,6 +82,8 @@ class Task:
 def next_moves(task: Task) -> list[str]:
     """What makes sense next for this task (a proposal's proposer does the rest itself)."""
     moves = NEXT_MOVES[task.state]
+    if task.completion == Completion.BUDGET and task.state == TaskState.REVIEW:
+        moves = (*moves, "retry")  # with a raised cap, it goes on where it stopped
     if task.options.get("proposal"):
         return [m for m in moves if m not in ("reply", "retry", "steer")]
     return list(moves)

@@ -118,7 +118,8 @@ class Transcript:
             case EventType.TOOL_RESULT:
                 self._tool_result(d)
             case EventType.USAGE:
-                self._step(f"- {_tokens(d)}")
+                if not d.get("running"):  # a count while the turn runs: its report follows
+                    self._step(f"- {_tokens(d)}")
             case EventType.FINAL:
                 self._final(str(d.get("text", "")))
             case EventType.QUESTION:

@@ -22,7 +22,7 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from baton.acp import transport as acp
 from baton.agents.base import AgentNotFound, Parser, StderrReader, Turn
@@ -47,11 +47,9 @@ from baton.runtime.recorded import agent_cwd, profile_of, store_turn
 from baton.store.paths import task_dir
 
 log = logging.getLogger(__name__)
-S = TaskState
+S, C = TaskState, Completion
 #: Completions that mean Baton stopped the attempt itself.
-_STOPS = frozenset(
-    {Completion.CANCELLED, Completion.STALLED, Completion.TIMEOUT, Completion.INTERRUPTED}
-)
+_STOPS = frozenset({C.CANCELLED, C.STALLED, C.TIMEOUT, C.INTERRUPTED, C.BUDGET})
 
 
 def _worker_error(event: Event) -> bool:
@@ -86,6 +84,16 @@ class Live:
     masking: EventMasker = dataclasses.field(default_factory=lambda: EventMasker(()))
 
 
+class Watcher(Protocol):
+    """Told of each attempt of a task this broker follows (not side attempts): its start
+    (``past``: its stored events), each batch of its events, its end. The budgets are one
+    (:class:`baton.runtime.budgets.BudgetWatch`)."""
+
+    def following(self, live: Live, past: Sequence[Event]) -> None: ...
+    def seen(self, live: Live, events: Sequence[Event]) -> None: ...
+    def ended(self, live: Live) -> None: ...
+
+
 class Attempts:
     def __init__(
         self,
@@ -108,6 +116,7 @@ class Attempts:
         self._no_launch = asyncio.Event()
         self._no_launch.set()
         self._background: set[asyncio.Task[Any]] = set()
+        self.watcher: Watcher | None = None
 
     # ------------------------------------------------------------------ starting
 
@@ -301,6 +310,8 @@ class Attempts:
         if not side and task.id in self.book.cancelling:  # cancelled while it was starting
             self.book.cancelling.discard(task.id)
             self._spawn(self.stop(live, Stop(Completion.CANCELLED, "cancelled by the user")))
+        if self.watcher is not None and not side:
+            self.watcher.following(live, mine)
         pump = asyncio.get_running_loop().create_task(self._pump(live))
         err_pump = asyncio.get_running_loop().create_task(self._pump_stderr(live, bool(mine)))
         try:
@@ -326,6 +337,8 @@ class Attempts:
                 del self.live[task.id]
             if not side:
                 self.asking.pop(task.id, None)
+                if self.watcher is not None:
+                    self.watcher.ended(live)
         if transport.name != acp.ACP and attempt.exit_code is None:
             # No exit record: the wrapper itself was killed, so it could not end what the
             # agent started (it does before writing the record): that is done here.
@@ -445,6 +458,8 @@ class Attempts:
                 self._spawn(kill)
         if not stamped:
             return
+        if self.watcher is not None and not live.side:
+            self.watcher.seen(live, stamped)
         fut = self.book.bus.emit_nowait(stamped, (task.id, attempt.n, live.tailer.offset))
         if wait:
             with contextlib.suppress(Exception):

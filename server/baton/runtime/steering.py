@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from baton.acp import transport as acp
+from baton.core import budget
+from baton.core.budget import Caps
 from baton.core.events import Event
 from baton.core.lifecycle import Completion, TaskState
 from baton.core.settle import NextTurn, Stop
@@ -24,6 +26,7 @@ from baton.core.task import Task
 from baton.runtime.attempts import Attempts
 from baton.runtime.book import Book
 from baton.runtime.broker import TaskError
+from baton.runtime.budgets import BudgetWatch
 from baton.runtime.drafts import Drafts
 from baton.runtime.recorded import has_snapshot, not_a_proposal
 from baton.runtime.redo import redo_turn
@@ -37,6 +40,11 @@ RETRYABLE = (S.FAILED, S.CANCELLED, S.INTERRUPTED, S.ANSWERED)
 HANDABLE = (S.FAILED, S.CANCELLED, S.INTERRUPTED, S.RATE_LIMITED)
 #: The states a user may say the work is done from, when the checkout holds changes.
 COMPLETABLE = (S.FAILED, S.CANCELLED, S.INTERRUPTED)
+#: The turn that continues a session a budget stopped.
+CONTINUE = (
+    "Baton stopped you here because the task reached its budget; it has been raised. "
+    "Continue the task where you stopped."
+)
 
 
 class Steering:
@@ -55,6 +63,7 @@ class Steering:
         self.loop = loop
         self.drafts = drafts
         self.owned_or_adopt = owned_or_adopt  # the task, adopted first if its broker is gone
+        self.budgets: BudgetWatch | None = None
 
     async def cancel(self, task_id: str) -> Task:
         task = await self.owned_or_adopt(task_id)
@@ -101,7 +110,14 @@ class Steering:
                     f"task {task.id}'s checkout was removed when it was applied; accept or "
                     "reject its hunks, or delegate the change again"
                 )
+            before = dict(task.options)
             task.options.update(options or {})
+            try:
+                await self._raise_caps(task, None)  # a cap still reached refuses the turn
+            except TaskError:
+                task.options.clear()
+                task.options.update(before)
+                raise
             await self.book.move(task, S.RUNNING, "reply")
             self.loop.start(task, NextTurn(text, "reply"))
             return task
@@ -119,18 +135,48 @@ class Steering:
             await self.attempts.stop(live, Stop(Completion.CANCELLED, f"steer: {text}", text))
         return task
 
-    async def retry(self, task_id: str) -> Task:
-        """Start a settled task again (in its checkout when it has one)."""
+    async def retry(self, task_id: str, caps: Caps | None = None) -> Task:
+        """Start a settled task again (in its checkout when it has one). ``caps`` raise the
+        task's own caps first; a task a budget stopped continues its session where it
+        stopped (from review too: its work so far stays, as after a reply)."""
         task = await self.owned_or_adopt(task_id)
         not_a_proposal(task, "retry")
+        if task.state == S.REVIEW and task.completion == Completion.BUDGET:
+            await self._raise_caps(task, caps)  # reply records the task's options with its move
+            raised = {budget.OPTION: task.options[budget.OPTION]} if caps else {}
+            text = CONTINUE if task.session_id else f"{task.brief}\n\n{CONTINUE}"
+            return await self.reply(task.id, text, options=raised)
         async with self.book.lock(task.id):
             if task.state not in RETRYABLE:
                 raise TaskError(f"task {task.id} is {task.state}; retry is for settled tasks")
+            await self._raise_caps(task, caps)
+            stopped = task.completion == Completion.BUDGET and task.session_id
             await self.book.move(task, S.QUEUED, "retry")
             task.completion, task.message = None, ""
             turn = "retry" if task.worktree else "first"
-            self.loop.start(task, NextTurn(task.brief, turn))
+            self.loop.start(task, NextTurn(CONTINUE if stopped else task.brief, turn))
             return task
+
+    async def _raise_caps(self, task: Task, caps: Caps | None) -> None:
+        """Put ``caps`` on the task; refused while a cap or daily budget is still reached."""
+        before = dict(task.options)
+        if caps is not None and not caps.empty:
+            budget.raise_caps(task.options, caps)
+        found = await self.budgets.check(task) if self.budgets is not None else None
+        if found is None:
+            return
+        task.options.clear()
+        task.options.update(before)
+        if found.scope == budget.TASK:
+            flag = {"tokens": "--max-tokens", "cost": "--max-cost", "steps": "--max-steps"}
+            raise TaskError(
+                f"task {task.id}: {found.message}; raise it: baton retry {task.id} "
+                f"{flag.get(found.measure, '--max-seconds')} N"
+            )
+        raise TaskError(
+            f"task {task.id}: {found.message} on {found.day}; raise the daily budget in the "
+            "config or wait until tomorrow"
+        )
 
     async def handoff(self, task_id: str, worker: str | None = None) -> Task:
         """Hand a failed, cancelled, interrupted or rate-limited task to another worker.

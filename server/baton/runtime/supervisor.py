@@ -39,6 +39,7 @@ from typing import Any
 from baton.acp import transport as acp
 from baton.config.profiles import Profile, default_profiles
 from baton.config.watch import SettingsCache
+from baton.core.budget import Caps
 from baton.core.diff import FileDiff
 from baton.core.events import Event
 from baton.core.lifecycle import TaskState
@@ -51,6 +52,7 @@ from baton.runtime.archive import archive
 from baton.runtime.attempts import Attempts
 from baton.runtime.book import OWNED, Book, count_by_state
 from baton.runtime.broker import Limits, TaskError, broker_alive, broker_id
+from baton.runtime.budgets import BudgetWatch
 from baton.runtime.bus import BatchListener, EventBus, Listener, Subscription
 from baton.runtime.cleaning import Cleaned
 from baton.runtime.decisions import Decisions
@@ -141,6 +143,8 @@ class Supervisor:
             home, book, settings, availability, loop, dependents, spawn, self._profile
         )
         self._steering = Steering(home, book, attempts, loop, drafts, adoption.owned_or_adopt)
+        budgets = self._budgets = BudgetWatch(home, book, settings, attempts.stop)
+        attempts.watcher = loop.budgets = self._steering.budgets = budgets
         self._revisions = Revisions(book, drafts, self._steering.reply)
 
     # ------------------------------------------------------------------ lifecycle of the broker
@@ -184,6 +188,7 @@ class Supervisor:
         # Let agents being started get their attempt recorded first.
         await self._attempts.launches_done(10.0)
         await self._attempts.close()
+        await self._budgets.close()
         for t in list(self._background):
             t.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
@@ -238,8 +243,10 @@ class Supervisor:
         """Interrupt the running attempt and continue the same session with new guidance."""
         return await self._steering.steer(task_id, text)
 
-    async def retry(self, task_id: str) -> Task:
-        return await self._steering.retry(task_id)
+    async def retry(self, task_id: str, caps: Caps | None = None) -> Task:
+        """Start a settled task again; ``caps`` raise its own caps (see
+        :meth:`Steering.retry`)."""
+        return await self._steering.retry(task_id, caps)
 
     async def handoff(self, task_id: str, worker: str | None = None) -> Task:
         """Hand a settled task to another worker (see :meth:`Steering.handoff`)."""

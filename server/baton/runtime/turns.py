@@ -32,6 +32,7 @@ from baton.core.settle import (
     NextTurn,
     RateLimited,
     Settle,
+    after_budget,
     after_changes,
     gave_up,
     out_of_attempts,
@@ -43,6 +44,7 @@ from baton.faults import crash_point
 from baton.runtime.attempts import Attempts, Live, StartFailed
 from baton.runtime.book import Book
 from baton.runtime.broker import TaskError
+from baton.runtime.budgets import BudgetWatch
 from baton.runtime.dispatch import handoff_route
 from baton.runtime.drafts import Drafts
 from baton.runtime.groups import live_per_group
@@ -88,6 +90,7 @@ class TurnLoop:
         self._availability = availability
         self._slots: dict[str, asyncio.Semaphore] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        self.budgets: BudgetWatch | None = None  # refuses a start once a cap is reached
 
     # ------------------------------------------------------------------ entry points
 
@@ -147,6 +150,8 @@ class TurnLoop:
     async def _turn(self, task: Task, turn: NextTurn) -> NextTurn | None:
         if task.state not in _STARTABLE:
             return None  # cancelled (or moved on) while it waited for the slot
+        if self.budgets is not None and await self._over_budget(task):
+            return None
         if task.state == S.QUEUED:
             first = turn.reason == "first"
             await self.book.move(task, S.PREPARING, "taking a snapshot" if first else turn.reason)
@@ -233,13 +238,20 @@ class TurnLoop:
             case Ask(question=question):
                 task.summary = outcome.answer
                 await self.book.move(task, S.NEEDS_INPUT, question)
-            case Inspect():
+            case Inspect(stopped=stopped):
                 task.summary = outcome.answer
-                return await self._inspect(task)
+                return await self._inspect(task, stopped)
         return None
 
-    async def _inspect(self, task: Task) -> NextTurn | None:
+    async def _inspect(self, task: Task, stopped: str = "") -> NextTurn | None:
         files = await self.drafts.compute(task, final=True)
+        if stopped:  # by a budget: what it did so far is reviewed as it is
+            record_evidence(task, [], files)
+            task.options["evidence"]["unchecked"] = [f"no checks were run: {stopped}"]
+            if files:
+                await tell_result(self.book, self.drafts, task)
+            await self._settle_as(task, after_budget(bool(files), stopped))
+            return None
         verify = bool(checks_of(task) or reviewer_of(task))
         after = after_changes(bool(files), verify=verify)
         if isinstance(after, Settle):
@@ -258,6 +270,15 @@ class TurnLoop:
         await self.book.move(task, decision.state, decision.message, decision.completion)
         if decision.state == S.ANSWERED:
             await self.preparer.cleanup(task)
+
+    async def _over_budget(self, task: Task) -> bool:
+        """Refuse the turn when a cap or a daily budget is reached; True if refused."""
+        assert self.budgets is not None
+        found = await self.budgets.admit(task)
+        if found is None:
+            return False
+        await self.book.move(task, S.FAILED, found.message, Completion.BUDGET)
+        return True
 
     async def _stop_if_cancelled(self, task: Task) -> bool:
         """Honour a cancel that came between steps; True if the task is now cancelled."""

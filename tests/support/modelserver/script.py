@@ -144,6 +144,9 @@ class Script:
     turns: Sequence[Turn]
     side_text: str = "Mock title"
     exhausted_text: str = "(script exhausted)"
+    #: The (input, output) tokens each main reply reports, and side replies (0, 0); None:
+    #: estimated from the request's and the reply's sizes.
+    usage: tuple[int, int] | None = None
 
     @classmethod
     def of(cls, *turns: Turn) -> Script:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 def create_language_server() -> BatonServer:
     """A server with every Baton feature and handler registered."""
+    from baton.surfaces.lsp.budget_alerts import BudgetAlerts
     from baton.surfaces.lsp.commands import register as register_commands
     from baton.surfaces.lsp.features import register as register_features
     from baton.surfaces.lsp.foresee import Foresee
@@ -44,6 +45,7 @@ def create_language_server() -> BatonServer:
     server.add_feature(progress)
     server.add_feature(Transcripts(server))
     server.add_feature(notifier)
+    server.add_feature(BudgetAlerts(server, lambda task_id: task_id in progress.followed))
     server.add_feature(PermissionPrompts(server))
     server.add_feature(Foresee(server, resend))
     register_features(server)

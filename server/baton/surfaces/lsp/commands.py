@@ -19,6 +19,7 @@ import baton.surfaces.lsp.placement as placement
 import baton.surfaces.lsp.settled as settled
 from baton.config.layers import ConfigError
 from baton.core import revision
+from baton.core.budget import Caps
 from baton.core.lifecycle import TaskState
 from baton.core.task import Target, next_moves
 from baton.errors import NotFound
@@ -197,8 +198,14 @@ async def steer(ls: BatonServer, args: Args) -> Any:
 async def retry(ls: BatonServer, args: Args) -> Any:
     sup = await ls.broker()
     task = await sup.get(args.task_id())
+    caps = Caps(
+        tokens=args.integer("maxTokens", 1, 1 << 50),
+        cost=args.amount("maxCost"),
+        steps=args.integer("maxSteps", 1, 1 << 31),
+        seconds=args.amount("maxSeconds"),
+    )
     ls.get_feature(Progress).follow(task.id, task.title, task.state)
-    task = await sup.retry(task.id)
+    task = await sup.retry(task.id, caps)
     return moved(task.id, task.state)
 
 

@@ -83,6 +83,15 @@ class Args:
             raise self._bad(key, f"an integer from {low} to {high}")
         return int(value)
 
+    def amount(self, key: str) -> float | None:
+        """A number ≥ 0 (an integer or not), or None when absent."""
+        value = self.obj.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+            raise self._bad(key, "a number ≥ 0")
+        return float(value)
+
     def choice(self, key: str, choices: Sequence[str], default: str) -> str:
         value = self.obj.get(key, default)
         if value is None:

@@ -188,7 +188,7 @@ class Progress(Feature):
         if run is None or run.ended:
             return
         match event.type:
-            case EventType.USAGE:
+            case EventType.USAGE if not event.data.get("running"):  # its report follows
                 run.tokens += int(event.data.get("input", 0) or 0)
                 run.tokens += int(event.data.get("output", 0) or 0)
             case EventType.DIFF:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import baton.surfaces.ws.answers as answers
+import baton.surfaces.ws.caps as caps
 import baton.surfaces.ws.protocol as p
 import baton.surfaces.ws.views as views
 import baton.surfaces.ws.waiting as waiting
@@ -146,8 +147,9 @@ class Methods:
             "title",
             "group",
             "dependsOn",
+            "maxTokens", "maxCost", "maxSteps", "maxSeconds",
             *extra,
-        )
+        )  # fmt: skip
         instruction = p.nonempty(params, "instruction")
         cwd = p.opt_text(params, "cwd") or (self.roots[0] if self.roots else None)
         if cwd is None:
@@ -173,6 +175,7 @@ class Methods:
             title=p.opt_text(params, "title", 500),
             group=p.opt_text(params, "group", 200),
             depends_on=p.texts(params, "dependsOn") or [],
+            options=caps.options_of(params),
         )
 
     def _check_worker(self, worker: str, root: str) -> None:
@@ -376,9 +379,9 @@ class Methods:
         return {"answered": answered}
 
     async def retry(self, params: dict[str, Any]) -> dict[str, Any]:
-        p.known(params, "id")
+        p.known(params, "id", "maxTokens", "maxCost", "maxSteps", "maxSeconds")
         tid = _id(params)
-        task = await self._moved(self.sup.retry(tid), tid)
+        task = await self._moved(self.sup.retry(tid, caps.caps_of(params)), tid)
         return {"task": answers.line(task)}
 
     async def cancel(self, params: dict[str, Any]) -> dict[str, Any]:
