@@ -21,6 +21,7 @@ holds no task logic itself:
 - :mod:`~baton.runtime.revision` — comments as the next turn, and earlier turns' results;
 - :mod:`~baton.runtime.proposals` — edits other tools propose;
 - :mod:`~baton.runtime.archive` — settled tasks hidden from task lists;
+- :mod:`~baton.runtime.editing` — a task that has not started, changed (or requeued);
 - :mod:`~baton.runtime.adoption` — taking over from a broker that is gone;
 - :mod:`~baton.runtime.graph` — tasks that wait for others.
 """
@@ -56,6 +57,7 @@ from baton.runtime.decisions import Decisions
 from baton.runtime.delegation import Delegation
 from baton.runtime.dispatch import Availability
 from baton.runtime.drafts import Drafts
+from baton.runtime.editing import Editing, TaskEdit
 from baton.runtime.graph import Dependents, close_group
 from baton.runtime.prepare import Preparer
 from baton.runtime.proposals import ProposalDesk
@@ -138,6 +140,9 @@ class Supervisor:
         )
         self._steering = Steering(home, book, attempts, loop, drafts, adoption.owned_or_adopt)
         self._revisions = Revisions(book, drafts, self._steering.reply)
+        self._editing = Editing(
+            book, settings, availability, loop, dependents, spawn, adoption.owned_or_adopt
+        )
 
     # ------------------------------------------------------------------ lifecycle of the broker
 
@@ -248,6 +253,11 @@ class Supervisor:
         """Hide settled tasks from task lists, history kept (see :mod:`baton.runtime.archive`);
         ``undo`` lists them again."""
         return await archive(self.book, task_ids, undo=undo)
+
+    async def edit(self, task_id: str, edit: TaskEdit) -> Task:
+        """Change a task that has not started, or requeue one cancelled before it started
+        (see :mod:`baton.runtime.editing`)."""
+        return await self._editing.edit(task_id, edit)
 
     async def permissions(self, task_id: str) -> list[dict[str, Any]]:
         """The task's ACP permission requests still waiting for an answer."""

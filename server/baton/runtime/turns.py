@@ -87,12 +87,22 @@ class TurnLoop:
         self._availability = availability
         self._slots: dict[str, asyncio.Semaphore] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._versions: dict[str, int] = {}  # task id → edits so far (runtime/editing.py)
 
     # ------------------------------------------------------------------ entry points
 
     def start(self, task: Task, turn: NextTurn) -> None:
         """Run ``turn`` for ``task`` in the background (once its worker has a free slot)."""
-        self._spawn(self.drive(task, turn), f"task {task.id}")
+        version = self._versions.get(task.id, 0)
+        self._spawn(self.drive(task, turn, version=version), f"task {task.id}")
+
+    def void(self, task_id: str) -> None:
+        """A queued task is being edited: starts asked for before now never happen."""
+        self._versions[task_id] = self._versions.get(task_id, 0) + 1
+
+    def timed(self, task_id: str) -> bool:
+        """Whether a timer will start (or resume) the task."""
+        return task_id in self._timers
 
     def follow(self, task: Task, live_args: tuple[Any, ...]) -> None:
         """Follow an attempt another broker started, then go on as for any turn."""
@@ -109,10 +119,14 @@ class TurnLoop:
         *,
         adopted: tuple[Any, ...] | None = None,
         reverify: bool = False,
+        version: int | None = None,
     ) -> None:
-        """Hold the worker's slot and run turns until the task settles or waits."""
+        """Hold the worker's slot and run turns until the task settles or waits; a start
+        of a version of the task since edited (``version``) does nothing."""
         try:
             async with self._slot(task):
+                if version is not None and version != self._versions.get(task.id, 0):
+                    return
                 if adopted is not None:
                     live = await self.attempts.follow(task, *adopted[:3], past=adopted[3])
                     turn = await self._settle(task, live)
