@@ -241,6 +241,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("store_cmds", "export"),
     "import": ("store_cmds", "import_"),
     "clean": ("clean", "clean"),
+    "edit": ("task_cmds", "edit"),
+    "ask": ("task_cmds", "ask"),
 }
 
 

@@ -13,6 +13,7 @@ from baton.cli.config_cmds import add_commands as add_config_commands
 from baton.cli.ide_cmds import add_commands as add_ide_commands
 from baton.cli.init_cmd import add_commands as add_init_commands
 from baton.cli.store_cmds import add_commands as add_store_commands
+from baton.cli.task_cmds import add_commands as add_task_commands
 from baton.core.ids import MIN_PREFIX
 from baton.core.lifecycle import TaskState
 from baton.errors import InvalidInput
@@ -262,4 +263,5 @@ def build() -> argparse.ArgumentParser:
     add_init_commands(cmd)
     add_store_commands(cmd)
     add_ide_commands(cmd)
+    add_task_commands(cmd)
     return p

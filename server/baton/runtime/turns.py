@@ -246,8 +246,10 @@ class TurnLoop:
         return None
 
     async def _inspect(self, task: Task) -> NextTurn | None:
-        files = await self.drafts.compute(task, final=True)
-        verify = bool(checks_of(task) or reviewer_of(task))
+        # A read-only task (baton ask) answers: what its checkout holds is dropped unread.
+        read_only = bool(task.options.get("read_only"))
+        files = [] if read_only else await self.drafts.compute(task, final=True)
+        verify = not read_only and bool(checks_of(task) or reviewer_of(task))
         after = after_changes(bool(files), verify=verify)
         if isinstance(after, Settle):
             record_evidence(task, [], files)

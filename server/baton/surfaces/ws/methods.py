@@ -31,6 +31,7 @@ from baton.errors import NotFound
 from baton.runtime import DelegateRequest, GraphNode, Supervisor, TaskError, broker_alive
 from baton.surfaces.workers import workers_answer
 from baton.surfaces.ws.settled import Settled
+from baton.surfaces.ws.unstarted import Unstarted
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
@@ -57,6 +58,7 @@ class Methods:
         self._info = info
         self.started = time.time()
         settled = Settled(sup, self._moved, self._check_worker)
+        unstarted = Unstarted(sup, self._moved, self._check_worker, self._request)
         self.table: dict[str, Handler] = {
             "delegate": self.delegate,
             "graph": self.graph,
@@ -79,6 +81,8 @@ class Methods:
             "handoff": settled.handoff,
             "complete": settled.complete,
             "archive": settled.archive,
+            "edit": unstarted.edit,
+            "ask": unstarted.ask,
             "events": self.events,
             "memory": self.memory,
             "workers": self.workers,
