@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from baton import __version__
+from baton.agents.effort import LEVELS
 from baton.cli.config_cmds import add_commands as add_config_commands
 from baton.cli.ide_cmds import add_commands as add_ide_commands
 from baton.cli.init_cmd import add_commands as add_init_commands
@@ -75,6 +76,11 @@ def build() -> argparse.ArgumentParser:
         c.add_argument("--cwd", default=".", help="the project folder (default: .)")
         c.add_argument("--scope", action="append", default=[], help="write-scope glob (repeatable)")
         c.add_argument("--isolation", choices=["worktree"], help="how the task is isolated")
+        c.add_argument(
+            "--effort",
+            choices=LEVELS,
+            help="reasoning effort, where the worker's CLI has one (Claude Code, Codex)",
+        )
 
     c = cmd("delegate", "delegate a task; print its id at once")
     delegating(c)

@@ -139,6 +139,7 @@ def delegate_params(args: argparse.Namespace) -> dict[str, Any]:
         "model": args.model,
         "kind": getattr(args, "kind", None),
         "isolation": getattr(args, "isolation", None),
+        "effort": getattr(args, "effort", None),
     }
 
 

@@ -23,6 +23,7 @@ import baton.surfaces.ws.protocol as p
 import baton.surfaces.ws.views as views
 import baton.surfaces.ws.waiting as waiting
 from baton import __version__
+from baton.agents import effort
 from baton.config.layers import ConfigError
 from baton.core import revision
 from baton.core.lifecycle import TaskState
@@ -149,6 +150,7 @@ class Methods:
             "title",
             "group",
             "dependsOn",
+            "effort",
             *extra,
         )
         instruction = p.nonempty(params, "instruction")
@@ -176,6 +178,7 @@ class Methods:
             title=p.opt_text(params, "title", 500),
             group=p.opt_text(params, "group", 200),
             depends_on=p.texts(params, "dependsOn") or [],
+            options=_effort(p.choice(params, "effort", effort.LEVELS, "")),
         )
 
     def _check_worker(self, worker: str, root: str) -> None:
@@ -474,6 +477,10 @@ class Methods:
 
 def _id(params: dict[str, Any]) -> str:
     return p.nonempty(params, "id", limit=200).strip()
+
+
+def _effort(level: str) -> dict[str, Any]:
+    return {"effort": level} if level else {}
 
 
 def _one(task_id: str) -> str:
