@@ -243,6 +243,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "clean": ("clean", "clean"),
     "edit": ("task_cmds", "edit"),
     "ask": ("task_cmds", "ask"),
+    "love": ("love_cmd", "love"),
 }
 
 

@@ -13,6 +13,7 @@ from baton.agents.effort import LEVELS
 from baton.cli.config_cmds import add_commands as add_config_commands
 from baton.cli.ide_cmds import add_commands as add_ide_commands
 from baton.cli.init_cmd import add_commands as add_init_commands
+from baton.cli.love_cmd import add_commands as add_love_commands
 from baton.cli.store_cmds import add_commands as add_store_commands
 from baton.cli.task_cmds import add_commands as add_task_commands
 from baton.core.ids import MIN_PREFIX
@@ -270,4 +271,5 @@ def build() -> argparse.ArgumentParser:
     add_store_commands(cmd)
     add_ide_commands(cmd)
     add_task_commands(cmd)
+    add_love_commands(cmd)
     return p

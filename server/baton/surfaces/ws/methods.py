@@ -31,6 +31,7 @@ from baton.core.task import Target, next_moves
 from baton.errors import NotFound
 from baton.runtime import DelegateRequest, GraphNode, Supervisor, TaskError, broker_alive
 from baton.surfaces.workers import workers_answer
+from baton.surfaces.ws.love import Defaults
 from baton.surfaces.ws.settled import Settled
 from baton.surfaces.ws.unstarted import Unstarted
 
@@ -84,6 +85,7 @@ class Methods:
             "archive": settled.archive,
             "edit": unstarted.edit,
             "ask": unstarted.ask,
+            "love": Defaults(roots).love,
             "events": self.events,
             "memory": self.memory,
             "workers": self.workers,
@@ -166,6 +168,7 @@ class Methods:
         if worker is not None:
             self._check_worker(worker, str(root))
         p.choice(params, "isolation", ISOLATION, "worktree")
+        level = p.choice(params, "effort", effort.LEVELS, "")  # where the worker's CLI has one
         return DelegateRequest(
             instruction=instruction,
             root=str(root),
@@ -178,7 +181,7 @@ class Methods:
             title=p.opt_text(params, "title", 500),
             group=p.opt_text(params, "group", 200),
             depends_on=p.texts(params, "dependsOn") or [],
-            options=_effort(p.choice(params, "effort", effort.LEVELS, "")),
+            options={"effort": level} if level else {},
         )
 
     def _check_worker(self, worker: str, root: str) -> None:
@@ -477,10 +480,6 @@ class Methods:
 
 def _id(params: dict[str, Any]) -> str:
     return p.nonempty(params, "id", limit=200).strip()
-
-
-def _effort(level: str) -> dict[str, Any]:
-    return {"effort": level} if level else {}
 
 
 def _one(task_id: str) -> str:
