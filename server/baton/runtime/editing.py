@@ -27,6 +27,7 @@ from baton.core.lifecycle import TaskState
 from baton.core.routing import RoutingError
 from baton.core.settle import NextTurn
 from baton.core.task import Task
+from baton.faults import crash_point
 from baton.runtime.book import Book
 from baton.runtime.broker import TaskError
 from baton.runtime.dispatch import Availability, decide, route_record
@@ -100,6 +101,7 @@ class Editing:
                     await self.book.move(task, S.QUEUED, _reason("requeued", said))
                 else:
                     await self.book.save(new)  # the intent: the new version is the record
+                    crash_point("edit_recorded")
                     _apply(task, new)
                     await self.book.log(task, _reason("edited by the user", said))
             finally:
