@@ -5,10 +5,12 @@ started is requeued."""
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import pytest
 
+import baton.runtime.accounts as accounts
 from baton.config.profiles import Profile, default_profiles
 from baton.core.lifecycle import TaskState as S
 from baton.runtime.editing import TaskEdit
@@ -108,3 +110,19 @@ async def test_a_task_cancelled_before_it_started_is_requeued(sup: Supervisor, r
     assert await settle(sup, first.id, 60) == S.CANCELLED
     with pytest.raises(TaskError, match="cancelled after it started"):
         await sup.edit(first.id, TaskEdit())
+
+
+async def test_a_task_waiting_out_a_cool_down_keeps_waiting_then_runs_the_edit(
+    sup: Supervisor, repo: Path
+) -> None:
+    until = time.time() + 2.5
+    await sup.store.call(accounts.record_cooldown, "fake", "fake", until, "rate limited")
+    held = await sup.delegate(DelegateRequest(instruction=fake_script(edit("10")), root=str(repo)))
+    await sup.edit(held.id, TaskEdit(instruction=fake_script(edit("20"))))
+    await asyncio.sleep(1.0)
+    assert (await sup.get(held.id)).state == S.QUEUED  # the cool-down still holds it
+    assert await settle(sup, held.id, 60) == S.REVIEW
+    assert time.time() >= until
+    files, _ = await sup.diff(held.id)
+    assert [h.new_text for f in files for h in f.hunks] == ["    return 20\n"]
+    assert len(await sup.attempts(held.id)) == 1

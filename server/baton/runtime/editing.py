@@ -6,10 +6,11 @@ when it was ``cancelled`` before it started — then the edit also puts it back 
 (with no change, that is just a requeue). Anything else is refused: a task that started
 has a snapshot, a checkout and a session made from the old version.
 
-Crash-safe, intent before effect: the turn loop's pending start of the old version is
+Crash-safe, intent before effect: the turn loop's pending starts of the old version are
 voided first (:meth:`baton.runtime.turns.TurnLoop.void`, before anything is awaited, so no
-start can slip in between), then the new version is recorded in one write of the task's
-row, with a log event naming what changed; only then is it started (or put to wait) again.
+start can slip in between; a timer or a prerequisite that fires during the edit starts
+nothing either), then the new version is recorded in one write of the task's row, with a
+log event naming what changed; only then is it started (or put to wait) again.
 A broker that dies after the record starts the new version when it adopts the task: the
 row is all it reads, and the old version is nowhere else.
 """
@@ -105,6 +106,7 @@ class Editing:
                     _apply(task, new)
                     await self.book.log(task, _reason("edited by the user", said))
             finally:
+                self.loop.edited(task.id)
                 if task.state == S.QUEUED:  # the new version (or, refused, the old one)
                     self._start(task, rerouted or requeue, hold)
             return task

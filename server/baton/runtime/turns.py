@@ -88,17 +88,26 @@ class TurnLoop:
         self._slots: dict[str, asyncio.Semaphore] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._versions: dict[str, int] = {}  # task id → edits so far (runtime/editing.py)
+        self._editing: set[str] = set()  # queued tasks being edited right now
 
     # ------------------------------------------------------------------ entry points
 
     def start(self, task: Task, turn: NextTurn) -> None:
         """Run ``turn`` for ``task`` in the background (once its worker has a free slot)."""
+        if task.id in self._editing:
+            return  # the edit starts the new version itself when it is recorded
         version = self._versions.get(task.id, 0)
         self._spawn(self.drive(task, turn, version=version), f"task {task.id}")
 
     def void(self, task_id: str) -> None:
-        """A queued task is being edited: starts asked for before now never happen."""
+        """A queued task is being edited: starts asked for before now never happen, nor do
+        any asked for until :meth:`edited`."""
         self._versions[task_id] = self._versions.get(task_id, 0) + 1
+        self._editing.add(task_id)
+
+    def edited(self, task_id: str) -> None:
+        """The edit is recorded (or refused): the task may be started again."""
+        self._editing.discard(task_id)
 
     def timed(self, task_id: str) -> bool:
         """Whether a timer will start (or resume) the task."""
