@@ -1,7 +1,7 @@
 """``baton edit`` and ``baton ask`` from the command line and over the websocket, against a
 real broker started on demand and the real fake agent: a queued task runs its edited
-version; a started one is refused; a question is answered with no diff, whatever the agent
-wrote in its checkout."""
+version; a started one is refused; a question is answered with no diff, its checkout
+read-only in the sandbox."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from baton.process import sandbox
 from baton.surfaces.ws import protocol
 from baton.surfaces.ws.blocking import connect_for
 from baton.surfaces.ws.errors import BrokerError
@@ -82,8 +83,7 @@ def test_edit_requeues_a_task_cancelled_before_it_started(baton_home: Path, repo
 def test_ask_answers_with_no_diff(baton_home: Path, repo: Path, tmp_path: Path) -> None:
     # The question is routed by kind ask: the project's rule for it names the worker.
     script = tmp_path / "cheap.json"
-    wrote = {"write": "scratch.txt", "content": "scratch\n"}
-    script.write_text(json.dumps({"steps": [wrote], "summary": "a() returns 1."}))
+    script.write_text(json.dumps({"steps": [{"read": "app.py"}], "summary": "a() returns 1."}))
     (repo / ".baton.toml").write_text(
         "[profiles.cheap]\n"
         'provider = "fake"\n'
@@ -101,7 +101,6 @@ def test_ask_answers_with_no_diff(baton_home: Path, repo: Path, tmp_path: Path) 
     info = as_json(baton("inspect", "--json", "--detail", "task", task["id"]))
     assert "diff" not in info, info  # nothing offered for review
     assert info["detail"]["task"]["kind"] == "ask"
-    assert not (repo / "scratch.txt").exists()
 
     # Over the websocket: at once (the task), or waiting for the answer.
     with connect_for(repo, any_broker=True) as c:
@@ -114,3 +113,14 @@ def test_ask_answers_with_no_diff(baton_home: Path, repo: Path, tmp_path: Path) 
         with pytest.raises(BrokerError) as empty:
             c.call("ask", question=" ")
         assert empty.value.code == protocol.INVALID_PARAMS
+        # An agent that writes anyway: its checkout is read-only in the sandbox; without
+        # one, what it wrote is dropped. Either way nothing is offered for review.
+        wrote = fake_script({"write": "scratch.txt", "content": "x\n"}, summary="wrote")
+        late = c.call("ask", question=wrote, cwd=str(repo), worker="fake", timeout=60)
+        if sandbox.status().works:
+            assert late["task"]["state"] == "failed", late
+            assert "Read-only file system" in late["task"]["message"]
+        else:
+            assert late["task"]["state"] == "answered", late
+        assert c.call("diff", id=late["task"]["id"])["files"] == []
+    assert not (repo / "scratch.txt").exists()

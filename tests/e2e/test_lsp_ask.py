@@ -1,6 +1,6 @@
 """``baton.ask`` and its code action "Ask Baton…" through ``baton lsp``, with Neovim's and
-VS Code's recorded capabilities: the question is answered beside the code, the agent's
-changes in its checkout are dropped, and a plain client picks a ready-made question."""
+VS Code's recorded capabilities: the question is answered beside the code with nothing to
+review, and a plain client picks a ready-made question."""
 
 from __future__ import annotations
 
@@ -40,11 +40,7 @@ async def test_ask_baton_on_a_selection_answers_beside_the_code(lsp: Session) ->
     assert action.command.command == ASK
     (args,) = action.command.arguments or []
     assert "question" not in args  # the client asks for it
-    question = fake_script(
-        {"read": "app.py"},
-        {"write": "scratch.txt", "content": "notes\n"},
-        summary="a() returns 1.",
-    )
+    question = fake_script({"read": "app.py"}, summary="a() returns 1.")
     result = await lsp.command(ASK, {**args, "question": question})
     task_id = result["taskId"]
     assert await lsp.settle(task_id) == "answered"
@@ -55,8 +51,8 @@ async def test_ask_baton_on_a_selection_answers_beside_the_code(lsp: Session) ->
     assert inspect["task"]["kind"] == "ask" and inspect["task"]["action"] == "explain"
     assert inspect["task"]["targets"][0]["start_line"] == 1
     diff = await lsp.command("baton.diff", {"taskId": task_id})
-    assert diff["files"] == []  # what it wrote in its checkout is not offered
-    assert not (lsp.repo / "scratch.txt").exists() and (lsp.repo / "app.py").read_text() == APP
+    assert diff["files"] == []  # nothing offered for review
+    assert (lsp.repo / "app.py").read_text() == APP
 
 
 async def test_a_plain_client_picks_a_ready_made_question(lsp: Session) -> None:

@@ -87,7 +87,7 @@ def test_edit_a_queued_task(mcp: McpProcess, repo: Path) -> None:
 
 
 def test_ask_answers_and_effort_is_noted(mcp: McpProcess, repo: Path) -> None:
-    asked = line(mcp, "ask", question=fake_script({"write": "x.txt"}, summary="It is 1."))
+    asked = line(mcp, "ask", question=fake_script({"read": "app.py"}, summary="It is 1."))
     assert asked["answer"] == "It is 1." and asked["task"]["state"] == "answered"  # type: ignore[index]
 
     tid = str(line(mcp, "delegate", instruction=fake_script(), effort="high")["id"])
