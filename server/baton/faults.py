@@ -33,6 +33,7 @@ POINTS: dict[str, str] = {
     "accept_marked": "an accept's hunk decisions are stored; its journal is not cleared",
     "reject_marked": "a reject's decisions and the task's end are stored; its worktree remains",
     "reopen_ref": "a reopen restored an applied task's snapshot ref; its decisions are not stored",
+    "edit_recorded": "an edit of a queued task is recorded; the task is not started again yet",
 }
 
 

@@ -84,6 +84,10 @@ async def main():
     if job.get("reopen"):
         tid, hunks = job["reopen"]
         say({"reopened": (await sup.reopen(tid, hunks)).decided})
+    if job.get("edit"):
+        from baton.runtime.editing import TaskEdit
+        tid, change = job["edit"]
+        say({"edited": str((await sup.edit(tid, TaskEdit(**change))).state)})
     if job.get("stay"):
         await asyncio.sleep(3600)
     while True:
@@ -189,6 +193,7 @@ class Lab:
         accept: str | None = None,
         reject: str | None = None,
         reopen: tuple[str, list[str]] | None = None,
+        edit: tuple[str, dict[str, Any]] | None = None,
         stay: bool = False,
         pool: dict[str, int] | None = None,
     ) -> Broker:
@@ -204,6 +209,7 @@ class Lab:
                     "accept": accept,
                     "reject": reject,
                     "reopen": list(reopen) if reopen else None,
+                    "edit": list(edit) if edit else None,
                     "stay": stay,
                     "pool": pool,
                 }

@@ -34,7 +34,7 @@ DOC = Path(__file__).parents[2] / "docs" / "reference" / "mcp.md"
 CLAUDE_RENAMING = len("mcp__baton__") + len("input_schema") - len("inputSchema")
 #: The rows of the doc's Sizes table, by what each one measures.
 ROWS = {
-    "list": "the tool list (15 tools, each parameter described), with every request",
+    "list": f"the tool list ({len(TOOLS)} tools, each parameter described), with every request",
     "five": f"the tool list with `--tools {FIVE}`",
     "instructions": "the instructions, with every request",
     "delegate": "`delegate` answer",
@@ -174,7 +174,7 @@ def test_tools_delegate_watch_inspect_diff_accept(mcp: McpProcess, repo: Path) -
     diff, _ = mcp.tool("diff", id=task["id"])
     assert "+    return 10" in diff and "@@ hunk " in diff and "cut at" not in diff
 
-    steer, err = mcp.tool("steer", id=task["id"], text="go faster")
+    steer, err = mcp.tool("task", id=task["id"], action="steer", text="go faster")
     assert err and "use reply" in steer and "next: diff, accept, reject, reply" in steer
 
     accepted = json.loads(mcp.tool("accept", id=task["id"])[0])
@@ -273,7 +273,7 @@ def test_watch_answers_with_the_first_task_to_settle(mcp: McpProcess) -> None:
     assert time.monotonic() - t0 < 10
     refused, err = mcp.tool("watch", ids=[slow], timeout="soon")
     assert err and "timeout" in refused, refused
-    cancelled = json.loads(mcp.tool("cancel", id=slow)[0])
+    cancelled = json.loads(mcp.tool("task", id=slow, action="cancel")[0])
     assert cancelled["id"] == slow
 
 
@@ -337,22 +337,26 @@ def test_tool_definitions_describe_every_parameter_and_hint_their_effects() -> N
     hints = {t.name: t.definition()["annotations"] for t in TOOLS.values()}
     read_only = {n for n, h in hints.items() if h.get("readOnlyHint")}
     assert read_only == {"watch", "inspect", "diff", "tasks", "workers", "health"}
-    for name in ("accept", "reject", "cancel"):
+    for name in ("accept", "reject", "task"):
         assert hints[name] == {"readOnlyHint": False, "destructiveHint": True}
     assert hints["delegate"]["destructiveHint"] is False
     props = {t.name: t.properties for t in TOOLS.values()}
     assert "review" in props["tasks"]["state"]["items"]["enum"]
     assert props["memory"]["op"]["enum"] == ["list", "add", "remove"]
     assert "mechanical" in props["delegate"]["kind"]["enum"]
-    assert TOOLS["answer"].required == ("id", "option")
+    assert TOOLS["task"].required == ("id", "action") and TOOLS["ask"].required == ("question",)
+    assert (
+        "cancel" in props["task"]["action"]["enum"]
+        and "ask" not in props["delegate"]["kind"]["enum"]
+    )
 
 
 def test_answer_tool_reaches_the_broker(mcp: McpProcess) -> None:
-    """``answer`` is the websocket's ``answer``: a task with no waiting request says so."""
+    """``task`` ``answer`` is the websocket's ``answer``: with no waiting request, it says so."""
     delegated, _ = mcp.tool("delegate", instruction=EDIT)
     tid = json.loads(delegated)["id"]
     mcp.tool("watch", ids=[tid], timeout=60)
-    text, error = mcp.tool("answer", id=tid, option="allow")
+    text, error = mcp.tool("task", id=tid, action="answer", text="allow")
     assert error and "permission" in text.lower(), text
     listed, _ = mcp.tool("tasks", state=["review"])
     assert [t["id"] for t in json.loads(listed)] == [tid]

@@ -99,7 +99,7 @@ ROWS = {
     "protocol.md commands": ("### `baton.workers`", "baton.workers"),
     "protocol.md notifications": ("### `baton/status`", "baton/status"),
     "websocket.md methods": ("| `checkpoints` |", "checkpoints"),
-    "mcp.md tools": ("| `answer` |", "answer"),
+    "mcp.md tools": ("| `task` |", "task"),
 }
 
 

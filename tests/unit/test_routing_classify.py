@@ -84,7 +84,9 @@ def test_classify_table(instruction: str, kind: Kind) -> None:
 
 def test_table_is_big_enough_and_covers_every_kind() -> None:
     assert len(TABLE) >= 40
-    assert {k for _, k in TABLE} == set(Kind)
+    # ``ask`` is only ever named (by ``baton ask``): the classifier never gives it.
+    assert {k for _, k in TABLE} == set(Kind) - {Kind.ASK}
+    assert all(classify(i).kind != Kind.ASK for i, _ in TABLE)
 
 
 def test_explain_action_is_a_question_whatever_the_words() -> None:

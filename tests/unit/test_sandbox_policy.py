@@ -222,3 +222,19 @@ def test_the_default_user_config_folder_is_hidden_whole(
     policy = sandbox.policy_for(Launch(argv=["true"], cwd=str(checkout)), task, {})
     rules = {m.path: m.access for m in policy.mounts}
     assert rules.get(str((tmp_path / "config" / "baton").resolve())) == HIDE
+
+
+def test_a_read_only_tasks_checkout_is_protected(tmp_path: Path) -> None:
+    """``baton ask``: the checkout is mounted read-only (protect beats write on one path)."""
+    checkout, task = tmp_path / "checkout", tmp_path / "task"
+    checkout.mkdir()
+    task.mkdir()
+    launch = Launch(argv=["true"], cwd=str(checkout))
+    where = str(checkout.resolve())
+    writable = sandbox.policy_for(launch, task, {})
+    assert {m.path: m.access for m in writable.mounts}[where] == WRITE
+    policy = sandbox.policy_for(launch, task, {}, protect=(str(checkout),))
+    assert {m.path: m.access for m in policy.mounts}[where] == PROTECT
+    argv = sandbox.bwrap_argv(policy)
+    at = argv.index(where)
+    assert argv[at - 1] == "--ro-bind" and ["--bind", where, where] != argv[at - 1 : at + 2]

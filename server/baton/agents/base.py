@@ -31,6 +31,8 @@ class Turn:
     task_dir: str = ""  # the task's private folder (for scripts, transcripts)
     sandbox: str = "auto"  # auto | require | off: the setting, as the runtime read it
     hide: tuple[str, ...] = ()  # state folders of the other accounts (the sandbox hides them)
+    effort: str | None = None  # reasoning effort (baton.agents.effort), where the CLI has one
+    read_only: bool = False  # the agent only answers: its checkout is mounted read-only
 
 
 @dataclass(frozen=True, slots=True)

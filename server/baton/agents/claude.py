@@ -25,6 +25,7 @@ import json
 import os
 from typing import Any
 
+from baton.agents import effort
 from baton.agents.base import Launch, Turn
 from baton.agents.classify import classify
 from baton.agents.stream import clip, json_object, relative, unparsed
@@ -458,6 +459,7 @@ class ClaudeAdapter:
         model = turn.model or profile.model
         if model:
             argv += ["--model", model]
+        argv += effort.claude_args(turn.effort)
         if opts.get("max_turns"):
             argv += ["--max-turns", str(int(opts["max_turns"]))]
         if turn.session_id:

@@ -27,7 +27,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from baton.agents import preflight
+from baton.agents import effort, preflight
 from baton.agents.base import Launch, Turn
 from baton.agents.classify import classify
 from baton.agents.stream import clip, json_object, relative, unparsed
@@ -297,6 +297,7 @@ class CodexAdapter:
         model = turn.model or profile.model
         if model:
             argv += ["-m", model]
+        argv += effort.codex_args(turn.effort)
         extra = opts.get("extra_args")
         if isinstance(extra, list):
             argv += [str(a) for a in extra]

@@ -242,6 +242,9 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("store_cmds", "import_"),
     "adapter": ("adapter_check", "adapter"),
     "plan": ("plan_cmd", "plan"),
+    "edit": ("task_cmds", "edit"),
+    "ask": ("task_cmds", "ask"),
+    "love": ("love_cmd", "love"),
 }
 
 

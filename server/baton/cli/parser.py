@@ -9,10 +9,13 @@ from __future__ import annotations
 import argparse
 
 from baton import __version__
+from baton.agents.effort import LEVELS
 from baton.cli.config_cmds import add_commands as add_config_commands
 from baton.cli.ide_cmds import add_commands as add_ide_commands
 from baton.cli.init_cmd import add_commands as add_init_commands
+from baton.cli.love_cmd import add_commands as add_love_commands
 from baton.cli.store_cmds import add_commands as add_store_commands
+from baton.cli.task_cmds import add_commands as add_task_commands
 from baton.core.ids import MIN_PREFIX
 from baton.core.lifecycle import TaskState
 from baton.errors import InvalidInput
@@ -83,6 +86,11 @@ def build() -> argparse.ArgumentParser:
         c.add_argument("--scope", action="append", default=[], help="write-scope glob (repeatable)")
         c.add_argument("--isolation", choices=["worktree"], help="how the task is isolated")
         capping(c, "the task's")
+        c.add_argument(
+            "--effort",
+            choices=LEVELS,
+            help="reasoning effort, where the worker's CLI has one (Claude Code, Codex)",
+        )
 
     c = cmd("delegate", "delegate a task; print its id at once")
     delegating(c)
@@ -310,4 +318,6 @@ def build() -> argparse.ArgumentParser:
     add_init_commands(cmd)
     add_store_commands(cmd)
     add_ide_commands(cmd)
+    add_task_commands(cmd)
+    add_love_commands(cmd)
     return p

@@ -140,6 +140,7 @@ def delegate_params(args: argparse.Namespace) -> dict[str, Any]:
         "kind": getattr(args, "kind", None),
         "isolation": getattr(args, "isolation", None),
         **caps_params(args),
+        "effort": getattr(args, "effort", None),
     }
 
 

@@ -21,6 +21,7 @@ class Kind(StrEnum):
     GENERAL = "general"  # anything else
     QUESTION = "question"  # an answer, no change (Explain)
     REVIEW = "review"  # judge existing code or a change
+    ASK = "ask"  # a read-only question about the project (baton ask): never classified
 
 
 KINDS: tuple[str, ...] = tuple(str(k) for k in Kind)

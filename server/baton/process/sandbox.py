@@ -274,6 +274,7 @@ def confine(
     mode: str = "auto",
     network: bool = True,
     hide: Sequence[str] = (),
+    protect: Sequence[str] = (),
 ) -> Confinement:
     """How ``launch`` (whose environment is ``env``) runs under the ``sandbox`` setting
     ``mode``; raises :class:`SandboxUnavailable` when ``mode`` is ``require`` and no sandbox
@@ -290,7 +291,9 @@ def confine(
                 "the agent was not started"
             )
         return Confinement(f'UNSANDBOXED: {found.why} (sandbox = "auto")')
-    policy = policy_for(launch, task_dir, env, provider=provider, network=network, hide=hide)
+    policy = policy_for(
+        launch, task_dir, env, provider=provider, network=network, hide=hide, protect=protect
+    )
     reach = "network allowed" if network else "no network"
     own_tmp = _writable_tmp(policy, env)
     if found.kind == "sandbox-exec":
@@ -334,8 +337,11 @@ def policy_for(
     provider: str = "",
     network: bool = True,
     hide: Sequence[str] = (),
+    protect: Sequence[str] = (),
 ) -> Policy:
-    """The policy of one launch (see :mod:`baton.process.sandbox_paths` for the paths).
+    """The policy of one launch (see :mod:`baton.process.sandbox_paths` for the paths);
+    ``protect``: more paths kept read-only though inside writable ones (a read-only task's
+    checkout).
 
     Folders it must write that do not exist yet (a CLI's state folder) are created (0700).
     """
@@ -355,7 +361,8 @@ def policy_for(
     mounts = [Mount(p, WRITE, os.path.isdir(p)) for p in found.writable]
     mounts += [Mount(p, READ, os.path.isdir(p)) for p in found.readable]
     mounts += [Mount(p, HIDE, os.path.isdir(p)) for p in found.hidden]
-    mounts += [Mount(p, PROTECT, os.path.isdir(p)) for p in found.protected]
+    protected = [*found.protected, *(os.path.realpath(p) for p in protect)]
+    mounts += [Mount(p, PROTECT, os.path.isdir(p)) for p in protected]
     return Policy.of(found.cwd, mounts, network)
 
 

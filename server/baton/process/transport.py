@@ -84,6 +84,7 @@ def confinement_for(launch: Launch, task_dir: Path, turn: Turn, profile: Profile
         mode=turn.sandbox,
         network=profile.network != "none",
         hide=turn.hide,
+        protect=(turn.cwd,) if turn.read_only else (),  # baton ask: its checkout read-only
     )
 
 

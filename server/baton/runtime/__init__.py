@@ -2,11 +2,12 @@
 
 The surfaces and the CLI use only the names below (loaded on first use, so importing
 ``baton.runtime`` for a client's :class:`DelegateRequest` does not import the supervisor):
-the :class:`Supervisor` and its requests and errors, and three readers of what a task
-records that the language server shows — :func:`redone_of` (the user's text a hunk was
-redone against), :func:`since_last_review` (a revised task's interdiff), :func:`rewrites`
-(a revision's hunks over lines accepted before it), :class:`Redecided` (an undo or redo
-decided once) and :func:`read_current` (a file's text as a proposal is merged into it).
+the :class:`Supervisor` and its requests (:class:`TaskEdit` too) and errors, and three
+readers of what a task records that the language server shows — :func:`redone_of` (the
+user's text a hunk was redone against), :func:`since_last_review` (a revised task's
+interdiff), :func:`rewrites` (a revision's hunks over lines accepted before it),
+:class:`Redecided` (an undo or redo decided once) and :func:`read_current` (a file's text
+as a proposal is merged into it).
 ``baton stats`` reads the ledger of outcomes and cool-downs offline through
 :mod:`baton.runtime.accounts`.
 """
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from baton.runtime import accounts
     from baton.runtime.broker import Limits, TaskError, broker_alive
+    from baton.runtime.editing import TaskEdit
     from baton.runtime.proposals import read_current
     from baton.runtime.redo import redone_of
     from baton.runtime.reopen import Redecided
@@ -33,6 +35,7 @@ _HOME = {
     "DelegateRequest": "requests",
     "GraphNode": "requests",
     "Supervisor": "supervisor",
+    "TaskEdit": "editing",
     "read_current": "proposals",
     "redone_of": "redo",
     "since_last_review": "revision",
@@ -56,6 +59,7 @@ __all__ = [
     "Limits",
     "Redecided",
     "Supervisor",
+    "TaskEdit",
     "TaskError",
     "accounts",
     "broker_alive",

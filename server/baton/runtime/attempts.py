@@ -184,6 +184,8 @@ class Attempts:
             files=() if side else tuple(t.path for t in task.targets),
             scope=() if side else tuple(task.scope),
             task_dir=str(folder),
+            effort=None if side else task.options.get("effort"),
+            read_only=bool(task.options.get("read_only")),
             **self.sandbox_of(task, profile),
         )
         # From the record to the pid nothing may interrupt us: a broker closing in between

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from baton.agents import effort
 from baton.config.layers import ConfigError
 from baton.config.profiles import Profile
 from baton.config.watch import SettingsCache
@@ -105,6 +106,9 @@ class Delegation:
             [state_event(task.id, None, S.QUEUED, "delegated" + waits)]
         )
         first.add_done_callback(_log_if_failed)
+        note = effort.ignored(task.provider, task.options.get("effort"))
+        if note:
+            await self.book.log(task, note)
         if req.depends_on:
             self.dependents.add(task)
             self.spawn(self.dependents.release(), f"dependents of {task.id}")

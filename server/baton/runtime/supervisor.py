@@ -21,6 +21,7 @@ holds no task logic itself:
 - :mod:`~baton.runtime.revision` — comments as the next turn, and earlier turns' results;
 - :mod:`~baton.runtime.proposals` — edits other tools propose;
 - :mod:`~baton.runtime.archive` — settled tasks hidden from task lists;
+- :mod:`~baton.runtime.editing` — a task that has not started, changed (or requeued);
 - :mod:`~baton.runtime.adoption` — taking over from a broker that is gone;
 - :mod:`~baton.runtime.graph` — tasks that wait for others.
 """
@@ -59,6 +60,7 @@ from baton.runtime.decisions import Decisions
 from baton.runtime.delegation import Delegation
 from baton.runtime.dispatch import Availability
 from baton.runtime.drafts import Drafts
+from baton.runtime.editing import Editing, TaskEdit
 from baton.runtime.graph import Dependents, close_group
 from baton.runtime.groups import Shifts
 from baton.runtime.overlaps import overlaps, standing
@@ -146,6 +148,9 @@ class Supervisor:
         budgets = self._budgets = BudgetWatch(home, book, settings, attempts.stop)
         attempts.watcher = loop.budgets = self._steering.budgets = budgets
         self._revisions = Revisions(book, drafts, self._steering.reply)
+        self._editing = Editing(
+            book, settings, availability, loop, dependents, spawn, adoption.owned_or_adopt
+        )
 
     # ------------------------------------------------------------------ lifecycle of the broker
 
@@ -266,6 +271,11 @@ class Supervisor:
         """Remove what no task needs on disk and apply ``[retention]`` (``baton clean``; see
         :mod:`baton.runtime.cleaning`)."""
         return await self._adoption.cleaner.clean()
+
+    async def edit(self, task_id: str, edit: TaskEdit) -> Task:
+        """Change a task that has not started, or requeue one cancelled before it started
+        (see :mod:`baton.runtime.editing`)."""
+        return await self._editing.edit(task_id, edit)
 
     async def permissions(self, task_id: str) -> list[dict[str, Any]]:
         """The task's ACP permission requests still waiting for an answer."""

@@ -91,12 +91,31 @@ class TurnLoop:
         self._slots: dict[str, asyncio.Semaphore] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self.budgets: BudgetWatch | None = None  # refuses a start once a cap is reached
+        self._versions: dict[str, int] = {}  # task id → edits so far (runtime/editing.py)
+        self._editing: set[str] = set()  # queued tasks being edited right now
 
     # ------------------------------------------------------------------ entry points
 
     def start(self, task: Task, turn: NextTurn) -> None:
         """Run ``turn`` for ``task`` in the background (once its worker has a free slot)."""
-        self._spawn(self.drive(task, turn), f"task {task.id}")
+        if task.id in self._editing:
+            return  # the edit starts the new version itself when it is recorded
+        version = self._versions.get(task.id, 0)
+        self._spawn(self.drive(task, turn, version=version), f"task {task.id}")
+
+    def void(self, task_id: str) -> None:
+        """A queued task is being edited: starts asked for before now never happen, nor do
+        any asked for until :meth:`edited`."""
+        self._versions[task_id] = self._versions.get(task_id, 0) + 1
+        self._editing.add(task_id)
+
+    def edited(self, task_id: str) -> None:
+        """The edit is recorded (or refused): the task may be started again."""
+        self._editing.discard(task_id)
+
+    def timed(self, task_id: str) -> bool:
+        """Whether a timer will start (or resume) the task."""
+        return task_id in self._timers
 
     def follow(self, task: Task, live_args: tuple[Any, ...]) -> None:
         """Follow an attempt another broker started, then go on as for any turn."""
@@ -113,10 +132,14 @@ class TurnLoop:
         *,
         adopted: tuple[Any, ...] | None = None,
         reverify: bool = False,
+        version: int | None = None,
     ) -> None:
-        """Hold the worker's slot and run turns until the task settles or waits."""
+        """Hold the worker's slot and run turns until the task settles or waits; a start
+        of a version of the task since edited (``version``) does nothing."""
         try:
             async with self._slot(task):
+                if version is not None and version != self._versions.get(task.id, 0):
+                    return
                 if adopted is not None:
                     live = await self.attempts.follow(task, *adopted[:3], past=adopted[3])
                     turn = await self._settle(task, live)
@@ -244,7 +267,9 @@ class TurnLoop:
         return None
 
     async def _inspect(self, task: Task, stopped: str = "") -> NextTurn | None:
-        files = await self.drafts.compute(task, final=True)
+        # A read-only task (baton ask) answers: what its checkout holds is dropped unread.
+        read_only = bool(task.options.get("read_only"))
+        files = [] if read_only else await self.drafts.compute(task, final=True)
         if stopped:  # by a budget: what it did so far is reviewed as it is
             record_evidence(task, [], files)
             task.options["evidence"]["unchecked"] = [f"no checks were run: {stopped}"]
@@ -252,7 +277,7 @@ class TurnLoop:
                 await tell_result(self.book, self.drafts, task)
             await self._settle_as(task, after_budget(bool(files), stopped))
             return None
-        verify = bool(checks_of(task) or reviewer_of(task))
+        verify = not read_only and bool(checks_of(task) or reviewer_of(task))
         after = after_changes(bool(files), verify=verify)
         if isinstance(after, Settle):
             record_evidence(task, [], files)

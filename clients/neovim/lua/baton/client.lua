@@ -144,6 +144,13 @@ local function commands()
         require('baton.delegate').from_action(ctx.client_id, args, ctx.bufnr)
       end
     end,
+    -- "Ask Baton…" carries no question: ask for it here (free text).
+    ['baton.ask'] = function(command, ctx)
+      local args = (command.arguments or {})[1]
+      if type(args) == 'table' then
+        require('baton.ask').from_action(ctx.client_id, args, ctx.bufnr)
+      end
+    end,
     -- "Reply to <title>" carries no text: ask for it here (free text), not with the
     -- server's pick list of ready-made answers.
     ['baton.reply'] = function(command, ctx)

@@ -56,6 +56,13 @@ M.subcommands = {
   tests = function(a, words)
     delegate(a, 'tests', words)
   end,
+  ask = function(a, words)
+    local opts = { question = #words > 0 and table.concat(words, ' ') or nil }
+    if a.range > 0 then
+      opts.line1, opts.line2 = a.line1, a.line2
+    end
+    require('baton.ask').ask(opts)
+  end,
   accept = function(a)
     require('baton.diff').accept(a.range > 0 and { a.line1, a.line2 } or nil)
   end,

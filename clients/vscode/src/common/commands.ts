@@ -19,6 +19,7 @@ import { ProposalView, proposalCursor } from "./proposalView";
 import { DelegateArgs, HunkArgs, ServerCommand, TaskSummary, readTaskDiff, readTasks, readStatus, readWorkers } from "./protocol";
 import { ReviewDeps, decide, navigate } from "./review";
 import { registerSettledTasks } from "./settledTasks";
+import { registerAsk } from "./ask";
 import { Reviews, uriKey } from "./reviews";
 import { BatonServer } from "./server";
 import { Settings } from "./settings";
@@ -422,5 +423,6 @@ export function registerCommands(app: App): vscode.Disposable[] {
     cmd(Command.restart, "restart", () => app.server.restart()),
     cmd(Command.showLog, "show log", () => showLog()),
     ...registerSettledTasks(app, () => refreshTasks(app)),
+    ...registerAsk(app),
   ];
 }

@@ -179,6 +179,7 @@ export const ServerCommand = {
   status: "baton.status",
   answerPermission: "baton.answerPermission",
   workers: "baton.workers",
+  ask: "baton.ask",
 } as const;
 
 /** One profile of `baton.workers`, as the server resolved it for a folder. */

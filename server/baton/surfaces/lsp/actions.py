@@ -1,5 +1,6 @@
 """Code actions: "Delegate selection…", "Fix these diagnostics", "Explain selection" and
-"Write tests for selection", each a ``baton.delegate`` command (nothing runs until chosen).
+"Write tests for selection", each a ``baton.delegate`` command, and "Ask Baton…", a
+``baton.ask`` (:mod:`baton.surfaces.lsp.questions`); nothing runs until chosen.
 
 The command's one argument is ``{uri, range, kind, instruction?, diagnostics?}``; "Delegate
 selection…" carries no instruction, so the client asks for one (rich clients with an input
@@ -13,6 +14,8 @@ from typing import Any
 from lsprotocol import types
 
 from baton.surfaces.lsp.payloads import invalid
+from baton.surfaces.lsp.questions import ASK_KIND
+from baton.surfaces.lsp.questions import code_action as ask_action
 
 DELEGATE = "baton.delegate"
 
@@ -109,4 +112,6 @@ def code_actions(params: types.CodeActionParams, line_count: int | None) -> list
                 command=types.Command(title=title, command=DELEGATE, arguments=[args]),
             )
         )
+    if wanted(ASK_KIND, only):
+        out.append(ask_action(uri, rng, _range_json(rng)))
     return out

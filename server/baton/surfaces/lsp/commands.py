@@ -16,6 +16,7 @@ from lsprotocol import types
 import baton.surfaces.lsp.asking as asking
 import baton.surfaces.lsp.hunk_commands as hunks
 import baton.surfaces.lsp.placement as placement
+import baton.surfaces.lsp.questions as questions
 import baton.surfaces.lsp.settled as settled
 from baton.config.layers import ConfigError
 from baton.core import revision
@@ -297,6 +298,7 @@ HANDLERS: dict[str, tuple[Handler, bool]] = {
     "baton.retry": (retry, False),
     "baton.handoff": (settled.handoff, False),
     "baton.archive": (settled.archive, False),
+    "baton.ask": (questions.ask, False),
     "baton.accept": (hunks.accept, False),
     "baton.reject": (hunks.reject, False),
     "baton.resolve": (hunks.resolve, False),

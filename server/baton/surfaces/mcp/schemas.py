@@ -15,6 +15,12 @@ from typing import Any
 from baton.core.lifecycle import TaskState
 
 STATES: list[str] = [str(s) for s in TaskState]
+#: The moves of the ``task`` tool, each the websocket method of the same name (``unarchive``
+#: is ``archive`` with ``undo``): one tool for the moves a lead agent makes now and then.
+ACTIONS: list[str] = [
+    "reply", "steer", "answer", "cancel", "retry", "handoff", "complete", "edit", "archive",
+    "unarchive",
+]  # fmt: skip
 
 _STR: dict[str, Any] = {"type": "string"}
 _STRS: dict[str, Any] = {"type": "array", "items": _STR}
@@ -45,6 +51,15 @@ def _obj(required: tuple[str, ...] = (), **properties: dict[str, Any]) -> dict[s
 
 
 _WATCH_TIMEOUT = _obj(("timeout", "tasks"), timeout={"type": "number"}, tasks={**_OBJS})
+_ANSWERED = _obj(("taskId", "option"), taskId=_STR, permission=_STR, option=_STR)
+#: What ``task`` answers: the task's line (reply, steer, cancel, retry, handoff, edit), the
+#: answered permission, the completed task with its changed files, or the archived tasks.
+_MOVED: list[dict[str, Any]] = [
+    LINE,
+    _ANSWERED,
+    _obj(("task", "files"), task=LINE, files=_STRS),
+    _obj(("tasks",), archived=_STRS, unarchived=_STRS, tasks={"type": "array", "items": LINE}),
+]
 
 #: The ``outputSchema`` of each tool.
 OUTPUT: dict[str, dict[str, Any]] = {
@@ -65,11 +80,8 @@ OUTPUT: dict[str, dict[str, Any]] = {
     "diff": _obj(("text",), text=_STR),
     "accept": _obj(("task",), task=LINE, applied=_STRS, conflicts=_OBJS, refused=_OBJS),
     "reject": _obj(("task",), task=LINE, rejected=_STRS),
-    "reply": LINE,
-    "steer": LINE,
-    "cancel": LINE,
-    "retry": LINE,
-    "answer": _obj(("taskId", "option"), taskId=_STR, permission=_STR, option=_STR),
+    "task": {"type": "object", "anyOf": _MOVED},
+    "ask": _obj(("task",), task=LINE, answer=_STR, timeout={"type": "number"}),
     "tasks": _obj(("tasks",), tasks={"type": "array", "items": LINE}),
     "memory": _obj(("memory",), memory=_OBJS),
     "workers": _obj(("workers",), default=_STR, workers=_OBJS),
@@ -77,13 +89,13 @@ OUTPUT: dict[str, dict[str, Any]] = {
 }
 
 #: MCP tool annotations. Read-only tools change nothing; ``accept`` writes the project's
-#: files, ``reject`` drops hunks, ``cancel`` kills an agent and ``memory`` may remove a fact:
-#: destructive. The others add (a task, a turn, an answer) and destroy nothing.
+#: files, ``reject`` drops hunks, ``task`` may cancel (kill an agent) and ``memory`` may
+#: remove a fact: destructive. The others add (a task, an answer) and destroy nothing.
 _READ_ONLY = {"readOnlyHint": True}
 _DESTRUCTIVE = {"readOnlyHint": False, "destructiveHint": True}
 _ADDITIVE = {"readOnlyHint": False, "destructiveHint": False}
 ANNOTATIONS: dict[str, dict[str, bool]] = {
     **dict.fromkeys(("watch", "inspect", "diff", "tasks", "workers", "health"), _READ_ONLY),
-    **dict.fromkeys(("accept", "reject", "cancel", "memory"), _DESTRUCTIVE),
-    **dict.fromkeys(("delegate", "reply", "steer", "retry", "answer"), _ADDITIVE),
+    **dict.fromkeys(("accept", "reject", "task", "memory"), _DESTRUCTIVE),
+    **dict.fromkeys(("delegate", "ask"), _ADDITIVE),
 }

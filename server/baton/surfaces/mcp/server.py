@@ -20,6 +20,7 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent
 from mcp.types import Tool as MCPTool
 
+from baton.surfaces.mcp.schemas import ACTIONS
 from baton.surfaces.mcp.tools import INSTRUCTIONS, ToolSpec, chosen
 from baton.surfaces.ws.client import (
     BrokerError,
@@ -116,9 +117,11 @@ def _handlers(folder: Path, bridge: Bridge) -> dict[str, Callable[..., Awaitable
         kind: str | None = None,
         scope: list[str] | None = None,
         files: list[str] | None = None,
+        effort: str | None = None,
     ) -> CallToolResult:
         res = await guarded(
             "delegate",
+            effort=effort,
             instruction=instruction,
             cwd=cwd or str(folder),
             worker=worker,
@@ -146,21 +149,14 @@ def _handlers(folder: Path, bridge: Bridge) -> dict[str, Callable[..., Awaitable
     async def reject(id: str, hunks: list[str] | None = None) -> CallToolResult:
         return _answer(await guarded("reject", id=id, hunks=hunks))
 
-    async def reply(id: str, text: str) -> CallToolResult:
-        return _answer((await guarded("reply", id=id, text=text))["task"])
+    async def task(
+        id: str, action: str, text: str | None = None, worker: str | None = None
+    ) -> CallToolResult:
+        return _answer(await moved(guarded, id, action, text, worker))
 
-    async def steer(id: str, text: str) -> CallToolResult:
-        return _answer((await guarded("steer", id=id, text=text))["task"])
-
-    async def cancel(id: str) -> CallToolResult:
-        return _answer((await guarded("cancel", id=id))["task"])
-
-    async def retry(id: str) -> CallToolResult:
-        return _answer((await guarded("retry", id=id))["task"])
-
-    async def answer(id: str, option: str, permission: str | None = None) -> CallToolResult:
-        res = await guarded("answer", id=id, option=option, permission=permission)
-        return _answer(res["answered"])
+    async def ask(question: str) -> CallToolResult:
+        res = await guarded("ask", question=question, cwd=str(folder), timeout=ASK_WAIT)
+        return _answer(res)
 
     async def tasks(
         state: list[str] | None = None, text: str | None = None, limit: int = 20
@@ -187,16 +183,60 @@ def _handlers(folder: Path, bridge: Bridge) -> dict[str, Callable[..., Awaitable
         "diff": diff,
         "accept": accept,
         "reject": reject,
-        "reply": reply,
-        "steer": steer,
-        "cancel": cancel,
-        "retry": retry,
-        "answer": answer,
+        "task": task,
+        "ask": ask,
         "tasks": tasks,
         "memory": memory,
         "workers": workers,
         "health": health,
     }
+
+
+async def moved(
+    call: Callable[..., Awaitable[Any]],
+    task_id: str,
+    action: str,
+    text: str | None,
+    worker: str | None,
+) -> Any:
+    """The ``task`` tool: ``action`` is the websocket method to call (``unarchive`` is
+    ``archive`` with ``undo``); ``text`` is what that method takes as its text."""
+    if action not in ACTIONS:
+        raise ToolError(f"action: {action!r} is not one of: {', '.join(ACTIONS)}")
+    needs = _TEXT_OF.get(action)
+    if needs is None and text:
+        raise ToolError(f"action {action} takes no text")
+    if needs and needs[1] and not (text or "").strip():
+        raise ToolError(f"action {action} needs text: {needs[1]}")
+    if worker and action not in ("handoff", "edit"):
+        raise ToolError(f"action {action} takes no worker")
+    params: dict[str, Any] = {"id": task_id}
+    if needs and text is not None:
+        params[needs[0]] = text
+    if worker:
+        params["worker"] = worker
+    if action in ("archive", "unarchive"):
+        res = await call("archive", ids=[task_id], undo=action == "unarchive" or None)
+        return res
+    res = await call(action, **params)
+    if action == "answer":
+        return res["answered"]
+    if action == "complete":
+        return res
+    return res["task"]
+
+
+#: The ``task`` tool's actions that take ``text``: the parameter it becomes, and what it
+#: must say when it is required ("" when it is optional).
+_TEXT_OF: dict[str, tuple[str, str]] = {
+    "reply": ("text", "the reply"),
+    "steer": ("text", "the guidance"),
+    "answer": ("option", "allow, reject or an option id"),
+    "complete": ("evidence", "why the work is done"),
+    "edit": ("instruction", ""),
+}
+#: Seconds ``ask`` waits for the answer; then it answers with the task (watch it).
+ASK_WAIT = 600.0
 
 
 def build(folder: Path, tools: str | Sequence[str] | None = None) -> BatonMCP:

@@ -19,14 +19,14 @@ from typing import Any
 
 from baton.core.routing import KINDS
 from baton.errors import InvalidInput
-from baton.surfaces.mcp.schemas import ANNOTATIONS, OUTPUT, STATES
+from baton.surfaces.mcp.schemas import ACTIONS, ANNOTATIONS, OUTPUT, STATES
 from baton.surfaces.ws.answers import DETAILS
 
 INSTRUCTIONS = (
     "Baton runs coding tasks in the background, each in its own git worktree, done by an agent "
     "that sees only your instruction. Flow: delegate (returns an id; a unique prefix of 4+ "
     "characters does), watch, inspect or diff, accept or reject. Every task carries next: the "
-    "moves that fit now."
+    "moves that fit now (those that are no tool are actions of task)."
 )
 
 #: The fields of a tool definition that clients pass on to the model (and what :func:`size`
@@ -80,8 +80,6 @@ def _enum(description: str, values: Sequence[str]) -> dict[str, Any]:
 
 
 _TASK = _s("task")
-_ID = {"id": _TASK}
-_TEXT = {"id": _TASK, "text": _s("message")}
 _HUNKS = {"id": _TASK, "hunks": _list("default all")}
 
 TOOLS: dict[str, ToolSpec] = {
@@ -93,7 +91,7 @@ TOOLS: dict[str, ToolSpec] = {
             {
                 "instruction": _s("the work"),
                 "worker": _s("profile"),
-                "kind": _enum("routing", KINDS),
+                "kind": _enum("routing", [k for k in KINDS if k != "ask"]),
                 "scope": _list("writable globs"),
             },
             ("instruction",),
@@ -114,15 +112,23 @@ TOOLS: dict[str, ToolSpec] = {
         ),
         ToolSpec("accept", "Apply hunks to your files.", _HUNKS),
         ToolSpec("reject", "Drop hunks.", _HUNKS),
-        ToolSpec("reply", "Answer a question, or ask for changes.", _TEXT),
-        ToolSpec("steer", "Guide a running task.", _TEXT),
-        ToolSpec("cancel", "Stop a task.", _ID),
-        ToolSpec("retry", "Run a task again.", _ID),
         ToolSpec(
-            "answer",
-            "Answer a permission request.",
-            {"id": _TASK, "option": _s("allow, reject or an id")},
-            ("id", "option"),
+            "task",
+            "Move a task on. text: the reply or guidance, the permission option (allow, reject "
+            "or an id), the evidence it is done, or a queued task's new instruction.",
+            {
+                "id": _TASK,
+                "action": _enum("move", ACTIONS),
+                "text": _s("see above"),
+                "worker": _s("handoff or edit to"),
+            },
+            ("id", "action"),
+        ),
+        ToolSpec(
+            "ask",
+            "Ask a cheap worker about the project; answers, changes nothing.",
+            {"question": _s("the question")},
+            ("question",),
         ),
         ToolSpec(
             "tasks",

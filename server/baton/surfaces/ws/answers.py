@@ -249,6 +249,7 @@ def task_record(task: Task) -> dict[str, Any]:
     usage = task.options.get("usage")
     if usage:
         d["usage"] = usage
+    d["effort"] = task.options.get("effort")  # the reasoning effort asked for, if any
     return lean(d)
 
 

@@ -24,6 +24,7 @@ import baton.surfaces.ws.protocol as p
 import baton.surfaces.ws.views as views
 import baton.surfaces.ws.waiting as waiting
 from baton import __version__
+from baton.agents import effort
 from baton.config.layers import ConfigError
 from baton.core import revision
 from baton.core.lifecycle import TaskState
@@ -31,7 +32,9 @@ from baton.core.task import Target, next_moves
 from baton.errors import NotFound
 from baton.runtime import DelegateRequest, GraphNode, Supervisor, TaskError, broker_alive
 from baton.surfaces.workers import workers_answer
+from baton.surfaces.ws.love import Defaults
 from baton.surfaces.ws.settled import Settled
+from baton.surfaces.ws.unstarted import Unstarted
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
@@ -58,6 +61,7 @@ class Methods:
         self._info = info
         self.started = time.time()
         settled = Settled(sup, self._moved, self._check_worker)
+        unstarted = Unstarted(sup, self._moved, self._check_worker, self._request)
         self.table: dict[str, Handler] = {
             "delegate": self.delegate,
             "graph": self.graph,
@@ -81,6 +85,9 @@ class Methods:
             "complete": settled.complete,
             "archive": settled.archive,
             "clean": settled.clean,
+            "edit": unstarted.edit,
+            "ask": unstarted.ask,
+            "love": Defaults(roots).love,
             "events": self.events,
             "memory": self.memory,
             "workers": self.workers,
@@ -148,6 +155,7 @@ class Methods:
             "group",
             "dependsOn",
             "maxTokens", "maxCost", "maxSteps", "maxSeconds",
+            "effort",
             *extra,
         )  # fmt: skip
         instruction = p.nonempty(params, "instruction")
@@ -163,6 +171,7 @@ class Methods:
         if worker is not None:
             self._check_worker(worker, str(root))
         p.choice(params, "isolation", ISOLATION, "worktree")
+        level = p.choice(params, "effort", effort.LEVELS, "")  # where the worker's CLI has one
         return DelegateRequest(
             instruction=instruction,
             root=str(root),
@@ -175,7 +184,7 @@ class Methods:
             title=p.opt_text(params, "title", 500),
             group=p.opt_text(params, "group", 200),
             depends_on=p.texts(params, "dependsOn") or [],
-            options=caps.options_of(params),
+            options={**caps.options_of(params), **({"effort": level} if level else {})},
         )
 
     def _check_worker(self, worker: str, root: str) -> None:
