@@ -335,13 +335,20 @@ def test_live_pushes_and_actions_when_enabled(baton_home: Path, repo: Path, tmp_
                 )
 
             got = receive_until(ws, reviewed)
-        events = [e for m in got if m["type"] == "events" for e in m["events"]]
-        mine = [e for e in events if e["taskId"] == task_id]
-        assert [e["seq"] for e in mine] == list(range(1, len(mine) + 1))
-        texts = [e for e in mine if e["type"] == "text"]
-        assert len(texts) >= 6
-        stored = as_json(baton("inspect", "--json", task_id, "--detail", "events"))
-        assert len(mine) == stored["detail"]["eventCount"]
+            # Every stored event arrives, once, in order (the last ones may still come).
+            stored = as_json(baton("inspect", "--json", task_id, "--detail", "events"))
+            count = stored["detail"]["eventCount"]
+
+            def mine_of(got: list[dict[str, Any]]) -> list[dict[str, Any]]:
+                events = [e for m in got if m["type"] == "events" for e in m["events"]]
+                return [e for e in events if e["taskId"] == task_id]
+
+            got += receive_until(ws, lambda more: len(mine_of(got + more)) >= count)
+        mine = mine_of(got)
+        assert [e["seq"] for e in mine] == list(range(1, count + 1))
+        assert len([e for e in mine if e["type"] == "text"]) >= 6
+        by_seq = {e["seq"]: e for e in stored["detail"]["events"]}
+        assert all(by_seq[e["seq"]]["type"] == e["type"] for e in mine if e["seq"] in by_seq)
         # The text arrived over several frames, as it was written, not all at the end.
         frames_with_text = [
             m
