@@ -17,6 +17,7 @@ import contextlib
 import json
 import logging
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
@@ -61,12 +62,29 @@ class Live:
         self._wake = asyncio.Event()
         self._job: asyncio.Task[None] | None = None
         self.frames = 0  # events frames written (all pages count once)
+        #: CPU seconds each stretch of the job's work took on the event loop's thread (a
+        #: machine's other processes may stretch it further in wall time; see ``stats``).
+        self._busy: deque[float] = deque(maxlen=10_000)
 
     def on_commit(self, events: list[Event]) -> None:
         """A committed batch: kept for the next frame (nothing else happens here)."""
         if self.pages:
             self._pending.extend(events)
             self._wake.set()
+
+    def stats(self) -> dict[str, Any]:
+        """Open pages, frames written, and the CPU milliseconds each stretch of the job's
+        work took on the event loop (median, p99, max): what one flush can delay the
+        agents' next batch by, on an idle core."""
+        out: dict[str, Any] = {"pages": len(self.pages), "frames": self.frames}
+        busy = sorted(self._busy)
+        if busy:
+            at = {"median": 0.5, "p99": 0.99, "max": 1.0}
+            out["busy"] = {
+                k: round(busy[min(len(busy) - 1, int(q * len(busy)))] * 1000, 3)
+                for k, q in at.items()
+            }
+        return out
 
     def start(self) -> None:
         if self._job is None:
@@ -117,16 +135,20 @@ class Live:
                 log.exception("could not push to the dashboard's pages")
 
     async def _flush(self, events: list[Event]) -> None:
+        began = time.thread_time()
         frames = [text_frame(self._note(chunk).encode()) for chunk in self._chunks(events)]
         self.frames += len(frames)
         for ws in list(self.pages):
             self._write(ws, frames)
         changed = list(dict.fromkeys(e.task_id for e in events if e.type in _ROW_CHANGES))
+        self._busy.append(time.thread_time() - began)
         if changed:
             rows = await self.rows(changed)
+            began = time.thread_time()
             tasks = _frame({"type": "tasks", "tasks": rows})
             for ws in list(self.pages):
                 self._write(ws, [tasks])
+            self._busy.append(time.thread_time() - began)
 
     def _chunks(self, events: list[Event]) -> Iterator[list[str]]:
         run: list[str] = []

@@ -104,6 +104,11 @@ class Dashboard:
         """Pages with their live socket open."""
         return len(self.live.pages)
 
+    def stats(self) -> dict[str, Any]:
+        """What ``health`` says of the dashboard: its port (0: not opened), open pages,
+        frames written and the live job's time on the event loop."""
+        return {"port": self.port, **self.live.stats()}
+
     async def invite(self) -> dict[str, Any]:
         """A one-time URL for the page (the listener opens on the first call)."""
         await self.start()
