@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import psutil
 import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import ClientConnection, connect
@@ -375,3 +376,31 @@ def test_live_pushes_and_actions_when_enabled(baton_home: Path, repo: Path, tmp_
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_an_open_page_keeps_a_broker_started_on_demand(
+    baton_home: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`baton dashboard` starts a broker like any command; it stays while the page's live
+    socket is open, and exits once idle after the page closes."""
+    monkeypatch.setenv("BATON_IDLE_EXIT", "2")
+    made = baton("dashboard", "--json", "--no-open", cwd=repo)
+    assert made.returncode == 0, made.stderr
+    answer = json.loads(made.stdout)
+    assert answer["opened"] is False and answer["actions"] is False
+    assert answer["expires"] > time.time() + 60
+    pid = as_json(baton("health", "--json", cwd=repo))["pid"]
+    page = open_page(answer["url"])
+    with connect(
+        f"ws://127.0.0.1:{page.port}/dashboard/live",
+        additional_headers={"Cookie": page.cookie},
+        origin=Origin(page.origin),
+        open_timeout=10,
+    ) as ws:
+        assert json.loads(ws.recv(timeout=10))["type"] == "hello"
+        time.sleep(5)  # more than twice the idle time
+        assert psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"
+    deadline = time.monotonic() + 20
+    while psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie":
+        assert time.monotonic() < deadline, "the broker did not exit once the page closed"
+        time.sleep(0.1)
