@@ -327,6 +327,7 @@ def test_live_pushes_and_actions_when_enabled(baton_home: Path, repo: Path, tmp_
                 {"edit": "app.py", "old": "    return 1\n", "new": "    return 10\n"},
             )
             task_id = baton("delegate", "--cwd", str(repo), streaming).stdout.strip()
+            ws.send(json.dumps({"follow": [task_id]}))  # its transcript, as the page shows it
 
             def reviewed(got: list[dict[str, Any]]) -> bool:
                 return any(
@@ -345,6 +346,27 @@ def test_live_pushes_and_actions_when_enabled(baton_home: Path, repo: Path, tmp_
                 return [e for e in events if e["taskId"] == task_id]
 
             got += receive_until(ws, lambda more: len(mine_of(got + more)) >= count)
+
+            def transcript_of(got: list[dict[str, Any]]) -> tuple[int, list[str]]:
+                lines: list[str] = []
+                seq = 0
+                for m in got:
+                    if m["type"] == "transcript" and m["taskId"] == task_id:
+                        lines = lines[: m["start"]] + m["lines"]
+                        seq = m["seq"]
+                return seq, lines
+
+            got += receive_until(ws, lambda more: transcript_of(got + more)[0] >= count, 30)
+            ws.send(json.dumps({"follow": ["nosuchtask0"]}))
+            (refused,) = receive_until(ws, lambda more: any(m["type"] == "error" for m in more))[
+                -1:
+            ]
+            assert refused["taskId"] == "nosuchtask0"
+        pieces = [m for m in got if m["type"] == "transcript"]
+        assert len(pieces) >= 2 and pieces[0]["start"] == 0  # whole first, then what changed
+        shown = as_json(baton("inspect", "--json", "--transcript", task_id))
+        assert transcript_of(got) == (shown["seq"], shown["lines"])
+        assert any("one two three four five six." in line for line in shown["lines"])
         mine = mine_of(got)
         assert [e["seq"] for e in mine] == list(range(1, count + 1))
         assert len([e for e in mine if e["type"] == "text"]) >= 6

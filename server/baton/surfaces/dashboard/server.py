@@ -90,7 +90,7 @@ class Dashboard:
         self.call = call
         self.static = static
         self.passes = auth.Passes()
-        self.live = Live(encode, self.feed.rows_of)
+        self.live = Live(encode, self.feed.rows_of, self.feed.task_and_events)
         self.port = 0
         self._server: Server | None = None
         self._starting = asyncio.Lock()
