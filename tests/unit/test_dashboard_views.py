@@ -156,6 +156,9 @@ def test_a_one_time_token_is_traded_once_and_not_after_it_expires() -> None:
     assert passes.session(None) is None and passes.session("") is None
     other = passes.redeem(passes.issue()[0])
     assert other is not None and other.csrf != session.csrf
+    for _ in range(auth.MAX_SESSIONS):  # the oldest sessions end past the cap
+        passes.redeem(passes.issue()[0])
+    assert passes.session(session.id) is None and passes.session(other.id) is None
 
 
 def test_request_checks() -> None:
