@@ -327,3 +327,26 @@ def clean(args: argparse.Namespace, out: Output) -> int:
         lines.append("another broker is running: task checkouts were left alone")
     out.result(res, "\n".join(lines))
     return EXIT_OK
+
+
+def dashboard(args: argparse.Namespace, out: Output) -> int:
+    """A one-time URL of the dashboard, opened in the browser unless told not to."""
+    with broker(args) as c:
+        res = call(c, "dashboard")
+    url = res["url"]
+    if args.print_url and not args.json:
+        sys.stdout.write(url + "\n")
+        return EXIT_OK
+    opened = False
+    if not (args.print_url or args.no_open):
+        import webbrowser
+
+        opened = webbrowser.open(url)
+    res["opened"] = opened
+    said = "opened in the browser" if opened else "open it in a browser (it works once)"
+    out.result(
+        res,
+        f"dashboard: {url}\n{said}; the page is read-only"
+        + ("" if not res.get("actions") else ", with actions on"),
+    )
+    return EXIT_OK

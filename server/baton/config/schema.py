@@ -451,6 +451,12 @@ MODEL_BUDGET_FIELDS = _budget_fields(
     ("budget", "models", "MODEL"), _TASK_BUDGET,
     lambda name: f"`budget.{name}` for the tasks that run this model, over the profile's",
 )  # fmt: skip
+DASHBOARD_ACTIONS: Field[bool] = Field(
+    ("dashboard", "actions"), "boolean", "`false`",
+    "whether the dashboard page (`baton dashboard`) may accept, reject and cancel; off, it"
+    " only shows. Each action also needs the page's session cookie and CSRF token",
+    boolean, "true or false", False, user_only=True,
+)  # fmt: skip
 
 #: Every key, in the order of the doc's table.
 FIELDS: tuple[Field[Any], ...] = (
@@ -462,6 +468,7 @@ FIELDS: tuple[Field[Any], ...] = (
     POOL_SIZE, POOL_MAX_BYTES, RETENTION_KEEP_DAYS, RETENTION_CHECKOUT_DAYS, NOTIFY_DESKTOP,
     NOTIFY_ON, GROUP_PROVIDER, GROUP_MODEL, GROUP_MAX, GROUP_FROM, GROUP_TO, GROUP_TIMEZONE,
     GROUP_GRACE, GROUP_SHARED_QUOTA, *BUDGET_FIELDS, *PROFILE_BUDGET_FIELDS, *MODEL_BUDGET_FIELDS,
+    DASHBOARD_ACTIONS,
 )  # fmt: skip
 
 #: The names a user-chosen part may take, where they are fixed.

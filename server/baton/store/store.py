@@ -28,7 +28,7 @@ from baton.core.lifecycle import SETTLED, TaskState
 from baton.core.task import Attempt, Task
 from baton.store.errors import AmbiguousTask, StoreError, UnknownTask, store_error
 from baton.store.layout import KEEP, Keep
-from baton.store.listing import listing
+from baton.store.listing import events_of_type, listing
 
 
 class Store:
@@ -407,6 +407,17 @@ class Store:
             )
             for seq, ts, attempt, type_, data in self._rows(sql, params)
         ]
+
+    def events_of_type(self, task_ids: Sequence[str], type_: EventType) -> list[Event]:
+        """The events of one type of several tasks, in order per task (a dashboard's
+        timelines: the ``state`` events of a thousand tasks in a few queries)."""
+        out: list[Event] = []
+        for sql, params in events_of_type(task_ids, str(type_)):
+            out.extend(
+                Event(type_, json.loads(data), task_id=tid, seq=seq, ts=ts, attempt=attempt)
+                for tid, seq, ts, attempt, data in self._rows(sql, params)
+            )
+        return out
 
     # ------------------------------------------------------------ diffs, hunks
 

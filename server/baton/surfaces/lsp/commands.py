@@ -281,6 +281,14 @@ async def workers(ls: BatonServer, args: Args) -> Any:
         raise failed(exc) from None
 
 
+async def dashboard(ls: BatonServer, args: Args) -> Any:
+    """A one-time link to the broker's dashboard page: the websocket's ``dashboard``."""
+    await ls.broker()
+    if ls.endpoint is None:
+        raise failed(TaskError("this language server's broker has no websocket endpoint"))
+    return await ls.endpoint.dashboard.invite()
+
+
 async def answer_permission(ls: BatonServer, args: Args) -> Any:
     """Answer an ACP agent's permission request: ``{taskId, option, permissionId?}``."""
     sup = await ls.broker()
@@ -311,6 +319,7 @@ HANDLERS: dict[str, tuple[Handler, bool]] = {
     "baton.diff": (diff, False),
     "baton.status": (status, True),
     "baton.workers": (workers, True),
+    "baton.dashboard": (dashboard, True),
     "baton.answerPermission": (answer_permission, False),
 }
 #: Every command the server declares.
