@@ -201,6 +201,13 @@ def _profiles(values: Values) -> dict[str, Profile]:
             label=values.field(S.LABEL, name),
             options=values.field(S.OPTIONS, name),
             network=values.field(S.NETWORK, name),
+            runner=values.field(S.RUNNER, name),
+            ray_address=values.field(S.RAY_ADDRESS, name),
+            ray_resources={
+                r: values.field(S.RAY_RESOURCES, name, r)
+                for r in values.children((*k, "ray_resources"))
+            },
+            ray_ship_secrets=values.field(S.RAY_SHIP_SECRETS, name),
         )
     return out
 
