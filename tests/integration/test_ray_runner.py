@@ -1,7 +1,7 @@
 """Attempts on a real Ray cluster of three nodes on this host (loopback only), fake agents.
 
-One cluster for the module (``ray.cluster_utils.Cluster``: a head with no agent resources,
-node A with ``{fake = 2, alpha = 1}``, node B with ``{fake = 2, beta = 1}``); each test a
+One cluster for the module (:mod:`tests.support.ray_cluster`: a head with no agent
+resources, node A with ``alpha``, node B with ``beta``, both with ``fake = 2``); each test a
 broker of its own. Skipped when the ``ray`` extra is not installed.
 """
 
@@ -10,11 +10,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,59 +27,16 @@ from baton.process import ray_runner
 from baton.runtime.requests import DelegateRequest
 from baton.runtime.supervisor import Limits, Supervisor
 from tests.conftest import fake_script, settle, user_config
+from tests.support.ray_cluster import Nodes, three_nodes
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.slow
 
 
-A = {"fake": 2, "alpha": 1}
-B = {"fake": 2, "beta": 1}
-
-
-class Nodes:
-    def __init__(self, cluster: Any, a: Any, b: Any) -> None:
-        self.cluster, self.a, self.b = cluster, a, b
-        self.resources = {a.node_id: dict(A), b.node_id: dict(B)}
-
-    @property
-    def address(self) -> str:
-        return str(self.cluster.address)
-
-    def by_id(self, node_id: str) -> Any:
-        return next(n for n in (self.a, self.b) if n.node_id == node_id)
-
-
 @pytest.fixture(scope="module")
 def nodes() -> Iterator[Nodes]:
-    from ray.cluster_utils import Cluster
-
-    from baton.process.ray_relay import loopback_only
-
-    scratch = Path(tempfile.mkdtemp(prefix="bray"))  # short: Ray's socket paths must fit
-    (scratch / "ray").mkdir()
-    saved = dict(os.environ)
-    os.environ.update(
-        RAY_TMPDIR=str(scratch),
-        RAY_USAGE_STATS_ENABLED="0",
-        BATON_NODE_HOME=str(scratch / "nodes"),
-        **{ray_runner.LOOPBACK_ENV: "1"},
-    )
-    loopback_only()
-    ip = {"node_ip_address": "127.0.0.1"}
-    cluster = Cluster(
-        initialize_head=True,
-        head_node_args={"num_cpus": 0, "include_dashboard": False, **ip},
-    )
-    a = cluster.add_node(num_cpus=1, resources=dict(A), **ip)
-    b = cluster.add_node(num_cpus=1, resources=dict(B), **ip)
-    cluster.wait_for_nodes()
-    try:
-        yield Nodes(cluster, a, b)
-    finally:
-        cluster.shutdown()
-        os.environ.clear()
-        os.environ.update(saved)
-        shutil.rmtree(scratch, ignore_errors=True)
+    with three_nodes() as cluster:
+        yield cluster
 
 
 def profiles(nodes: Nodes, extra: str = "") -> str:
@@ -322,14 +277,7 @@ async def test_a_node_lost_mid_run_interrupts_and_the_task_resumes_on_another(
             files, _ = await sup.diff(task_id)
             assert {f.path for f in files} == {"done.txt"}
         finally:
-            replacement = nodes.cluster.add_node(
-                num_cpus=1, resources=nodes.resources[lost.node_id], node_ip_address="127.0.0.1"
-            )
-            nodes.resources[replacement.node_id] = nodes.resources[lost.node_id]
-            if lost is nodes.a:
-                nodes.a = replacement
-            else:
-                nodes.b = replacement
+            nodes.replace(lost)
     finally:
         await sup.close()
 

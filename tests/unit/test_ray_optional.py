@@ -111,3 +111,12 @@ def test_secrets_stay_home_unless_the_profile_ships_them() -> None:
 def test_a_store_has_one_namespace(tmp_path: Path) -> None:
     one, other = ray_runner.namespace_for(tmp_path / "a"), ray_runner.namespace_for(tmp_path / "b")
     assert one != other and one == ray_runner.namespace_for(tmp_path / "a")
+
+
+def test_a_profile_given_in_code_keeps_its_resources(tmp_path: Path) -> None:
+    given = Profile(
+        name="far", provider="fake", runner="ray", ray_address="h:1", ray_resources={"gpu": 2.0}
+    )
+    far = load_settings(None, profiles={"far": given}, user_config=tmp_path / "no.toml")
+    assert far.profiles["far"].ray_resources == {"gpu": 2.0}
+    assert far.profiles["far"].runner == "ray"

@@ -149,9 +149,9 @@ def _default_items(
         src = Source("default", note=f"found on PATH: {p.binary}") if found else builtin
         for f in _PROFILE_FIELDS:
             value = getattr(p, f)
-            if f == "env":
+            if f in ("env", "ray_resources"):  # tables read key by key
                 for k, v in value.items():
-                    items[("profiles", name, "env", k)] = (v, src)
+                    items[("profiles", name, f, k)] = (v, src)
                 continue
             if f == "provider" or value != getattr(blank, f):
                 items[("profiles", name, f)] = (value, src)

@@ -144,20 +144,24 @@ class AttemptRun:
         threading.Thread(target=self._follow, name="attempt-lines", daemon=True).start()
 
     def _folder(self) -> Path:
+        """The task's folder on this node: one checkout for all its attempts here, so a CLI
+        that keys its sessions by folder resumes them in the next turn."""
         node = self.where()["node_id"][:12] or "local"
-        name = f"{self.spec['task_id']}-{self.spec['attempt']}"
-        return node_home() / node / str(self.spec["namespace"]) / name
+        return node_home() / node / str(self.spec["namespace"]) / str(self.spec["task_id"])
 
     def _launch(self) -> None:
         folder = self._folder()
         checkout, task_dir = folder / "checkout", folder / "task"
         task_dir.mkdir(parents=True, exist_ok=True)
         checkout.mkdir(parents=True, exist_ok=True)
-        bundle = folder / "base.bundle"
+        bundle = folder / f"base-{self.spec['attempt']}.bundle"
         bundle.write_bytes(self.bundle)
-        git(checkout, "init", "-q")
-        git(checkout, "fetch", "-q", str(bundle), f"{BASE_REF}:{BASE_REF}")
-        git(checkout, "checkout", "-q", "-B", f"baton/{self.spec['task_id']}", BASE_REF)
+        if not (checkout / ".git").exists():
+            git(checkout, "init", "-q")
+        git(checkout, "fetch", "-q", "-f", str(bundle), f"{BASE_REF}:{BASE_REF}")
+        git(checkout, "checkout", "-q", "-f", "-B", f"baton/{self.spec['task_id']}", BASE_REF)
+        git(checkout, "clean", "-q", "-f", "-d")  # what an earlier turn left: not in the base
+        bundle.unlink()
         self.checkout = checkout
         fields = dict(self.spec["turn"])
         fields["cwd"] = str(checkout / fields.pop("subdir", ""))
@@ -238,7 +242,9 @@ class AttemptRun:
         git(checkout, "update-ref", RESULT_REF, commit)
         out = folder / "result.bundle"
         git(checkout, "bundle", "create", "-q", str(out), RESULT_REF, f"^{BASE_REF}")
-        return out.read_bytes()
+        data = out.read_bytes()
+        out.unlink()
+        return data
 
     def _linger(self) -> None:
         """The result waits for its reader a while; then the actor's process ends."""

@@ -31,6 +31,7 @@ import json
 import logging
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -69,14 +70,16 @@ def bundle_files(checkout: Path, out: Path) -> bytes:
     commit = git(checkout, "commit-tree", tree, "-m", "baton: the task's files")
     git(checkout, "update-ref", BASE_REF, commit)
     git(checkout, "bundle", "create", "-q", str(out), BASE_REF)
-    return out.read_bytes()
+    data = out.read_bytes()
+    out.unlink()
+    return data
 
 
 def take_result(checkout: Path, bundle: bytes, path: Path) -> None:
     """Put the node's result into the checkout's files (not its HEAD): every file the agent
     wrote, added or deleted there is so here."""
     path.write_bytes(bundle)
-    git(checkout, "fetch", "-q", str(path), f"{RESULT_REF}:{RESULT_REF}")
+    git(checkout, "fetch", "-q", "-f", str(path), f"{RESULT_REF}:{RESULT_REF}")
     git(checkout, "read-tree", BASE_REF)  # the index says what the files are now
     git(checkout, "read-tree", "-u", "--reset", RESULT_REF)
 
@@ -210,8 +213,15 @@ class Relay:
             return self.fail(UNPLACEABLE, str(end["failure"]))
         if end.get("bundle"):
             path = self.folder / f"{self.name}.result.bundle"
-            take_result(Path(self.spec["checkout"]), end["bundle"], path)
-            path.unlink(missing_ok=True)
+            try:
+                take_result(Path(self.spec["checkout"]), end["bundle"], path)
+            except (OSError, subprocess.CalledProcessError) as exc:
+                detail = getattr(exc, "stderr", "") or ""
+                return self.fail(UNPLACEABLE, f"could not take the node's result: {exc} {detail}")
+            finally:
+                path.unlink(missing_ok=True)
+        elif end.get("exit") is not None:
+            return self.fail(UNPLACEABLE, "the node sent no result")
         write_state(self.state, ended=time.time(), lines=self.seq)
         if end.get("stopped"):
             return STOPPED
