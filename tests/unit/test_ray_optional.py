@@ -120,3 +120,19 @@ def test_a_profile_given_in_code_keeps_its_resources(tmp_path: Path) -> None:
     far = load_settings(None, profiles={"far": given}, user_config=tmp_path / "no.toml")
     assert far.profiles["far"].ray_resources == {"gpu": 2.0}
     assert far.profiles["far"].runner == "ray"
+
+
+def test_a_ray_profile_runs_the_native_stream_even_where_acp_was_chosen(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from types import SimpleNamespace
+
+    from baton.acp import transport as acp
+    from baton.runtime import remote
+
+    monkeypatch.setattr(ray_runner, "ray_installed", lambda: True)
+    task = SimpleNamespace(options={"transport": acp.ACP})
+    far = Profile(name="far", provider="claude", runner="ray", ray_address="h:1")
+    placed = remote.place(task, acp.transport_for(acp.ACP, "claude"), far, tmp_path)  # type: ignore[arg-type]
+    assert isinstance(placed, ray_runner.RayTransport) and placed.name == acp.NATIVE
+    assert task.options["transport"] == acp.NATIVE and task.options["runner"] == "ray"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from baton.acp import transport as acp
 from baton.config.profiles import Profile
 from baton.core.lifecycle import Completion, TaskState
 from baton.core.settle import NextTurn, Settle, Stop
@@ -25,8 +26,12 @@ S = TaskState
 
 
 def place(task: Task, transport: Transport, profile: Profile, home: Path) -> Transport:
-    """The transport of ``profile``'s attempt: as it is, or run on its Ray cluster
-    (raises ``ValueError`` saying why it cannot be)."""
+    """The transport of ``profile``'s attempt: as it is, or run on its Ray cluster — always
+    the native stream there (raises ``ValueError`` saying why it cannot be)."""
+    if ray_runner.runs_on_ray(profile) and transport.name != acp.NATIVE:
+        transport = acp.transport_for(acp.NATIVE, profile.provider)
+        task.options["transport"] = acp.NATIVE
+        task.options["transport_reason"] = "the Ray runner runs the native stream"
     placed = ray_runner.placed(transport, profile, home)
     if placed is not transport:
         task.options["runner"] = ray_runner.RAY
