@@ -8,6 +8,7 @@ broker of its own. Skipped when the ``ray`` extra is not installed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -256,30 +257,71 @@ async def test_a_node_lost_mid_run_interrupts_and_the_task_resumes_on_another(
         lost = nodes.by_id(first)
         nodes.cluster.remove_node(lost)
         try:
-
-            async def reviewable() -> bool:
-                return (await sup.get(task_id)).state == TaskState.REVIEW
-
-            deadline = time.monotonic() + 120
-            while not await reviewable():  # interrupted on the way: settle() would stop there
-                state = (await sup.get(task_id)).state
-                assert state not in (TaskState.FAILED, TaskState.CANCELLED), state
-                assert time.monotonic() < deadline, state
-                await asyncio.sleep(0.05)
-            second = await node_of(baton_home, task_id, 2)
-            assert second != first
+            await until_review(sup, task_id, 100)
+            attempts = await sup.attempts(task_id)
+            assert await node_of(baton_home, task_id, attempts[-1].n) != first
             events = await sup.events(task_id)
             states = [e.data["to"] for e in events if e.type == EventType.STATE]
             assert TaskState.INTERRUPTED in states, states
-            attempts = await sup.attempts(task_id)
             assert attempts[0].completion == Completion.INTERRUPTED
-            assert attempts[1].reason == "resume"
+            assert [a.reason for a in attempts[1:]] == ["resume"] * (len(attempts) - 1)
             files, _ = await sup.diff(task_id)
             assert {f.path for f in files} == {"done.txt"}
         finally:
             nodes.replace(lost)
     finally:
         await sup.close()
+
+
+async def test_a_frozen_node_is_given_up_and_the_task_resumes_on_another(
+    nodes: Nodes, config: Path, baton_home: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node that stops answering (SIGSTOP: a hung host, a partition) says nothing at all;
+    the relay's own silence limit (or the cluster's health check, whichever is first) gives
+    it up and the task is retried elsewhere."""
+    monkeypatch.setenv("BATON_RAY_IDLE", "2.5")
+    steps = [
+        {"say": "working", "chunks": 1},
+        {"sleep": 4},
+        {"write": "thawed.txt", "content": "z\n"},
+    ]
+    sup = await broker(baton_home)
+    frozen: list[psutil.Process] = []
+    try:
+        req = DelegateRequest(instruction=fake_script(*steps), root=str(repo), worker="anywhere")
+        task_id = (await sup.delegate(req)).id
+        first = await node_of(baton_home, task_id)
+        out = baton_home / "tasks" / task_id / "attempt-1.out"
+        await wait_until("it works", lambda: out.exists() and b"working" in out.read_bytes())
+        node = nodes.by_id(first)
+        raylet = psutil.Process(node.all_processes["raylet"][0].process.pid)
+        frozen = [raylet, *raylet.children(recursive=True)]
+        for p in frozen:
+            p.suspend()
+        await until_review(sup, task_id, 100)
+        last = (await sup.attempts(task_id))[-1]  # (one more may have gone to the frozen
+        assert await node_of(baton_home, task_id, last.n) != first  # node before it was dead)
+        assert remote_state(baton_home, task_id, 1)["lost"]
+        files, _ = await sup.diff(task_id)
+        assert {f.path for f in files} == {"thawed.txt"}
+    finally:
+        for p in frozen:
+            with contextlib.suppress(psutil.Error):
+                p.resume()
+        if frozen:
+            lost = nodes.by_id(first)
+            nodes.cluster.remove_node(lost)
+            nodes.replace(lost)
+        await sup.close()
+
+
+async def until_review(sup: Supervisor, task_id: str, timeout: float) -> None:
+    """Wait for review through an interruption (settle() would stop at ``interrupted``)."""
+    deadline = time.monotonic() + timeout
+    while (state := (await sup.get(task_id)).state) != TaskState.REVIEW:
+        assert state not in (TaskState.FAILED, TaskState.CANCELLED), state
+        assert time.monotonic() < deadline, state
+        await asyncio.sleep(0.05)
 
 
 async def test_resources_no_node_has_fail_the_task_saying_so(

@@ -56,6 +56,12 @@ def three_nodes() -> Iterator[Nodes]:
     (scratch / "ray").mkdir()
     saved = dict(os.environ)
     os.environ.update(
+        # A node that stops answering is marked dead in about 5 s, not a minute (generous
+        # enough for a loaded machine; docs/reference/cluster.md says the same for clusters).
+        RAY_health_check_initial_delay_ms="1000",
+        RAY_health_check_period_ms="1000",
+        RAY_health_check_timeout_ms="1000",
+        RAY_health_check_failure_threshold="5",
         RAY_TMPDIR=str(scratch),
         RAY_USAGE_STATS_ENABLED="0",
         BATON_NODE_HOME=str(scratch / "nodes"),

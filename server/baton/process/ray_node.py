@@ -16,8 +16,10 @@ the profile asks for. It imports nothing of Ray: the relay makes it an actor. On
 ``run(from_seq)`` streams ``{"seq", "line"}`` items from ``from_seq`` (a reader that lost
 its stream asks again from where it stopped), ``{"beat"}`` every few seconds of silence, and
 last ``{"end", "exit", "stderr", "bundle"}``: the exit code and a bundle of one commit whose
-tree is the checkout's files after the agent (parent: the commit it was given). Several
-readers may stream at once (the actor is threaded). :meth:`AttemptRun.stop` ends the agent's
+tree is the checkout's files after the agent (parent: the commit it was given). A newer reader
+ends an older one's stream (the relay asks again after a silence it cannot explain, and a
+relay started again replaces a dead one), so no thread of the actor is held by a stream
+nobody reads. :meth:`AttemptRun.stop` ends the agent's
 process tree.
 """
 
@@ -45,7 +47,8 @@ BASE_REF = "refs/baton/remote-base"
 RESULT_REF = "refs/baton/remote-result"
 #: Seconds of silence after which ``run`` says it is still there.
 BEAT = 2.0
-#: Seconds an ended attempt waits for a reader to take its result before its actor exits.
+#: Seconds an ended attempt waits for a reader to take its result before its actor's process
+#: exits (the relay asks for it in the spec: ``linger``).
 LINGER = 600.0
 _STDERR_LIMIT = 64 * 1024
 
@@ -81,7 +84,10 @@ class AttemptRun:
         self._cv = threading.Condition()
         self._started = False
         self._stopping = False
-        self._linger_for = LINGER
+        self._reader = 0  # the newest reader streams; an older one's stream ends
+        self._linger_for = float(spec.get("linger") or LINGER)
+        self.checkout = Path()  # set once the checkout is made
+        self.sandbox_note = ""
 
     # ------------------------------------------------------------------ the actor's methods
 
@@ -91,18 +97,24 @@ class AttemptRun:
         with contextlib.suppress(Exception):
             import ray
 
-            node = ray.get_runtime_context().get_node_id()
+            if ray.is_initialized():  # inside an actor; never start a Ray of our own
+                node = ray.get_runtime_context().get_node_id()
         return {"node_id": node, "host": os.uname().nodename, "pid": os.getpid(),
                 "lines": len(self.lines), "ended": self.ended is not None}  # fmt: skip
 
     def run(self, from_seq: int = 0) -> Iterator[dict[str, Any]]:
         """Stream the attempt's lines from ``from_seq``, then its end (starting it once)."""
         self._start_once()
+        with self._cv:
+            self._reader += 1
+            me = self._reader
         seq = from_seq
         while True:
             with self._cv:
                 if seq >= len(self.lines) and self.ended is None:
                     self._cv.wait(BEAT)
+                if self._reader != me:  # a newer reader took over (ours is gone or slow)
+                    return
                 batch, ended = self.lines[seq:], self.ended
             for line in batch:
                 yield {"seq": seq, "line": line}
@@ -225,9 +237,11 @@ class AttemptRun:
                 stderr += f"\nbaton: the result could not be bundled on the node: {exc}\n"
         with self._cv:
             self.ended = {"end": True, "exit": code, "stderr": stderr, "bundle": bundle,
-                          "failure": failure, "stopped": self._stopping}  # fmt: skip
+                          "failure": failure, "stopped": self._stopping,
+                          "sandbox": self.sandbox_note}  # fmt: skip
             self._cv.notify_all()
-        threading.Thread(target=self._linger, name="attempt-linger", daemon=True).start()
+        if self.spec.get("linger"):  # an actor's process ends itself; a test's never does
+            threading.Thread(target=self._linger, name="attempt-linger", daemon=True).start()
 
     def _result(self) -> bytes:
         """A bundle of one commit: the checkout's files now, on top of the base."""

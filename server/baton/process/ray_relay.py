@@ -37,14 +37,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from baton.process.ray_node import BASE_REF, RESULT_REF, AttemptRun, git
+from baton.process.ray_node import BASE_REF, LINGER, RESULT_REF, AttemptRun, git
 
 #: Exit codes of the relay itself (the agent's own exit code otherwise).
 LOST = 75  # the node or its actor was lost: interrupted
 UNPLACEABLE = 78  # no node can take it, or the cluster cannot be reached
 STOPPED = 143
-#: Seconds with no item (the node beats every 2 s) before the relay asks the actor itself.
-IDLE = 15.0
+#: Seconds with no item (the node beats every 2 s) before the relay asks the actor itself,
+#: and at most as long for its answer (``BATON_RAY_IDLE`` changes it, for tests).
+IDLE = float(os.environ.get("BATON_RAY_IDLE") or 15.0)
 
 
 def write_state(path: Path, **fields: Any) -> None:
@@ -152,7 +153,7 @@ class Relay:
             self.actor = body.options(
                 name=self.name, lifetime="detached", num_cpus=0, resources=resources,
                 max_restarts=0, max_concurrency=4,
-            ).remote(self.spec, bundle)  # fmt: skip
+            ).remote({**self.spec, "linger": LINGER}, bundle)  # fmt: skip
         write_state(self.state, actor=self.name, namespace=self.spec["namespace"])
         try:
             where = await self.actor.where.remote()
@@ -197,7 +198,7 @@ class Relay:
 
     async def answers(self, ray: Any) -> bool:
         try:
-            await asyncio.wait_for(self.actor.where.remote(), 10.0)
+            await asyncio.wait_for(self.actor.where.remote(), min(10.0, IDLE))
             return True
         except (TimeoutError, ray.exceptions.RayError):
             with contextlib.suppress(Exception):
@@ -222,7 +223,7 @@ class Relay:
                 path.unlink(missing_ok=True)
         elif end.get("exit") is not None:
             return self.fail(UNPLACEABLE, "the node sent no result")
-        write_state(self.state, ended=time.time(), lines=self.seq)
+        write_state(self.state, ended=time.time(), lines=self.seq, sandbox=end.get("sandbox"))
         if end.get("stopped"):
             return STOPPED
         code = end.get("exit")
