@@ -33,6 +33,7 @@ from typing import Any
 from baton.agents.base import Launch, Parser, Turn
 from baton.config.profiles import Profile
 from baton.core.masking import MASK_ENV
+from baton.errors import Unavailable
 from baton.process.sandbox import Confinement
 from baton.process.spawn import ProcessRecord, kill_tree, spawn
 from baton.process.transport import NATIVE, Started, Transport
@@ -45,8 +46,9 @@ RUNNERS = (LOCAL, RAY)
 LOOPBACK_ENV = "BATON_RAY_LOOPBACK"
 
 
-class RunnerUnavailable(ValueError):
-    """The profile's runner cannot be used here (the extra is missing, no address)."""
+class RunnerUnavailable(Unavailable, ValueError):
+    """The profile's runner cannot be used here (the extra is missing, no address); a
+    ``ValueError`` too, which the runtime takes as an attempt that could not start."""
 
 
 def ray_installed() -> bool:
