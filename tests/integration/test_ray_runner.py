@@ -211,10 +211,10 @@ async def test_a_broker_restarted_mid_run_reattaches_to_the_remote_run(
 async def test_a_relay_started_again_reattaches_to_the_actor_by_name(
     nodes: Nodes, config: Path, baton_home: Path, repo: Path, tmp_path: Path
 ) -> None:
-    """A relay started again for an attempt (its local end, as after a lost connection)
-    finds the attempt's actor by name in the store's namespace and gets its whole stream
-    from line 0 and its result, without a second run of the agent."""
-    steps = [{"say": f"n{i}", "chunks": 1} for i in range(5)] + [{"sleep": 2}]
+    """The relay (the attempt's local end) is killed while the agent runs on its node; a
+    relay started again for that attempt finds the actor by name in the store's namespace,
+    gets the whole stream from line 0 and the result, and the agent ran once."""
+    steps = [{"say": f"n{i}", "chunks": 1} for i in range(5)] + [{"sleep": 3}]
     steps += [{"say": "last", "chunks": 1}, {"write": "again.txt", "content": "x\n"}]
     sup = await broker(baton_home)
     try:
@@ -222,23 +222,29 @@ async def test_a_relay_started_again_reattaches_to_the_actor_by_name(
         task_id = (await sup.delegate(req)).id
         await node_of(baton_home, task_id)
         folder = baton_home / "tasks" / task_id
+        out = folder / "attempt-1.out"
+        await wait_until("n4 is out", lambda: out.exists() and b"n4" in out.read_bytes())
+        (attempt,) = await sup.attempts(task_id)
+        assert attempt.pid
+        (relay_proc,) = psutil.Process(attempt.pid).children()
+        relay_proc.kill()  # the relay alone: the actor and its agent go on
         spec = json.loads(ray_runner.spec_path(folder, 1).read_text())
         again = tmp_path / "again"
         again.mkdir()
         (again / "spec.json").write_text(json.dumps({**spec, "state": str(again / "state")}))
-        assert await settle(sup, task_id, timeout=90) == TaskState.REVIEW
         relay = subprocess.run(
             [sys.executable, "-m", "baton.process.ray_relay", str(again / "spec.json")],
             capture_output=True, timeout=90,
         )  # fmt: skip
         assert relay.returncode == 0, relay.stderr.decode()[-2000:]
         state = json.loads((again / "state").read_text())
-        assert state.get("reattached") and state.get("lines"), state
-        mine = (folder / "attempt-1.out").read_text().splitlines()
-        assert relay.stdout.decode().splitlines() == mine  # the same lines, from the first
-        assert len(await sup.attempts(task_id)) == 1
-        files, _ = await sup.diff(task_id)
-        assert {f.path for f in files} == {"again.txt"}
+        assert state.get("reattached") and state.get("ended"), state
+        said = relay.stdout.decode()
+        assert said.startswith(out.read_text())  # what the first relay had, from line 0
+        for word in ("n0", "n4", "last"):
+            assert said.count(f'"{word}"') == 1, word  # the agent ran once
+        worktree = (await sup.get(task_id)).worktree
+        assert worktree and (Path(worktree) / "again.txt").read_text() == "x\n"
     finally:
         await sup.close()
 

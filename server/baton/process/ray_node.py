@@ -49,7 +49,7 @@ RESULT_REF = "refs/baton/remote-result"
 BEAT = 2.0
 #: Seconds an ended attempt waits for a reader to take its result before its actor's process
 #: exits (the relay asks for it in the spec: ``linger``).
-LINGER = 600.0
+LINGER = 120.0
 _STDERR_LIMIT = 64 * 1024
 
 
@@ -125,7 +125,7 @@ class AttemptRun:
             if not batch:
                 yield {"beat": time.time()}
 
-    def release(self, within: float = 10.0) -> None:
+    def release(self, within: float = 0.5) -> None:
         """A reader has the result: the actor's process ends ``within`` seconds from now
         (time for another reader of the same attempt to finish)."""
         self._linger_for = min(self._linger_for, within)

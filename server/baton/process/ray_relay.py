@@ -238,7 +238,11 @@ class Relay:
             os._exit(STOPPED)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.actor.stop.remote(0.5), 5.0)
-        await asyncio.sleep(3.0)  # the end normally arrives first
+        await asyncio.sleep(3.0)  # the end normally arrives first, and the relay exits then
+        import ray
+
+        with contextlib.suppress(Exception):  # not placed yet, or its node frozen: never later
+            ray.kill(self.actor)
         os._exit(STOPPED)
 
 
