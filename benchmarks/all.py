@@ -38,6 +38,7 @@ BENCHMARKS = (
     "tail_latency",
     "store_search",
     "mcp_answers",
+    "ray_runner",
 )
 
 

@@ -10,6 +10,8 @@ from typing import Any
 
 #: A profile's ``network`` values: its agent may reach the network (its model API), or not.
 NETWORKS = ("allow", "none")
+#: A profile's ``runner`` values: its attempts run here, or on a Ray cluster.
+RUNNERS = ("local", "ray")
 
 
 @dataclass(slots=True)
@@ -26,6 +28,10 @@ class Profile:
     label: str = ""
     options: dict[str, Any] = field(default_factory=dict)
     network: str = "allow"  # allow | none: whether its sandbox lets it reach the network
+    runner: str = "local"  # local | ray: where its attempts run (baton.process.ray_runner)
+    ray_address: str | None = None  # the Ray cluster (runner = "ray")
+    ray_resources: dict[str, float] = field(default_factory=dict)  # what a node must have
+    ray_ship_secrets: bool = False  # its keyring secrets may travel to the node
 
 
 #: Every provider a profile may name, sorted: one per adapter of ``baton.agents.registry``

@@ -36,7 +36,7 @@ from baton.config.checks import (
     timezone_name,
 )
 from baton.config.layers import Key
-from baton.config.profiles import NETWORKS
+from baton.config.profiles import NETWORKS, RUNNERS
 from baton.core import routing
 from baton.core.routing import KINDS, PREFERENCES, QUALITY_RANK
 from baton.core.settle import DEFAULT_MAX_ATTEMPTS
@@ -241,6 +241,26 @@ NETWORK: Field[str] = Field(
     ("profiles", "NAME", "network"), _choices(NETWORKS), '`"allow"`',
     '`"none"`: its sandbox has no network (for commands that need none)',
     one_of(NETWORKS), _either(NETWORKS), "allow",
+)  # fmt: skip
+RUNNER: Field[str] = Field(
+    ("profiles", "NAME", "runner"), _choices(RUNNERS), '`"local"`',
+    'where its attempts run: `"ray"` on a node of a Ray cluster (needs `baton-lsp[ray]`;'
+    " [cluster.md](cluster.md))",
+    one_of(RUNNERS), _either(RUNNERS), "local", user_only=True,
+)  # fmt: skip
+RAY_ADDRESS: Field[str | None] = Field(
+    ("profiles", "NAME", "ray_address"), "`HOST:PORT`", "none",
+    'the Ray cluster of `runner = "ray"`', nonempty, "a Ray address", None, user_only=True,
+)  # fmt: skip
+RAY_RESOURCES: Field[float] = Field(
+    ("profiles", "NAME", "ray_resources", "RESOURCE"), "number > 0", "none",
+    "what a node must advertise to run one of its attempts (`ray_resources = {claude = 1}`)",
+    seconds, "a number > 0", 1.0,
+)  # fmt: skip
+RAY_SHIP_SECRETS: Field[bool] = Field(
+    ("profiles", "NAME", "ray_ship_secrets"), "boolean", "`false`",
+    "its keyring secrets travel to the node (else the node uses its own login)",
+    boolean, "true or false", False, user_only=True,
 )  # fmt: skip
 ALLOW: Field[list[str]] = Field(
     ("routing", "KIND", "allow"), "list of `PROVIDER[/MODEL]` or `PROFILE[/MODEL]`", "`[]`",
@@ -463,7 +483,8 @@ FIELDS: tuple[Field[Any], ...] = (
     DEFAULT_WORKER, DEFAULT_MODEL, ONLY, ISOLATION, BRIEF_RULES, ON_RATE_LIMIT,
     REPAIR_ROUNDS, MAX_ATTEMPTS, SANDBOX, VERIFY, VERIFY_NAME, VERIFY_ARGV, VERIFY_TIMEOUT,
     REVIEW_WORKER, REVIEW_KINDS, PROVIDER, BINARY, MODEL, MODELS, ENV, CONFIG_DIR, CONCURRENCY,
-    ENABLED, LABEL, OPTIONS, OPTIONS_SANDBOX, NETWORK, ALLOW, PREFER, MIN_QUALITY, QUALITY,
+    ENABLED, LABEL, OPTIONS, OPTIONS_SANDBOX, NETWORK, RUNNER, RAY_ADDRESS, RAY_RESOURCES,
+    RAY_SHIP_SECRETS, ALLOW, PREFER, MIN_QUALITY, QUALITY,
     COOLDOWN_DEFAULT, COOLDOWN, PRICE_INPUT, PRICE_CACHED, PRICE_OUTPUT, SECRETS_BACKEND,
     POOL_SIZE, POOL_MAX_BYTES, RETENTION_KEEP_DAYS, RETENTION_CHECKOUT_DAYS, NOTIFY_DESKTOP,
     NOTIFY_ON, GROUP_PROVIDER, GROUP_MODEL, GROUP_MAX, GROUP_FROM, GROUP_TO, GROUP_TIMEZONE,

@@ -159,9 +159,9 @@ def _default_items(
         src = Source("default", note=f"found on PATH: {p.binary}") if found else builtin
         for f in _PROFILE_FIELDS:
             value = getattr(p, f)
-            if f == "env":
+            if f in ("env", "ray_resources"):  # tables read key by key
                 for k, v in value.items():
-                    items[("profiles", name, "env", k)] = (v, src)
+                    items[("profiles", name, f, k)] = (v, src)
                 continue
             if f == "provider" or value != getattr(blank, f):
                 items[("profiles", name, f)] = (value, src)
@@ -211,6 +211,13 @@ def _profiles(values: Values) -> dict[str, Profile]:
             label=values.field(S.LABEL, name),
             options=values.field(S.OPTIONS, name),
             network=values.field(S.NETWORK, name),
+            runner=values.field(S.RUNNER, name),
+            ray_address=values.field(S.RAY_ADDRESS, name),
+            ray_resources={
+                r: values.field(S.RAY_RESOURCES, name, r)
+                for r in values.children((*k, "ray_resources"))
+            },
+            ray_ship_secrets=values.field(S.RAY_SHIP_SECRETS, name),
         )
     return out
 

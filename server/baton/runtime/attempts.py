@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+import baton.runtime.remote as remote
 from baton.acp import transport as acp
 from baton.agents.base import AgentNotFound, Parser, StderrReader, Turn
 from baton.agents.state import CONFIG_VARIABLES, state_paths
@@ -148,7 +149,7 @@ class Attempts:
             transport = (
                 acp.transport_for(acp.NATIVE, profile.provider)
                 if side
-                else self.transport_for(task, profile)
+                else remote.place(task, self.transport_for(task, profile), profile, self.home)
             )
         except (ValueError, KeyError) as exc:
             raise StartFailed(Completion.WORKER_ERROR, str(exc)) from None
@@ -318,6 +319,7 @@ class Attempts:
         err_pump = asyncio.get_running_loop().create_task(self._pump_stderr(live, bool(mine)))
         try:
             exit_code = await self._watch(live, pump)
+            live.stop = live.stop or remote.runner_stop(attempt)  # a remote node lost
             crash_point("after_exit")
             tailer.finish()  # drain what is left, then let the parser judge the end
             with contextlib.suppress(Exception):

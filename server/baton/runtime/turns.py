@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import baton.runtime.accounts as accounts
+import baton.runtime.remote as remote
 from baton.config.profiles import Profile
 from baton.config.watch import SettingsCache
 from baton.core import usage
@@ -246,6 +247,9 @@ class TurnLoop:
         decision = settle(
             outcome, stop, now=time.time(), cooldown=cooldown, lost_before=lost_before
         )
+        again = await remote.again_elsewhere(self.book, task, attempt, decision)
+        if again is not None:  # its node was lost: interrupted, then retried elsewhere
+            return again
         match decision:
             case Continue(turn=turn, fresh=True):
                 await self.book.log(task, f"{outcome.error_message}; starting a new session")
