@@ -26,6 +26,10 @@ class Profile:
     label: str = ""
     options: dict[str, Any] = field(default_factory=dict)
     network: str = "allow"  # allow | none: whether its sandbox lets it reach the network
+    # Which MCP servers its agent gets: ``{"disable": [names, or "*"], "add": {name: server}}``
+    # (a server: ``command``/``args``/``env``, or ``url``/``headers``); empty = the CLI's own.
+    # Plain JSON, so it is recorded with the task as it is; baton.agents.worker_mcp applies it.
+    worker_mcp: dict[str, Any] = field(default_factory=dict)
 
 
 #: Every provider a profile may name, sorted: one per adapter of ``baton.agents.registry``

@@ -23,6 +23,8 @@ from baton.config.checks import (
     amount,
     boolean,
     count,
+    mcp_servers,
+    names_or_all,
     nonempty,
     one_of,
     positive,
@@ -240,6 +242,20 @@ NETWORK: Field[str] = Field(
     '`"none"`: its sandbox has no network (for commands that need none)',
     one_of(NETWORKS), _either(NETWORKS), "allow",
 )  # fmt: skip
+WORKER_MCP_DISABLE: Field[list[str]] = Field(
+    ("profiles", "NAME", "worker_mcp", "disable"), 'list of server names, or `"*"`', "`[]`",
+    "MCP servers of the CLI's own config its agent does not get, for Baton's tasks only"
+    ' (`"*"`: none of them); your CLI\'s config files are never changed (see'
+    " [What a worker carries](#what-a-worker-carries))",
+    names_or_all, 'a list of server names or "*"', [],
+)  # fmt: skip
+WORKER_MCP_ADD: Field[dict[str, Any]] = Field(
+    ("profiles", "NAME", "worker_mcp", "add"),
+    "table of `{command, args, env}` or `{url, headers}`", "`{}`",
+    "MCP servers its agent gets besides: stdio (`command`, `args`, `env`) or HTTP (`url`,"
+    " `headers`, where the CLI has it)",
+    mcp_servers, "a table of servers, each { command, args, env } or { url, headers }", {},
+)  # fmt: skip
 ALLOW: Field[list[str]] = Field(
     ("routing", "KIND", "allow"), "list of `PROVIDER[/MODEL]` or `PROFILE[/MODEL]`", "`[]`",
     "who may run tasks of this kind, best first (see [Routing](#routing))",
@@ -341,7 +357,8 @@ FIELDS: tuple[Field[Any], ...] = (
     DEFAULT_WORKER, DEFAULT_MODEL, ONLY, ISOLATION, BRIEF_RULES, ON_RATE_LIMIT,
     REPAIR_ROUNDS, MAX_ATTEMPTS, SANDBOX, VERIFY, VERIFY_NAME, VERIFY_ARGV, VERIFY_TIMEOUT,
     REVIEW_WORKER, REVIEW_KINDS, PROVIDER, BINARY, MODEL, MODELS, ENV, CONFIG_DIR, CONCURRENCY,
-    ENABLED, LABEL, OPTIONS, OPTIONS_SANDBOX, NETWORK, ALLOW, PREFER, MIN_QUALITY, QUALITY,
+    ENABLED, LABEL, OPTIONS, OPTIONS_SANDBOX, NETWORK, WORKER_MCP_DISABLE, WORKER_MCP_ADD,
+    ALLOW, PREFER, MIN_QUALITY, QUALITY,
     COOLDOWN_DEFAULT, COOLDOWN, PRICE_INPUT, PRICE_CACHED, PRICE_OUTPUT, SECRETS_BACKEND,
     POOL_SIZE, POOL_MAX_BYTES, RETENTION_KEEP_DAYS, RETENTION_CHECKOUT_DAYS, NOTIFY_DESKTOP,
     NOTIFY_ON,

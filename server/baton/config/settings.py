@@ -154,9 +154,9 @@ def _default_items(
         src = Source("default", note=f"found on PATH: {p.binary}") if found else builtin
         for f in _PROFILE_FIELDS:
             value = getattr(p, f)
-            if f == "env":
+            if f in ("env", "worker_mcp"):  # tables written key by key
                 for k, v in value.items():
-                    items[("profiles", name, "env", k)] = (v, src)
+                    items[("profiles", name, f, k)] = (v, src)
                 continue
             if f == "provider" or value != getattr(blank, f):
                 items[("profiles", name, f)] = (value, src)
@@ -206,7 +206,19 @@ def _profiles(values: Values) -> dict[str, Profile]:
             label=values.field(S.LABEL, name),
             options=values.field(S.OPTIONS, name),
             network=values.field(S.NETWORK, name),
+            worker_mcp=_worker_mcp(values, name),
         )
+    return out
+
+
+def _worker_mcp(values: Values, name: str) -> dict[str, Any]:
+    """A profile's ``[worker_mcp]``, only the parts it sets (empty: the CLI's own servers)."""
+    out: dict[str, Any] = {}
+    disable, add = values.field(S.WORKER_MCP_DISABLE, name), values.field(S.WORKER_MCP_ADD, name)
+    if disable:
+        out["disable"] = disable
+    if add:
+        out["add"] = add
     return out
 
 
