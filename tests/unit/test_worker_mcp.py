@@ -368,3 +368,47 @@ async def test_launch_notes_reach_the_task_log_line(tmp_path: Path) -> None:
     t = dataclasses.replace(turn(tmp_path), sandbox="off")
     started = await NativeTransport(NotedAdapter()).start(t, Profile(name="f", provider="fake"), 1)
     assert started.how.startswith("a note; ")
+
+
+def test_doctor_says_what_worker_mcp_does_and_cannot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from baton.cli.doctor import format_report, run_doctor
+
+    monkeypatch.chdir(turn(tmp_path).cwd)
+    account = claude_account(tmp_path, turn(tmp_path).cwd)
+    lean = {"disable": ["github", "nowhere"]}
+    profiles = {
+        "c": Profile(name="c", provider="claude", config_dir=str(account), worker_mcp=lean),
+        "p": Profile(name="p", provider="pi", worker_mcp={"disable": ["*"]}),
+        "plain": Profile(name="plain", provider="pi"),
+    }
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    report = run_doctor(profiles, path=str(empty))
+    notes = {p.name: p.notes for p in report.profiles}
+    assert (
+        "worker_mcp for Claude Code: kept local-db, slack; disabled github; added none"
+        in notes["c"]
+    )
+    assert any(n.startswith("warning: worker_mcp disables nowhere") for n in notes["c"])
+    assert notes["p"] == [
+        "warning: worker_mcp is set but Pi has no MCP servers to give or take:"
+        " it does nothing for this profile"
+    ]
+    assert notes["plain"] == []
+    assert "note: warning: worker_mcp is set but Pi" in format_report(report)
+    assert not list(account.parent.glob("task*"))  # doctor writes no file
+
+
+def test_the_acp_transport_says_it_does_not_apply_it(tmp_path: Path) -> None:
+    from baton.acp.transport import AcpTransport
+
+    t = dataclasses.replace(turn(tmp_path), sandbox="off")
+    options = {"acp_binary": "/bin/true"}
+    lean = Profile(name="c", provider="claude", options=options, worker_mcp={"disable": ["*"]})
+    _, note = AcpTransport("claude").launch_attempt(t, lean, 1)
+    assert note.endswith("warning: worker_mcp is not applied on the ACP transport (its agent"
+                         " starts the MCP servers of its own config)")  # fmt: skip
+    plain = Profile(name="c", provider="claude", options=options)
+    assert "worker_mcp" not in AcpTransport("claude").launch_attempt(t, plain, 2)[1]

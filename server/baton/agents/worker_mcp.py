@@ -336,3 +336,44 @@ def for_gemini(plan: WorkerMcp, account: Path, cwd: str, system: Path) -> Applie
     if plan.add:
         settings["mcpServers"] = {n: _gemini_entry(s) for n, s in plan.add.items()}
     return Applied(settings=settings, notes=tuple(summary("Gemini CLI", plan, found)))
+
+
+# -- what doctor says ----------------------------------------------------------------------------
+
+_LABELS = {
+    "claude": "Claude Code",
+    "codex": "Codex",
+    "gemini": "Gemini CLI",
+    "opencode": "OpenCode",
+}
+
+
+def doctor_notes(profile: Profile, env: Mapping[str, str], cwd: str) -> list[str]:
+    """What ``profile``'s ``worker_mcp`` does with the config files its CLI would read in
+    ``cwd``, and what it cannot do; nothing is written."""
+    plan = WorkerMcp.of(profile)
+    if plan is None:
+        return []
+    if profile.provider not in SUPPORTED:
+        label = "Pi" if profile.provider == "pi" else f"provider {profile.provider}"
+        return [unsupported(label)]
+    env = dict(env)
+    match profile.provider:
+        case "claude":
+            if profile.config_dir:
+                env["CLAUDE_CONFIG_DIR"] = profile.config_dir
+            found = claude_servers(env, cwd)
+        case "opencode":
+            if profile.config_dir:
+                env["OPENCODE_CONFIG_DIR"] = profile.config_dir
+            found = opencode_servers(env, cwd)
+        case "codex":
+            raw = profile.config_dir or env.get("CODEX_HOME") or "~/.codex"
+            found = codex_servers(Path(os.path.expanduser(raw)), cwd)
+        case _:
+            raw = profile.config_dir or env.get("GEMINI_CLI_HOME") or str(_home(env))
+            system = Path(
+                env.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or "/etc/gemini-cli/settings.json"
+            )
+            found = gemini_servers(Path(os.path.expanduser(raw)), cwd, system)[0]
+    return summary(_LABELS[profile.provider], plan, found)
