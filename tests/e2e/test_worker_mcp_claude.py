@@ -21,6 +21,7 @@ from baton.config.profiles import Profile
 from baton.core.lifecycle import TaskState
 from tests.e2e.test_worker_claude import claude_profile, require, world
 from tests.support.modelserver import Answer, ModelServer, Script
+from tests.support.modelserver.server import _Handler
 
 pytestmark = pytest.mark.agents
 
@@ -31,11 +32,13 @@ ADDED_TOOL = "baton_added_quokkafish"
 
 
 def tool_names(srv: ModelServer) -> list[str]:
-    """The tool names of every agent-loop request the model server saw."""
+    """The tool names of the first agent-loop request the model server saw, read as the
+    server's own dialect of that API reads them."""
     requests = srv.main_requests
     assert requests, "the model server saw no agent-loop request"
-    body: Any = requests[0].body
-    return [str(t.get("name")) for t in body.get("tools") or []]
+    first = requests[0]
+    dialect = _Handler.dialects[first.api or "anthropic"]
+    return [tool.name for tool in dialect.tools(first.body)]
 
 
 async def run_task(home: Path, repo: Path, tmp_path: Path, worker_mcp: dict[str, Any]) -> list[str]:
