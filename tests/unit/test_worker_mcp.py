@@ -412,3 +412,18 @@ def test_the_acp_transport_says_it_does_not_apply_it(tmp_path: Path) -> None:
                          " starts the MCP servers of its own config)")  # fmt: skip
     plain = Profile(name="c", provider="claude", options=options)
     assert "worker_mcp" not in AcpTransport("claude").launch_attempt(t, plain, 2)[1]
+
+
+def test_the_docs_example_is_read_as_it_says(tmp_path: Path) -> None:
+    doc = Path(__file__).parents[2] / "docs" / "reference" / "config.md"
+    text = doc.read_text(encoding="utf-8")
+    start = text.index("[profiles.claude-lean]")
+    user = write_config(tmp_path, text[start : text.index("```", start)])
+    profile = load_settings(tmp_path, user_config=user, profiles={}).profiles["claude-lean"]
+    assert profile.worker_mcp == {
+        "disable": ["github", "slack"],
+        "add": {
+            "notes": {"command": "uvx", "args": ["my-notes-mcp"], "env": {"NOTES_LEVEL": "full"}},
+            "docs": {"url": "https://mcp.example.com/mcp", "headers": {"X-Key": "…"}},
+        },
+    }
