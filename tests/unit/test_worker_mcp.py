@@ -427,3 +427,23 @@ def test_the_docs_example_is_read_as_it_says(tmp_path: Path) -> None:
             "docs": {"url": "https://mcp.example.com/mcp", "headers": {"X-Key": "…"}},
         },
     }
+
+
+def test_gemini_allow_list_of_the_user_lets_the_added_in(tmp_path: Path) -> None:
+    t = turn(tmp_path)
+    account = tmp_path / "acct"
+    (account / ".gemini").mkdir(parents=True)
+    settings = {"mcpServers": {"github": {"command": "gh"}}, "mcp": {"allowed": ["github"]}}
+    (account / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    system = tmp_path / "system.json"
+    system.write_text("{}")
+    profile = Profile(
+        name="g",
+        provider="gemini",
+        config_dir=str(account),
+        env={"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(system)},
+        worker_mcp={"disable": ["*"], "add": {"probe": STDIO}},
+    )
+    launch = GeminiAdapter().launch(t, profile)
+    forced = json.loads(Path(launch.env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).read_text())
+    assert forced["mcp"] == {"excluded": ["github"], "allowed": ["probe"]}

@@ -346,7 +346,10 @@ def forced_settings(max_attempts: int = MAX_ATTEMPTS) -> dict[str, Any]:
 
 
 def system_settings(
-    turn: Turn, env: dict[str, str], max_attempts: int = MAX_ATTEMPTS, forced: Any = None
+    turn: Turn,
+    env: dict[str, str],
+    max_attempts: int = MAX_ATTEMPTS,
+    forced: dict[str, Any] | None = None,
 ) -> Path:
     """Write the system settings file with :data:`QUIET_SETTINGS` merged over any existing one,
     and Gemini's retries bounded to ``max_attempts`` (or ``forced``, the sections to force)."""

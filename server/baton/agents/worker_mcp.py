@@ -303,18 +303,21 @@ def for_codex(plan: WorkerMcp, home: Path, cwd: str) -> Applied:
 # -- Gemini CLI ----------------------------------------------------------------------------------
 
 
-def gemini_servers(account: Path, cwd: str, system: Path) -> tuple[dict[str, Any], list[str]]:
-    """Gemini's servers (system, user, project settings) and the names they already exclude."""
+def gemini_servers(account: Path, cwd: str, system: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Gemini's servers (system, user, project settings), and its ``mcp`` settings merged
+    (``excluded`` joined; the last ``allowed``)."""
     found: dict[str, Any] = {}
-    excluded: list[str] = []
+    lists: dict[str, Any] = {"excluded": []}
     for path in (account / ".gemini" / "settings.json", Path(cwd) / ".gemini" / "settings.json"):
         data = read_json(path)
         found.update(_servers(data.get("mcpServers")))
         mcp = data.get("mcp")
         if isinstance(mcp, dict) and isinstance(mcp.get("excluded"), list):
-            excluded += [str(n) for n in mcp["excluded"]]
+            lists["excluded"] += [str(n) for n in mcp["excluded"]]
+        if isinstance(mcp, dict) and isinstance(mcp.get("allowed"), list):
+            lists["allowed"] = [str(n) for n in mcp["allowed"]]
     found.update(_servers(read_json(system).get("mcpServers")))
-    return found, excluded
+    return found, lists
 
 
 def _gemini_entry(server: Mapping[str, Any]) -> dict[str, Any]:
@@ -329,10 +332,14 @@ def _gemini_entry(server: Mapping[str, Any]) -> dict[str, Any]:
 
 def for_gemini(plan: WorkerMcp, account: Path, cwd: str, system: Path) -> Applied:
     """Settings sections forced on the task: ``mcp.excluded`` (what was excluded already, and
-    the disabled), ``mcpServers`` (the added)."""
-    found, excluded = gemini_servers(account, cwd, system)
+    the disabled), ``mcp.allowed`` (when the user's settings have one: the added join it),
+    ``mcpServers`` (the added)."""
+    found, lists = gemini_servers(account, cwd, system)
     off = sorted(plan.disable | {n for n in found if not plan.keeps(n) and n not in plan.add})
-    settings: dict[str, Any] = {"mcp": {"excluded": sorted({*excluded, *off} - set(plan.add))}}
+    mcp: dict[str, Any] = {"excluded": sorted({*lists["excluded"], *off} - set(plan.add))}
+    if "allowed" in lists:  # an allow list of the user's would keep the added ones out
+        mcp["allowed"] = sorted({*lists["allowed"], *plan.add} - set(off))
+    settings: dict[str, Any] = {"mcp": mcp}
     if plan.add:
         settings["mcpServers"] = {n: _gemini_entry(s) for n, s in plan.add.items()}
     return Applied(settings=settings, notes=tuple(summary("Gemini CLI", plan, found)))
