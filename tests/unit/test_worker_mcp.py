@@ -150,6 +150,7 @@ def test_claude_gets_a_strict_mcp_config_in_the_task_folder(tmp_path: Path) -> N
     assert launch.argv[at : at + 3] == ["--mcp-config", str(path), "--strict-mcp-config"]
     assert launch.argv[-1] == "--debug"  # the profile's own extra args still come last
     assert launch.readable == (str(path),)  # the sandbox lets the agent read it
+    assert path.stat().st_mode & 0o777 == 0o600
     assert json.loads(path.read_text()) == {
         "mcpServers": {
             "github": {"type": "stdio", "command": "gh-mcp"},

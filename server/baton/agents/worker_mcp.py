@@ -178,7 +178,10 @@ def for_claude(plan: WorkerMcp, env: Mapping[str, str], cwd: str, task_dir: Path
     chosen.update({n: _claude_entry(s) for n, s in plan.add.items()})
     task_dir.mkdir(parents=True, exist_ok=True)
     path = task_dir / CLAUDE_FILE
-    path.write_text(json.dumps({"mcpServers": chosen}, indent=1), encoding="utf-8")
+    path.unlink(missing_ok=True)  # made anew, 0600: an added server's env may hold a secret
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump({"mcpServers": chosen}, f, indent=1)
     return Applied(
         argv=["--mcp-config", str(path), "--strict-mcp-config"],
         readable=(str(path),),
