@@ -20,7 +20,10 @@ from baton.runtime.supervisor import Supervisor, TaskError
 from tests.conftest import settle
 
 S = TaskState
-SLOW = {"steps": [{"sleep": 30}, {"write": "slow.txt", "content": "slow\n"}], "summary": "slow"}
+SLOW = {
+    "steps": [{"say": "starting"}, {"sleep": 8}, {"write": "slow.txt", "content": "slow\n"}],
+    "summary": "slow",
+}
 WRITE = {"steps": [{"write": "fb.txt", "content": "fb\n"}], "summary": "wrote it"}
 
 
@@ -70,7 +73,11 @@ async def test_a_shift_that_ends_while_a_task_runs_interrupts_it_and_retry_goes_
     )  # fmt: skip
     task = await sup.delegate(ask(repo))
     deadline = time.monotonic() + 30
-    while (await sup.get(task.id)).state != S.RUNNING and time.monotonic() < deadline:  # noqa: ASYNC110
+
+    async def said() -> bool:  # its first step is done (the fake agent's session is saved)
+        return any(e.type == "text" for e in await sup.events(task.id))
+
+    while not await said() and time.monotonic() < deadline:  # noqa: ASYNC110
         await asyncio.sleep(0.1)
     assert (await sup.get(task.id)).state == S.RUNNING
     later = end.timestamp() + 30  # off shift, still within the grace: it goes on
@@ -83,9 +90,7 @@ async def test_a_shift_that_ends_while_a_task_runs_interrupts_it_and_retry_goes_
     assert done.completion == Completion.INTERRUPTED
     assert f"group day's shift ended at {end.strftime('%H:%M')} UTC" in done.message
     assert done.worktree and Path(done.worktree).is_dir()  # its work is kept
-    sup._shifts.clock = time.time
-    configure(repo, tmp_path, "", fa=WRITE)  # the next shift: retry goes on in its checkout
-    sup.settings.invalidate()
+    sup._shifts.clock = time.time  # the next shift: retry goes on in its session and checkout
     await sup.retry(task.id)
     state = await settle(sup, task.id, timeout=60)
     assert state == S.REVIEW, (await sup.get(task.id)).message

@@ -127,7 +127,13 @@ class AcpTransport:
             cwd=turn.cwd,
             unset_env=spec_of.unset_env,
         )
-        return runner, confinement.note
+        note = confinement.note
+        if profile.worker_mcp:
+            note += (
+                "; warning: worker_mcp is not applied on the ACP transport (its agent starts"
+                " the MCP servers of its own config)"
+            )
+        return runner, note
 
     async def start(self, turn: Turn, profile: Profile, attempt: int) -> Started:
         """Start turn ``attempt``: a prompt to the task's live runner, else a new runner."""

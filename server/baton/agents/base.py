@@ -50,6 +50,9 @@ class Launch:
     # The argv to start instead when Baton's sandbox confines the agent (a CLI whose own
     # sandbox cannot nest inside it); None: ``argv`` either way.
     confined_argv: list[str] | None = None
+    # What the task's log should say about this launch (a profile's worker_mcp, and what of
+    # it the CLI could not do: lines starting "warning:").
+    notes: tuple[str, ...] = ()
 
 
 class Parser(Protocol):

@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from baton.agents import effort
 from baton.agents.base import Launch, Turn
 from baton.agents.classify import classify
 from baton.agents.stream import clip, json_object, relative, unparsed
+from baton.agents.worker_mcp import WorkerMcp, for_claude
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
@@ -464,14 +467,24 @@ class ClaudeAdapter:
             argv += ["--max-turns", str(int(opts["max_turns"]))]
         if turn.session_id:
             argv += ["--resume", turn.session_id]
-        argv += _tools(opts.get("extra_args"), ())
         env = dict(profile.env)
         if profile.config_dir:
             env["CLAUDE_CONFIG_DIR"] = os.path.expanduser(profile.config_dir)
         env.update(QUIET_ENV)
         retries = opts.get("max_retries", env.get("CLAUDE_CODE_MAX_RETRIES", MAX_RETRIES))
         env["CLAUDE_CODE_MAX_RETRIES"] = str(int(retries))
-        return Launch(argv=argv, env=env, cwd=turn.cwd, stdin=turn.prompt)
+        plan = WorkerMcp.of(profile)
+        readable: tuple[str, ...] = ()
+        notes: tuple[str, ...] = ()
+        if plan is not None:
+            folder = Path(turn.task_dir or tempfile.mkdtemp(prefix="baton-"))
+            applied = for_claude(plan, {**os.environ, **env}, turn.cwd, folder)
+            argv += applied.argv
+            readable, notes = applied.readable, applied.notes
+        argv += _tools(opts.get("extra_args"), ())
+        return Launch(
+            argv=argv, env=env, cwd=turn.cwd, stdin=turn.prompt, readable=readable, notes=notes
+        )
 
     def parser(self) -> ClaudeParser:
         return ClaudeParser()

@@ -31,6 +31,7 @@ from baton.agents import effort, preflight
 from baton.agents.base import Launch, Turn
 from baton.agents.classify import classify
 from baton.agents.stream import clip, json_object, relative, unparsed
+from baton.agents.worker_mcp import WorkerMcp, for_codex
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
@@ -319,13 +320,22 @@ class CodexAdapter:
         if bounds:
             at = argv.index("exec") + 1
             argv[at:at] = bounds
+        notes: tuple[str, ...] = ()
+        plan = WorkerMcp.of(profile)
+        if plan is not None:
+            applied = for_codex(plan, preflight.codex_home(profile, inherited), turn.cwd)
+            at = argv.index("exec") + 1
+            argv[at:at] = applied.argv
+            notes = applied.notes
         confined = None
         if not opts.get("sandbox"):
             # Codex's own sandbox cannot start inside Baton's (its writes then fail): when
             # Baton confines the agent, that sandbox is the boundary.
             confined = list(argv)
             confined[confined.index("-s") + 1] = "danger-full-access"
-        return Launch(argv=argv, env=env, cwd=turn.cwd, stdin=stdin, confined_argv=confined)
+        return Launch(
+            argv=argv, env=env, cwd=turn.cwd, stdin=stdin, confined_argv=confined, notes=notes
+        )
 
     def parser(self) -> CodexParser:
         return CodexParser()

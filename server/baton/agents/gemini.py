@@ -48,6 +48,7 @@ from typing import Any
 from baton.agents.base import Launch, Turn
 from baton.agents.classify import classify, structured_status
 from baton.agents.stream import as_dict, clip, json_object, relative, session_lost, unparsed
+from baton.agents.worker_mcp import WorkerMcp, for_gemini
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
@@ -344,11 +345,16 @@ def forced_settings(max_attempts: int = MAX_ATTEMPTS) -> dict[str, Any]:
     return forced
 
 
-def system_settings(turn: Turn, env: dict[str, str], max_attempts: int = MAX_ATTEMPTS) -> Path:
+def system_settings(
+    turn: Turn,
+    env: dict[str, str],
+    max_attempts: int = MAX_ATTEMPTS,
+    forced: dict[str, Any] | None = None,
+) -> Path:
     """Write the system settings file with :data:`QUIET_SETTINGS` merged over any existing one,
-    and Gemini's retries bounded to ``max_attempts``."""
+    and Gemini's retries bounded to ``max_attempts`` (or ``forced``, the sections to force)."""
     current = Path(env.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or DEFAULT_SYSTEM_SETTINGS)
-    merged = _merged(current, forced_settings(max_attempts))
+    merged = _merged(current, forced or forced_settings(max_attempts))
     folder = _task_folder(turn)
     path = folder / "gemini-system-settings.json"
     path.write_text(json.dumps(merged, indent=2), encoding="utf-8")
@@ -379,14 +385,24 @@ class GeminiAdapter:
         env.update(QUIET_ENV)
         inherited = {**os.environ, **env}
         attempts = int(profile.options.get("max_attempts") or MAX_ATTEMPTS)
-        settings = system_settings(turn, inherited, attempts)
+        forced = forced_settings(attempts)
+        notes: tuple[str, ...] = ()
+        plan = WorkerMcp.of(profile)
+        if plan is not None:
+            system = Path(
+                inherited.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or DEFAULT_SYSTEM_SETTINGS
+            )
+            applied = for_gemini(plan, account_home(profile, inherited), turn.cwd, system)
+            forced.update(applied.settings)
+            notes = applied.notes
+        settings = system_settings(turn, inherited, attempts, forced)
         writable: tuple[str, ...] = ()
         env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = str(settings)
         if skipped_reason(settings) is not None:
             # Gemini would skip that file: give it a private home whose user settings say the
             # same (the account's logins and chats are linked in).
             account = account_home(profile, inherited)
-            home = overlay_home(account, _task_folder(turn), forced_settings(attempts))
+            home = overlay_home(account, _task_folder(turn), forced)
             env["GEMINI_CLI_HOME"] = str(home)
             # In the sandbox: the private home, and the account's folder its links lead to.
             writable = (str(home), str(account / ".gemini"))
@@ -411,6 +427,7 @@ class GeminiAdapter:
             stdin=turn.prompt,
             readable=(str(settings),),
             writable=writable,
+            notes=notes,
         )
 
     def parser(self) -> GeminiParser:

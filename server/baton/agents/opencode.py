@@ -45,6 +45,7 @@ from typing import Any
 from baton.agents.base import Launch, Turn
 from baton.agents.classify import classify
 from baton.agents.stream import as_dict, clip, json_object, relative, unparsed
+from baton.agents.worker_mcp import WorkerMcp, for_opencode
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
@@ -336,6 +337,12 @@ class OpenCodeAdapter:
         env.update(QUIET_ENV)
         for folder in config_dirs({**os.environ, **env}):
             seed_config_dir(folder)
+        plan = WorkerMcp.of(profile)
+        notes: tuple[str, ...] = ()
+        if plan is not None:
+            applied = for_opencode(plan, {**os.environ, **env}, turn.cwd)
+            env.update(applied.env)
+            notes = applied.notes
         argv = [profile.binary or "opencode", "run", "--format", "json", "--auto", *LOG_FLAGS]
         model = turn.model or profile.model
         if model:
@@ -344,7 +351,7 @@ class OpenCodeAdapter:
             argv += ["--session", turn.session_id]
         else:
             argv.append(f"--title=Baton task {turn.task_id}")
-        return Launch(argv=argv, env=env, cwd=turn.cwd, stdin=turn.prompt)
+        return Launch(argv=argv, env=env, cwd=turn.cwd, stdin=turn.prompt, notes=notes)
 
     def parser(self) -> OpenCodeParser:
         return OpenCodeParser()

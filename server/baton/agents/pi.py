@@ -30,6 +30,7 @@ from baton.agents.base import Launch, Turn
 from baton.agents.classify import classify
 from baton.agents.gemini import TextReplay
 from baton.agents.stream import as_dict, clip, json_object, relative, unparsed
+from baton.agents.worker_mcp import WorkerMcp, unsupported
 from baton.config.profiles import Profile
 from baton.core import events
 from baton.core.events import Event, EventType
@@ -220,6 +221,7 @@ class PiAdapter:
         if profile.config_dir:
             env["PI_CODING_AGENT_DIR"] = profile.config_dir
         env.update(QUIET_ENV)
+        notes = (unsupported("Pi"),) if WorkerMcp.of(profile) is not None else ()
         argv = [profile.binary or "pi", "--mode", "json", "--offline"]
         model = turn.model or profile.model
         provider = profile.options.get("provider")
@@ -231,9 +233,9 @@ class PiAdapter:
             argv += ["--session", turn.session_id]
         if len(turn.prompt.encode()) > ARGV_PROMPT_LIMIT:
             argv.append("-p")  # no message: Pi takes piped stdin as the prompt
-            return Launch(argv=argv, env=env, cwd=turn.cwd, stdin=turn.prompt)
+            return Launch(argv=argv, env=env, cwd=turn.cwd, stdin=turn.prompt, notes=notes)
         argv += ["-p", safe_prompt(turn.prompt)]
-        return Launch(argv=argv, env=env, cwd=turn.cwd)
+        return Launch(argv=argv, env=env, cwd=turn.cwd, notes=notes)
 
     def parser(self) -> PiParser:
         return PiParser()

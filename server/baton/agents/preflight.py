@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from baton.agents.gemini import skipped_reason
+from baton.agents.worker_mcp import doctor_notes
 from baton.config.profiles import Profile
 from baton.errors import Unavailable
 
@@ -92,6 +93,14 @@ def check(profile: Profile, env: Mapping[str, str], state: Path | None = None) -
             return check_gemini(profile, env, state)
         case _:
             return Findings()
+
+
+def check_setup(profile: Profile, env: Mapping[str, str], state: Path | None = None) -> Findings:
+    """:func:`check`, and what the profile's ``worker_mcp`` does (or cannot do) in the current
+    folder (for doctor)."""
+    found = check(profile, env, state)
+    found.notes.extend(doctor_notes(profile, env, os.getcwd()))
+    return found
 
 
 def refuse(profile: Profile, env: Mapping[str, str]) -> None:

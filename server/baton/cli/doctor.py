@@ -210,7 +210,7 @@ def check_setup(check: ProfileCheck, profile: Profile, state: Path | None) -> No
     env = {**os.environ, **profile.env}
     if profile.provider == "codex" and profile.config_dir:
         env["CODEX_HOME"] = os.path.expanduser(profile.config_dir)
-    found = preflight.check(profile, env, state)
+    found = preflight.check_setup(profile, env, state)
     check.problems.extend(found.problems)
     check.notes.extend(found.notes)
 
@@ -323,6 +323,8 @@ def run_doctor(
             check.transport = _transport(p, home)
             if check.transport == "acp" and check.acp is not None and check.acp.ok is False:
                 check.problems.append("the profile asks for ACP, but its ACP command fails")
+            if check.transport == "acp" and p.worker_mcp:
+                check.notes.append("warning: worker_mcp is not applied on the ACP transport")
         return check
 
     with ThreadPoolExecutor(max_workers=max(1, len(profiles))) as pool:

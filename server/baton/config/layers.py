@@ -140,8 +140,12 @@ def read_layer(name: str, path: Path) -> Layer:
     return Layer(name, path, dict(flatten(data)), lines)
 
 
-#: Values kept whole (free-form tables handed to an adapter as they are): a profile's options.
-_WHOLE: tuple[tuple[str, ...], ...] = (("profiles", "*", "options"),)
+#: Values kept whole (free-form tables handed to an adapter as they are): a profile's options,
+#: the MCP servers it adds.
+_WHOLE: tuple[tuple[str, ...], ...] = (
+    ("profiles", "*", "options"),
+    ("profiles", "*", "worker_mcp", "add"),
+)
 
 
 def _whole(key: Key) -> bool:

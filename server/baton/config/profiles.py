@@ -32,6 +32,10 @@ class Profile:
     ray_address: str | None = None  # the Ray cluster (runner = "ray")
     ray_resources: dict[str, float] = field(default_factory=dict)  # what a node must have
     ray_ship_secrets: bool = False  # its keyring secrets may travel to the node
+    # Which MCP servers its agent gets: ``{"disable": [names, or "*"], "add": {name: server}}``
+    # (a server: ``command``/``args``/``env``, or ``url``/``headers``); empty = the CLI's own.
+    # Plain JSON, so it is recorded with the task as it is; baton.agents.worker_mcp applies it.
+    worker_mcp: dict[str, Any] = field(default_factory=dict)
 
 
 #: Every provider a profile may name, sorted: one per adapter of ``baton.agents.registry``

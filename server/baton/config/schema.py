@@ -24,6 +24,8 @@ from baton.config.checks import (
     boolean,
     clock,
     count,
+    mcp_servers,
+    names_or_all,
     nonempty,
     one_of,
     positive,
@@ -262,6 +264,20 @@ RAY_SHIP_SECRETS: Field[bool] = Field(
     "its keyring secrets travel to the node (else the node uses its own login)",
     boolean, "true or false", False, user_only=True,
 )  # fmt: skip
+WORKER_MCP_DISABLE: Field[list[str]] = Field(
+    ("profiles", "NAME", "worker_mcp", "disable"), 'list of server names, or `"*"`', "`[]`",
+    "MCP servers of the CLI's own config its agent does not get, for Baton's tasks only"
+    ' (`"*"`: none of them); your CLI\'s config files are never changed (see'
+    " [What a worker carries](#what-a-worker-carries))",
+    names_or_all, 'a list of server names or "*"', [],
+)  # fmt: skip
+WORKER_MCP_ADD: Field[dict[str, Any]] = Field(
+    ("profiles", "NAME", "worker_mcp", "add"),
+    "table of `{command, args, env}` or `{url, headers}`", "`{}`",
+    "MCP servers its agent gets besides: stdio (`command`, `args`, `env`) or HTTP (`url`,"
+    " `headers`, where the CLI has it)",
+    mcp_servers, "a table of servers, each { command, args, env } or { url, headers }", {},
+)  # fmt: skip
 ALLOW: Field[list[str]] = Field(
     ("routing", "KIND", "allow"), "list of `PROVIDER[/MODEL]` or `PROFILE[/MODEL]`", "`[]`",
     "who may run tasks of this kind, best first (see [Routing](#routing))",
@@ -484,7 +500,7 @@ FIELDS: tuple[Field[Any], ...] = (
     REPAIR_ROUNDS, MAX_ATTEMPTS, SANDBOX, VERIFY, VERIFY_NAME, VERIFY_ARGV, VERIFY_TIMEOUT,
     REVIEW_WORKER, REVIEW_KINDS, PROVIDER, BINARY, MODEL, MODELS, ENV, CONFIG_DIR, CONCURRENCY,
     ENABLED, LABEL, OPTIONS, OPTIONS_SANDBOX, NETWORK, RUNNER, RAY_ADDRESS, RAY_RESOURCES,
-    RAY_SHIP_SECRETS, ALLOW, PREFER, MIN_QUALITY, QUALITY,
+    RAY_SHIP_SECRETS, WORKER_MCP_DISABLE, WORKER_MCP_ADD, ALLOW, PREFER, MIN_QUALITY, QUALITY,
     COOLDOWN_DEFAULT, COOLDOWN, PRICE_INPUT, PRICE_CACHED, PRICE_OUTPUT, SECRETS_BACKEND,
     POOL_SIZE, POOL_MAX_BYTES, RETENTION_KEEP_DAYS, RETENTION_CHECKOUT_DAYS, NOTIFY_DESKTOP,
     NOTIFY_ON, GROUP_PROVIDER, GROUP_MODEL, GROUP_MAX, GROUP_FROM, GROUP_TO, GROUP_TIMEZONE,

@@ -159,7 +159,7 @@ def _default_items(
         src = Source("default", note=f"found on PATH: {p.binary}") if found else builtin
         for f in _PROFILE_FIELDS:
             value = getattr(p, f)
-            if f in ("env", "ray_resources"):  # tables read key by key
+            if f in ("env", "ray_resources", "worker_mcp"):  # tables written key by key
                 for k, v in value.items():
                     items[("profiles", name, f, k)] = (v, src)
                 continue
@@ -218,7 +218,19 @@ def _profiles(values: Values) -> dict[str, Profile]:
                 for r in values.children((*k, "ray_resources"))
             },
             ray_ship_secrets=values.field(S.RAY_SHIP_SECRETS, name),
+            worker_mcp=_worker_mcp(values, name),
         )
+    return out
+
+
+def _worker_mcp(values: Values, name: str) -> dict[str, Any]:
+    """A profile's ``[worker_mcp]``, only the parts it sets (empty: the CLI's own servers)."""
+    out: dict[str, Any] = {}
+    disable, add = values.field(S.WORKER_MCP_DISABLE, name), values.field(S.WORKER_MCP_ADD, name)
+    if disable:
+        out["disable"] = disable
+    if add:
+        out["add"] = add
     return out
 
 

@@ -108,7 +108,7 @@ class NativeTransport:
         task_dir = Path(turn.task_dir)
         confinement = confinement_for(launch, task_dir, turn, profile)
         record = await asyncio.to_thread(spawn, launch, task_dir, attempt, confinement)
-        return Started(record, confinement.note)
+        return Started(record, "; ".join(n for n in (*launch.notes, confinement.note) if n))
 
     async def interrupt(self, task_dir: Path, record: ProcessRecord, grace: float) -> None:
         """Kill the attempt's process tree (SIGTERM, then SIGKILL after ``grace``)."""

@@ -1,0 +1,98 @@
+"""A profile's ``worker_mcp`` with the real Claude Code: which MCP servers' tools reach the model.
+
+The account's own config (``$CLAUDE_CONFIG_DIR/.claude.json``) has one stdio MCP server, a
+tiny script exposing one tool with a distinctive name (tests/support/mcp_probe_server.py). The
+scripted model server records each request: with no ``worker_mcp`` the agent loop's tool
+definitions hold that tool (so the account's server is really started); with ``worker_mcp``
+disabling it they hold none of it; with ``disable = "*"`` and a server added, only the added
+one's. The account's servers in its config file stay as they were.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from baton.config.profiles import Profile
+from baton.core.lifecycle import TaskState
+from tests.e2e.test_worker_claude import claude_profile, require, world
+from tests.support.modelserver import Answer, ModelServer, Script
+from tests.support.modelserver.server import _Handler
+
+pytestmark = pytest.mark.agents
+
+PROBE = Path(__file__).parent.parent / "support" / "mcp_probe_server.py"
+SERVER = "probe"
+TOOL = "baton_probe_zebracorn"
+ADDED_TOOL = "baton_added_quokkafish"
+
+
+def tool_names(srv: ModelServer) -> list[str]:
+    """The tool names of the first agent-loop request the model server saw, read as the
+    server's own dialect of that API reads them."""
+    requests = srv.main_requests
+    assert requests, "the model server saw no agent-loop request"
+    first = requests[0]
+    dialect = _Handler.dialects[first.api or "anthropic"]
+    return [tool.name for tool in dialect.tools(first.body)]
+
+
+async def run_task(home: Path, repo: Path, tmp_path: Path, worker_mcp: dict[str, Any]) -> list[str]:
+    """One task with an account whose config has the probe server; the tools the model saw."""
+    config_file: list[Path] = []
+
+    def profile(srv: ModelServer, agent_home: Path, proxy: str) -> Profile:
+        made = claude_profile(srv, agent_home, proxy)
+        account = Path(str(made.config_dir))
+        account.mkdir(parents=True, exist_ok=True)
+        server = {"type": "stdio", "command": sys.executable, "args": [str(PROBE), TOOL]}
+        path = account / ".claude.json"
+        path.write_text(json.dumps({"mcpServers": {SERVER: server}}), encoding="utf-8")
+        config_file.append(path)
+        made.worker_mcp = worker_mcp
+        return made
+
+    async with world(home, tmp_path, Script.of(Answer("Nothing to change.")), profile) as w:
+        before = json.loads(config_file[0].read_text())["mcpServers"]
+        task_id = await w.delegate(repo, "Say hello; change nothing.")
+        state = await w.settle(task_id)
+        assert state == TaskState.ANSWERED, (await w.sup.get(task_id)).message
+        logs = [str(e.data.get("message")) for e in await w.sup.events(task_id)]
+        if worker_mcp:
+            assert any("worker_mcp for Claude Code" in m for m in logs), logs
+        # Claude Code itself rewrites the file (its user id, …); its servers stay as they were.
+        assert json.loads(config_file[0].read_text())["mcpServers"] == before
+        w.only_local()
+        return tool_names(w.srv)
+
+
+def probe_tools(names: list[str], tool: str) -> list[str]:
+    return [n for n in names if tool in n]
+
+
+async def test_account_server_reaches_the_model(
+    baton_home: Path, repo: Path, tmp_path: Path
+) -> None:
+    require("claude")
+    names = await run_task(baton_home, repo, tmp_path, {})
+    assert probe_tools(names, TOOL) == [f"mcp__{SERVER}__{TOOL}"], names
+
+
+async def test_disabled_server_sends_no_tool(baton_home: Path, repo: Path, tmp_path: Path) -> None:
+    require("claude")
+    names = await run_task(baton_home, repo, tmp_path, {"disable": [SERVER]})
+    assert names, "the agent loop offered no tools at all"
+    assert probe_tools(names, TOOL) == [] and not [n for n in names if n.startswith("mcp__")]
+    assert "Bash" in names  # the CLI's own tools are still there
+
+
+async def test_all_disabled_and_one_added(baton_home: Path, repo: Path, tmp_path: Path) -> None:
+    require("claude")
+    added = {"extra": {"command": sys.executable, "args": [str(PROBE), ADDED_TOOL], "env": {}}}
+    names = await run_task(baton_home, repo, tmp_path, {"disable": ["*"], "add": added})
+    assert probe_tools(names, TOOL) == []
+    assert [n for n in names if n.startswith("mcp__")] == [f"mcp__extra__{ADDED_TOOL}"], names
