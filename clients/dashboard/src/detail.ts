@@ -1,0 +1,168 @@
+/** One task's panel: its state and numbers, the live transcript, the tools and files, checks,
+ * review findings and the diff, read-only, hunk by hunk. */
+
+import type { Detail, Event, FileDiff, Hunk, Task } from "./api";
+import { el, fill } from "./dom";
+import { duration, money } from "./format";
+import { eventLine } from "./model";
+
+function lines(text: string): string[] {
+  const out = text.split("\n");
+  if (out.length > 0 && out[out.length - 1] === "") out.pop();
+  return out;
+}
+
+function hunkView(h: Hunk): HTMLElement {
+  const rows: HTMLElement[] = [];
+  let o = h.oldStart;
+  let n = h.newStart;
+  for (const l of lines(h.oldText)) rows.push(el("div", { class: "line del" }, el("span", { class: "ln" }, String(o++)), el("span", { class: "ln" }), `-${l}`));
+  for (const l of lines(h.newText)) rows.push(el("div", { class: "line add" }, el("span", { class: "ln" }), el("span", { class: "ln" }, String(n++)), `+${l}`));
+  return el(
+    "div",
+    { class: `hunk hunk-${h.state}`, "data-hunk": h.id },
+    el("div", { class: "hunk-head" }, `@@ -${h.oldStart} +${h.newStart} @@`, el("span", { class: `hunk-state` }, h.state)),
+    el("div", { class: "hunk-body" }, ...rows),
+  );
+}
+
+function fileView(f: FileDiff): HTMLElement {
+  return el(
+    "section",
+    { class: "diff-file", "data-path": f.path },
+    el("h4", {}, f.path, el("span", { class: "muted" }, ` ${f.status} +${f.added} -${f.removed}`)),
+    ...f.hunks.map(hunkView),
+  );
+}
+
+export class DetailView {
+  private detail: Detail | null = null;
+  private seq = 0;
+  private live: HTMLElement | null = null;
+  private transcript: HTMLElement | null = null;
+
+  constructor(private readonly host: HTMLElement) {}
+
+  get taskId(): string | null {
+    return this.detail?.task.id ?? null;
+  }
+
+  /** The last event this panel shows. */
+  get lastSeq(): number {
+    return this.seq;
+  }
+
+  clear(message = "Select a task in the timeline or the list."): void {
+    this.detail = null;
+    this.seq = 0;
+    fill(this.host, el("p", { class: "muted" }, message));
+  }
+
+  show(d: Detail, task: Task, elapsed: number): void {
+    this.detail = d;
+    this.seq = d.seq;
+    const t = task;
+    this.transcript = el("pre", { class: "transcript", id: "transcript" }, d.transcript.join("\n"));
+    this.live = el("span", { class: "live-text" });
+    this.transcript.append(this.live);
+    fill(
+      this.host,
+      el("h2", {}, t.title),
+      el(
+        "dl",
+        { class: "facts", id: "task-facts" },
+        ...fact("id", t.id),
+        ...fact("worker", t.model ? `${t.worker} (${t.model})` : t.worker),
+        ...fact("state", t.state + (t.completion && t.completion !== "completed" ? ` · ${t.completion}` : ""), "state"),
+        ...fact("elapsed", duration(elapsed), "elapsed"),
+        ...fact("tokens", `${t.usage.input} in · ${t.usage.cached} cached · ${t.usage.output} out`),
+        ...fact("cost", money(t.usage.cost, t.usage.estimated)),
+        ...(t.message ? fact("message", t.message) : []),
+      ),
+      el("h3", {}, "Transcript"),
+      this.transcript,
+      el("h3", {}, "Tool calls"),
+      d.tools.length === 0
+        ? el("p", { class: "muted" }, "none yet")
+        : el(
+            "ul",
+            { class: "tools", id: "tools" },
+            ...d.tools.map((c) =>
+              el(
+                "li",
+                { class: c.ok === false ? "failed" : "" },
+                el("code", {}, c.name),
+                " ",
+                c.files.length > 0 ? c.files.join(", ") : c.input.split("\n")[0]?.slice(0, 160),
+                c.ok === null ? el("span", { class: "muted" }, " running") : c.ok ? "" : el("span", { class: "bad" }, " failed"),
+              ),
+            ),
+          ),
+      el("h3", {}, "Files touched"),
+      d.files.length === 0 ? el("p", { class: "muted" }, "none") : el("ul", { class: "files", id: "files" }, ...d.files.map((f) => el("li", {}, el("code", {}, f)))),
+      ...(d.checks.length === 0
+        ? []
+        : [
+            el("h3", {}, "Checks"),
+            el(
+              "ul",
+              { class: "checks", id: "checks" },
+              ...d.checks.map((c) =>
+                el(
+                  "li",
+                  { class: c.passed ? "good" : "bad" },
+                  `${c.passed ? "✓" : "✗"} ${c.name}`,
+                  c.seconds === null ? "" : ` (${c.seconds.toFixed(1)} s)`,
+                  c.passed || !c.output ? null : el("pre", { class: "output" }, c.output),
+                ),
+              ),
+            ),
+          ]),
+      ...(d.review.length === 0
+        ? []
+        : [
+            el("h3", {}, "Review"),
+            ...d.review.map((r) =>
+              el(
+                "div",
+                { class: "review" },
+                el("p", {}, el("strong", {}, r.worker), `: ${r.verdict}`, r.summary ? ` — ${r.summary}` : ""),
+                el(
+                  "ul",
+                  { class: "findings" },
+                  ...r.findings.map((f) => el("li", {}, el("code", {}, f.line === null ? f.path : `${f.path}:${f.line}`), ` ${f.message}`)),
+                ),
+              ),
+            ),
+          ]),
+      el("h3", {}, d.diff === null ? "Diff" : d.diff.final ? "Diff" : "Diff (draft, while it works)"),
+      d.diff === null || d.diff.files.length === 0
+        ? el("p", { class: "muted" }, "no change yet")
+        : el("div", { class: "diff", id: "diff" }, ...d.diff.files.map(fileView)),
+    );
+  }
+
+  /** Append the events that came after what the panel shows; true when one of them means
+   * the panel's other parts (diff, checks, review, tools) changed and it should be fetched. */
+  events(events: Event[]): boolean {
+    if (this.detail === null || this.live === null) return false;
+    let stale = false;
+    let text = "";
+    for (const e of events) {
+      if (e.taskId !== this.detail.task.id || e.seq <= this.seq) continue;
+      this.seq = e.seq;
+      text += eventLine(e);
+      if (["diff", "verify", "review", "tool", "tool_result", "state"].includes(e.type)) stale = true;
+    }
+    if (text) {
+      this.live.append(text);
+      const box = this.transcript;
+      if (box !== null && box.scrollHeight - box.scrollTop - box.clientHeight < 80) box.scrollTop = box.scrollHeight;
+    }
+    return stale;
+  }
+}
+
+function fact(name: string, value: string, col?: string): HTMLElement[] {
+  return [el("dt", {}, name), el("dd", col === undefined ? {} : { "data-col": col }, value)];
+}

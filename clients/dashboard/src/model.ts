@@ -1,0 +1,175 @@
+/**
+ * What the page knows: the window's tasks as the snapshot and the live frames left them, and
+ * the per-worker sums and per-day trend computed from them (pure; no DOM).
+ *
+ * The sums are the page's own, over the tasks created in the window (the snapshot's rule for
+ * its `workers`), so they move with every live frame without asking the broker again.
+ */
+
+import type { Event, Snapshot, Task, Usage } from "./api";
+
+export interface WorkerRow {
+  worker: string;
+  tasks: number;
+  states: Record<string, number>;
+  input: number;
+  cached: number;
+  output: number;
+  tokens: number;
+  cost: number | null;
+  estimated: boolean;
+}
+
+export interface DayPoint {
+  /** The UTC day's start, Unix seconds. */
+  day: number;
+  tokens: number;
+  cost: number;
+}
+
+const DAY = 86_400;
+
+/** The phases a timeline draws, in the order a task goes through them. */
+export const PHASES = ["queued", "preparing", "running", "verifying", "review", "settled"] as const;
+
+const SETTLED = new Set(["applied", "rejected", "answered", "failed", "cancelled", "interrupted"]);
+
+export function isSettled(state: string): boolean {
+  return SETTLED.has(state);
+}
+
+export class Board {
+  readonly tasks = new Map<string, Task>();
+  window = "24h";
+  since = 0;
+  csrf = "";
+  actions = false;
+  /** Server time minus this page's clock, seconds. */
+  private skew = 0;
+
+  load(snap: Snapshot, clientNow = Date.now() / 1000): void {
+    this.tasks.clear();
+    for (const t of snap.tasks) this.tasks.set(t.id, t);
+    this.window = snap.window;
+    this.since = snap.since;
+    this.csrf = snap.csrf;
+    this.actions = snap.actions;
+    this.skew = snap.now - clientNow;
+  }
+
+  /** The broker's time now, as far as this page can tell. */
+  now(clientNow = Date.now() / 1000): number {
+    return clientNow + this.skew;
+  }
+
+  /** Replace tasks with their newer versions (a live `tasks` frame); new ones join. */
+  update(tasks: Task[]): void {
+    for (const t of tasks) this.tasks.set(t.id, t);
+  }
+
+  /** Newest first. */
+  list(): Task[] {
+    return [...this.tasks.values()].sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
+  }
+
+  /** The tasks the sums count: created in the window. */
+  counted(): Task[] {
+    return this.list().filter((t) => t.createdAt >= this.since);
+  }
+
+  /** The task's elapsed seconds: to its settling, or to now. */
+  elapsed(t: Task, clientNow = Date.now() / 1000): number {
+    if (t.settledAt !== null) return Math.max(0, t.settledAt - t.createdAt);
+    return Math.max(t.elapsed, this.now(clientNow) - t.createdAt);
+  }
+
+  workers(): WorkerRow[] {
+    return workerRows(this.counted());
+  }
+
+  /** Tokens and cost per UTC day of the window, per worker (days with nothing included). */
+  trend(clientNow = Date.now() / 1000): { days: number[]; workers: Map<string, DayPoint[]> } {
+    return dayTrend(this.counted(), this.since, this.now(clientNow));
+  }
+}
+
+export function workerRows(tasks: Task[]): WorkerRow[] {
+  const rows = new Map<string, WorkerRow>();
+  for (const t of tasks) {
+    let r = rows.get(t.worker);
+    if (r === undefined) {
+      r = { worker: t.worker, tasks: 0, states: {}, input: 0, cached: 0, output: 0, tokens: 0, cost: null, estimated: false };
+      rows.set(t.worker, r);
+    }
+    add(r, t.usage);
+    r.tasks += 1;
+    r.states[t.state] = (r.states[t.state] ?? 0) + 1;
+  }
+  return [...rows.values()].sort((a, b) => b.tasks - a.tasks || (a.worker < b.worker ? -1 : 1));
+}
+
+function add(r: WorkerRow, u: Usage): void {
+  r.input += u.input;
+  r.cached += u.cached;
+  r.output += u.output;
+  r.tokens += u.tokens;
+  if (u.cost !== null) {
+    r.cost = (r.cost ?? 0) + u.cost;
+    r.estimated ||= u.estimated;
+  }
+}
+
+export function dayStart(ts: number): number {
+  return Math.floor(ts / DAY) * DAY;
+}
+
+export function dayTrend(tasks: Task[], since: number, now: number): { days: number[]; workers: Map<string, DayPoint[]> } {
+  const first = dayStart(Math.max(since, now - 30 * DAY));
+  const days: number[] = [];
+  for (let d = first; d <= now; d += DAY) days.push(d);
+  const workers = new Map<string, DayPoint[]>();
+  for (const t of tasks) {
+    let points = workers.get(t.worker);
+    if (points === undefined) {
+      points = days.map((day) => ({ day, tokens: 0, cost: 0 }));
+      workers.set(t.worker, points);
+    }
+    const p = points[Math.floor((dayStart(t.createdAt) - first) / DAY)];
+    if (p === undefined) continue;
+    p.tokens += t.usage.tokens;
+    p.cost += t.usage.cost ?? 0;
+  }
+  return { days, workers };
+}
+
+/** What one live event adds to a transcript shown as text: the text an agent wrote, a line
+ * per tool call, a check's or a review's verdict; "" for what a reader need not see. */
+export function eventLine(e: Event): string {
+  const d = e.data;
+  const s = (v: unknown): string => (typeof v === "string" ? v : "");
+  switch (e.type) {
+    case "text":
+      return d.delta === true ? s(d.text) : `${s(d.text)}\n`;
+    case "tool": {
+      const files = Array.isArray(d.files) ? d.files.filter((f): f is string => typeof f === "string") : [];
+      const what = files.length > 0 ? files.join(", ") : s(d.input).split("\n")[0]?.slice(0, 120) ?? "";
+      return `\n→ ${s(d.name) || "tool"} ${what}\n`;
+    }
+    case "tool_result":
+      return d.ok === false ? `  ✗ ${s(d.name) || "tool"} failed\n` : "";
+    case "verify":
+      return `\n● check ${s(d.name)}: ${d.passed === true ? "passed" : "failed"}\n`;
+    case "review":
+      return `\n● review by ${s(d.worker)}: ${s(d.verdict)}\n`;
+    case "state":
+      return `\n· ${s(d.to)}${s(d.reason) ? ` (${s(d.reason)})` : ""}\n`;
+    case "question":
+      return `\n? ${s(d.text)}\n`;
+    case "error":
+      return `\n! ${s(d.kind)}: ${s(d.message)}\n`;
+    case "final":
+      return "\n✓ finished\n";
+    default:
+      return "";
+  }
+}
