@@ -222,6 +222,13 @@ def build() -> argparse.ArgumentParser:
 
     c = cmd("workers", "the workers (profiles) a task in this folder may use, and the default")
     c.add_argument("--cwd", default=".", help="the project folder (default: .)")
+    c = cmd(
+        "dashboard",
+        "open the broker's dashboard in the browser: every task live, tokens and cost per "
+        "worker (a one-time link; the broker starts if none runs)",
+    )
+    c.add_argument("--print-url", action="store_true", help="print the one-time URL only")
+    c.add_argument("--no-open", action="store_true", help="do not open a browser")
     cmd("schema", "print the websocket's methods as a machine-readable schema (OpenRPC)")
     cmd("health", "is the broker for this folder up; what does it serve")
 

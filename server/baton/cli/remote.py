@@ -296,3 +296,26 @@ def health(args: argparse.Namespace, out: Output) -> int:
     res["url"] = c.info.url
     out.result(res, f"broker pid {res['pid']} on {c.info.url}, serving {', '.join(res['roots'])}")
     return EXIT_OK
+
+
+def dashboard(args: argparse.Namespace, out: Output) -> int:
+    """A one-time URL of the dashboard, opened in the browser unless told not to."""
+    with broker(args) as c:
+        res = call(c, "dashboard")
+    url = res["url"]
+    if args.print_url and not args.json:
+        sys.stdout.write(url + "\n")
+        return EXIT_OK
+    opened = False
+    if not (args.print_url or args.no_open):
+        import webbrowser
+
+        opened = webbrowser.open(url)
+    res["opened"] = opened
+    said = "opened in the browser" if opened else "open it in a browser (it works once)"
+    out.result(
+        res,
+        f"dashboard: {url}\n{said}; the page is read-only"
+        + ("" if not res.get("actions") else ", with actions on"),
+    )
+    return EXIT_OK

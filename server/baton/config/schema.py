@@ -302,6 +302,13 @@ POOL_MAX_BYTES: Field[int] = Field(
     count, "a whole number of bytes ≥ 0", DEFAULT_POOL_MAX_BYTES, user_only=True,
 )  # fmt: skip
 
+DASHBOARD_ACTIONS: Field[bool] = Field(
+    ("dashboard", "actions"), "boolean", "`false`",
+    "whether the dashboard page (`baton dashboard`) may accept, reject and cancel; off, it"
+    " only shows. Each action also needs the page's session cookie and CSRF token",
+    boolean, "true or false", False, user_only=True,
+)  # fmt: skip
+
 #: Every key, in the order of the doc's table.
 FIELDS: tuple[Field[Any], ...] = (
     DEFAULT_WORKER, DEFAULT_MODEL, ONLY, ISOLATION, BRIEF_RULES, ON_RATE_LIMIT,
@@ -309,7 +316,7 @@ FIELDS: tuple[Field[Any], ...] = (
     REVIEW_WORKER, REVIEW_KINDS, PROVIDER, BINARY, MODEL, MODELS, ENV, CONFIG_DIR, CONCURRENCY,
     ENABLED, LABEL, OPTIONS, OPTIONS_SANDBOX, NETWORK, ALLOW, PREFER, MIN_QUALITY, QUALITY,
     COOLDOWN_DEFAULT, COOLDOWN, PRICE_INPUT, PRICE_CACHED, PRICE_OUTPUT, SECRETS_BACKEND,
-    POOL_SIZE, POOL_MAX_BYTES,
+    POOL_SIZE, POOL_MAX_BYTES, DASHBOARD_ACTIONS,
 )  # fmt: skip
 
 #: The names a user-chosen part may take, where they are fixed.

@@ -40,7 +40,7 @@ from baton.acp import transport as acp
 from baton.config.profiles import Profile, default_profiles
 from baton.config.watch import SettingsCache
 from baton.core.diff import FileDiff
-from baton.core.events import Event
+from baton.core.events import Event, EventType
 from baton.core.lifecycle import TaskState
 from baton.core.revision import Comment
 from baton.core.settle import NextTurn
@@ -281,6 +281,10 @@ class Supervisor:
     async def events(self, task_id: str, after: int = 0, limit: int | None = None) -> list[Event]:
         tid = await self.store.call(Store.resolve_id, task_id)
         return await self.store.call(Store.events, tid, after, limit)
+
+    async def state_events(self, task_ids: Sequence[str]) -> list[Event]:
+        """The ``state`` events of these tasks (full ids), in order per task."""
+        return await self.store.call(Store.events_of_type, list(task_ids), EventType.STATE)
 
     async def attempts(self, task_id: str) -> list[Attempt]:
         return await self.store.call(Store.attempts, task_id)

@@ -408,6 +408,24 @@ class Store:
             for seq, ts, attempt, type_, data in self._rows(sql, params)
         ]
 
+    def events_of_type(self, task_ids: Sequence[str], type_: EventType) -> list[Event]:
+        """The events of one type of several tasks, in order per task (a dashboard's
+        timelines read the ``state`` events of a thousand tasks in one query)."""
+        out: list[Event] = []
+        ids = list(dict.fromkeys(task_ids))
+        for start in range(0, len(ids), 500):  # SQLite's limit on parameters
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            sql = (
+                "SELECT task_id, seq, ts, attempt, data FROM events "
+                f"WHERE task_id IN ({marks}) AND type = ? ORDER BY task_id, seq"
+            )
+            out.extend(
+                Event(type_, json.loads(data), task_id=tid, seq=seq, ts=ts, attempt=attempt)
+                for tid, seq, ts, attempt, data in self._rows(sql, [*chunk, str(type_)])
+            )
+        return out
+
     # ------------------------------------------------------------ diffs, hunks
 
     def save_diff(self, task_id: str, files: Sequence[FileDiff], final: bool) -> None:

@@ -37,6 +37,7 @@ from baton import __version__
 from baton.core.events import Event, EventType
 from baton.errors import NotFound
 from baton.runtime import Supervisor
+from baton.surfaces.dashboard.server import Dashboard
 from baton.surfaces.ws.fanout import Bucket, Conn, Fanout, Watch
 from baton.surfaces.ws.handshake import check_upgrade, same, token_of
 from baton.surfaces.ws.methods import Methods
@@ -94,6 +95,8 @@ class Endpoint:
         self._server: Server | None = None
         self._conns: set[Conn] = set()
         self.fanout = Fanout(self.limits.send_buffer, self.limits.stalled)
+        # The page in the browser: a port of its own, opened by the first ``dashboard``.
+        self.dashboard = Dashboard(sup, self.methods.call, self.fanout.encode)
         self.idle_since: float | None = time.monotonic()
         self.started_at = time.time()
 
@@ -145,6 +148,7 @@ class Endpoint:
     async def close(self) -> None:
         """Stop listening, end every connection and remove the discovery file."""
         self.sup.unlisten_batches(self._on_commit)
+        await self.dashboard.close()
         self._remove_discovery()
         atexit.unregister(self._remove_discovery)
         if self._server is not None:
@@ -281,6 +285,9 @@ class Endpoint:
                 result = self._unsubscribe(conn, req.params)
             elif req.method == "auth":
                 result = {"ok": True, "version": __version__}
+            elif req.method == "dashboard":
+                p.known(req.params)
+                result = await self.dashboard.invite()
             else:
                 result = await self.methods.call(req.method, req.params)
         except (p.RpcError, NotFound) as exc:

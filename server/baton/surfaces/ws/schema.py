@@ -10,8 +10,9 @@ import json
 from importlib import resources
 from typing import Any
 
-#: Methods the connection itself answers, before (``auth``) or besides the method table.
-SESSION_METHODS = ("auth", "watch", "subscribe", "unsubscribe")
+#: Methods the connection itself answers, before (``auth``) or besides the method table
+#: (``dashboard``: the endpoint's page, see docs/reference/dashboard.md).
+SESSION_METHODS = ("auth", "watch", "subscribe", "unsubscribe", "dashboard")
 
 
 def text() -> str:

@@ -67,7 +67,11 @@ async def serve(
                 await asyncio.wait_for(stop.wait(), CHECK_EVERY)
             if idle_exit is None:
                 continue
-            quiet = endpoint.connections == 0 and not await endpoint.busy()
+            quiet = (
+                endpoint.connections == 0
+                and endpoint.dashboard.connections == 0  # a page open keeps it up
+                and not await endpoint.busy()
+            )
             now = time.monotonic()
             if not quiet:
                 quiet_since = None
