@@ -33,11 +33,11 @@ export default tseslint.config(
     },
   },
   {
-    files: ["build.mjs"],
+    files: ["build.mjs", "test/e2e/**/*.mjs"],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       parserOptions: { projectService: false, project: null },
-      globals: { process: "readonly", console: "readonly" },
+      globals: { process: "readonly", console: "readonly", document: "readonly", location: "readonly", fetch: "readonly", URL: "readonly" },
     },
     rules: {
       ...tseslint.configs.disableTypeChecked.rules,

@@ -24,7 +24,8 @@ from tests.e2e.lsp_support import EDITORS, Session, counts_of, raw_request, star
 TASK_COMMANDS = [
     c
     for c in COMMANDS
-    if c not in ("baton.delegate", "baton.tasks", "baton.status", "baton.workers")
+    if c
+    not in ("baton.delegate", "baton.tasks", "baton.status", "baton.workers", "baton.dashboardUrl")
 ]
 INVALID_PARAMS, REQUEST_FAILED = -32602, -32803
 

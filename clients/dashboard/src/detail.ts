@@ -62,7 +62,7 @@ export class DetailView {
     this.detail = d;
     this.seq = d.seq;
     const t = task;
-    this.transcript = el("pre", { class: "transcript", id: "transcript" }, d.transcript.join("\n"));
+    this.transcript = el("pre", { class: "transcript", id: "transcript" }, d.transcript.length > 0 ? `${d.transcript.join("\n")}\n` : "");
     this.live = el("span", { class: "live-text" });
     this.transcript.append(this.live);
     fill(

@@ -14,6 +14,7 @@ import { timeline } from "./timeline";
 import { Trend } from "./trend";
 
 const API = "/dashboard/api";
+const WORKING = new Set(["queued", "preparing", "running", "verifying", "needs_input", "rate_limited"]);
 
 const board = new Board();
 const detail = new DetailView(byId("detail"));
@@ -82,7 +83,7 @@ function refreshDetailSoon(): void {
 function render(): void {
   const tasks = board.list();
   const width = byId("timeline").clientWidth || 900;
-  fill(byId("timeline"), timeline(tasks, board.since, board.now(), width, selected));
+  fill(byId("timeline"), timeline(tasks, board.span().from, board.now(), width, selected));
   fill(byId("workers"), workerTable(board.workers()));
   fill(byId("tasks"), taskTable(tasks, (t) => board.elapsed(t), selected));
   const trend = board.trend();
@@ -90,7 +91,9 @@ function render(): void {
   tokensTrend.render(trend.days, trend.workers, half);
   costTrend.render(trend.days, trend.workers, half);
   const counted = board.counted();
-  byId("summary").textContent = `${counted.length} task${counted.length === 1 ? "" : "s"} in the window · ${tasks.filter((t) => !isSettled(t.state)).length} not settled`;
+  const working = tasks.filter((t) => WORKING.has(t.state)).length;
+  const review = tasks.filter((t) => t.state === "review").length;
+  byId("summary").textContent = `${counted.length} task${counted.length === 1 ? "" : "s"} in the window · ${working} working · ${review} in review`;
 }
 
 /** Draw again at the next frame, once however many live frames came. */

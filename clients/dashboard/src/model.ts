@@ -77,6 +77,17 @@ export class Board {
     return this.list().filter((t) => t.createdAt >= this.since);
   }
 
+  /** The time the timeline shows: from the first shown task's start (not before the
+   * window's), with a margin, to now — a window of 30 days with tasks of the last minute
+   * shows that minute. */
+  span(clientNow = Date.now() / 1000): { from: number; to: number } {
+    const to = this.now(clientNow);
+    const starts = [...this.tasks.values()].map((t) => t.timeline[0]?.start ?? t.createdAt);
+    const first = starts.length > 0 ? Math.min(...starts) : to - 3600;
+    const from = Math.max(this.since, first);
+    return { from: from - Math.max(2, (to - from) * 0.03), to };
+  }
+
   /** The task's elapsed seconds: to its settling, or to now. */
   elapsed(t: Task, clientNow = Date.now() / 1000): number {
     if (t.settledAt !== null) return Math.max(0, t.settledAt - t.createdAt);

@@ -43,7 +43,7 @@ export class Trend {
           stroke: "#999",
           grid: { stroke: "#3333" },
           size: 60,
-          values: (_u, vals) => vals.map((v) => (this.measure === "cost" ? `$${v.toFixed(2)}` : v >= 1000 ? `${v / 1000}k` : String(v))),
+          values: (_u, vals) => vals.map((v) => (this.measure === "cost" ? `$${Number(v.toPrecision(3))}` : v >= 1000 ? `${v / 1000}k` : String(v))),
         },
       ],
       series: [

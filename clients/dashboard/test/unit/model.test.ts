@@ -121,3 +121,11 @@ test("formats", () => {
   assert.equal(money(null), "-");
   assert.equal(duration(65), "1 m 05 s");
 });
+
+test("the timeline spans the shown tasks, not the whole window", () => {
+  const b = new Board();
+  b.load(readSnapshot({ now, since: now - 30 * DAY, window: "30d", tasks: [{ id: "a", worker: "w", createdAt: now - 100 }] }), now);
+  const s = b.span(now);
+  assert.ok(s.from < now - 100 && s.from > now - 110, String(s.from));
+  assert.equal(s.to, now);
+});

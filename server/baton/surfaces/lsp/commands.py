@@ -273,6 +273,15 @@ async def workers(ls: BatonServer, args: Args) -> Any:
         raise failed(exc) from None
 
 
+async def dashboard_url(ls: BatonServer, args: Args) -> Any:
+    """A one-time URL of this broker's dashboard page: the websocket's ``dashboard`` answer
+    (docs/reference/dashboard.md), for the editors to open."""
+    await ls.broker()
+    if ls.endpoint is None:
+        raise failed(RuntimeError("the broker's websocket is not open: no dashboard"))
+    return await ls.endpoint.dashboard.invite()
+
+
 async def answer_permission(ls: BatonServer, args: Args) -> Any:
     """Answer an ACP agent's permission request: ``{taskId, option, permissionId?}``."""
     sup = await ls.broker()
@@ -302,6 +311,7 @@ HANDLERS: dict[str, tuple[Handler, bool]] = {
     "baton.diff": (diff, False),
     "baton.status": (status, True),
     "baton.workers": (workers, True),
+    "baton.dashboardUrl": (dashboard_url, True),
     "baton.answerPermission": (answer_permission, False),
 }
 #: Every command the server declares.
