@@ -69,7 +69,7 @@ export function timeline(
   for (const w of workers) {
     const all = (byWorker.get(w) ?? []).slice().sort((a, b) => a.createdAt - b.createdAt);
     const shown = all.slice(-MAX_ROWS);
-    const height = shown.length * (ROW + GAP) + LANE_PAD;
+    const height = Math.max(36, shown.length * (ROW + GAP) + LANE_PAD);
     const lane = svg(
       "g",
       { class: "lane", "data-worker": w, transform: `translate(0,${y})` },

@@ -36,7 +36,11 @@ export class Trend {
       width,
       height: 180,
       title: this.measure === "tokens" ? "tokens per day" : "cost per day (USD)",
-      scales: { x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] } },
+      scales: {
+        x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] },
+        // From zero, and a small scale when there is nothing yet (uPlot's own would be 0–100).
+        y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : this.measure === "cost" ? 0.01 : 10] },
+      },
       axes: [
         { stroke: "#999", grid: { stroke: "#3333" } },
         {
