@@ -37,7 +37,7 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       parserOptions: { projectService: false, project: null },
-      globals: { process: "readonly", console: "readonly", document: "readonly", location: "readonly", fetch: "readonly", URL: "readonly" },
+      globals: { process: "readonly", console: "readonly", document: "readonly", window: "readonly", location: "readonly", fetch: "readonly", URL: "readonly" },
     },
     rules: {
       ...tseslint.configs.disableTypeChecked.rules,

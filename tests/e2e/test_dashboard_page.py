@@ -3,8 +3,10 @@ chromium) against a real broker running 20 fake-agent tasks of three workers: th
 from the one-time URL, the timeline has a lane per worker with a row of bars per task, the
 live transcript of a streaming task grows over the live socket (no snapshot fetched again),
 the per-worker table's numbers are the broker's own records summed, the diff shows hunk by
-hunk, and the CSV export lists every task. Screenshots go to artifacts/dashboard/. The
-clicking and reading is clients/dashboard/test/e2e/page.mjs.
+hunk, and the CSV export lists every task; all of it under a Content-Security-Policy that
+allows only the page's own scripts, styles, API and socket (no inline script or style).
+Screenshots go to artifacts/dashboard/. The clicking and reading is
+clients/dashboard/test/e2e/page.mjs.
 
 Set-up as the VS Code e2e (scripts/install-vscode-test: Chromium, Node 24, playwright-core);
 if it cannot, this test FAILS saying what is missing.
@@ -216,6 +218,9 @@ def test_the_dashboard_shows_twenty_streaming_tasks_live(
 
     done = by["done"]
     assert done["consoleErrors"] == [], done["consoleErrors"]
+    # The page ran under the strict policy it asks of the broker (see the driver).
+    assert done["violations"] == [] and "style-src 'self';" in done["csp"], done
+    assert done["routed"] >= 1, done
     assert done["requests"].count("/dashboard/api/snapshot") == 2, done["requests"]
     shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
     assert len(shots) == 6 and not any("FAILED" in s for s in shots), shots

@@ -50,6 +50,18 @@ async function step(name, fn) {
 
 const WORKING = ["queued", "preparing", "running", "verifying"];
 
+/** What the page needs, and nothing more: its own scripts, styles and API, its live socket. */
+const strictCsp = (origin) =>
+  [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    `connect-src 'self' ${origin.replace("http:", "ws:")}`,
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join("; ");
+
 /** Per lane of the timeline: its rows and its bars by phase. */
 const lanes = () =>
   page.evaluate(() =>
@@ -86,6 +98,19 @@ const consoleErrors = [];
 try {
   page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(60000);
+  // The page runs under the strictest policy it needs (STRICT_CSP, stricter than the
+  // broker's): each violation is recorded, and a violation is a console error too.
+  const origin = new URL(env("BATON_E2E_URL")).origin;
+  let routed = 0;
+  await context.route(/\/dashboard\/(#.*)?$/, async (route) => {
+    routed += 1;
+    const answer = await route.fetch();
+    await route.fulfill({ response: answer, headers: { ...answer.headers(), "content-security-policy": strictCsp(origin) } });
+  });
+  await context.addInitScript(() => {
+    window.__violations = [];
+    document.addEventListener("securitypolicyviolation", (e) => window.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
   page.on("request", (r) => requests.push(new URL(r.url()).pathname));
   page.on("response", (r) => {
     if (r.status() >= 400) consoleErrors.push(`${r.status()} ${new URL(r.url()).pathname}`);
@@ -152,7 +177,7 @@ try {
     return { csv: await page.locator("#csv").getAttribute("href"), lanes: await lanes() };
   });
 
-  log("done", { requests, consoleErrors });
+  log("done", { requests, consoleErrors, violations: await page.evaluate(() => window.__violations), csp: strictCsp(origin), routed });
 } finally {
   await context.close();
 }
