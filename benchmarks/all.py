@@ -33,6 +33,7 @@ BENCHMARKS = (
     "store_events",
     "lsp_roundtrip",
     "ws_fanout",
+    "dashboard_live",
     "broker",
     "tail_latency",
     "store_search",

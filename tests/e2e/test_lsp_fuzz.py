@@ -25,7 +25,7 @@ TASK_COMMANDS = [
     c
     for c in COMMANDS
     if c
-    not in ("baton.delegate", "baton.tasks", "baton.status", "baton.workers", "baton.dashboardUrl")
+    not in ("baton.delegate", "baton.tasks", "baton.status", "baton.workers", "baton.dashboard")
 ]
 INVALID_PARAMS, REQUEST_FAILED = -32602, -32803
 

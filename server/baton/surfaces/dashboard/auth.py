@@ -27,6 +27,8 @@ from baton.surfaces.ws.handshake import Refusal, same
 TOKEN_TTL = 120.0
 #: Spent tokens remembered (to say "already used"); older ones are simply unknown.
 _SPENT_KEPT = 1024
+#: Sessions kept at once; a new one past this ends the oldest (its page must be opened again).
+MAX_SESSIONS = 256
 #: The header a ``POST`` carries the session's CSRF token in.
 CSRF_HEADER = "X-Baton-CSRF"
 METHODS = ("GET", "POST")
@@ -57,7 +59,7 @@ class Passes:
     ttl: float = TOKEN_TTL
     _waiting: dict[str, float] = field(default_factory=dict)  # digest → expiry
     _spent: OrderedDict[str, None] = field(default_factory=OrderedDict)
-    _sessions: dict[str, Session] = field(default_factory=dict)  # digest of id → session
+    _sessions: OrderedDict[str, Session] = field(default_factory=OrderedDict)  # by id digest
 
     def issue(self, now: float | None = None) -> tuple[str, float]:
         """A new one-time token and when it expires."""
@@ -83,6 +85,8 @@ class Passes:
             return None
         session = Session(secrets.token_urlsafe(32), secrets.token_urlsafe(32), now)
         self._sessions[_digest(session.id)] = session
+        while len(self._sessions) > MAX_SESSIONS:
+            self._sessions.popitem(last=False)
         return session
 
     def spent(self, token: str) -> bool:

@@ -16,6 +16,7 @@ from baton import __version__
 from baton.core.events import Event
 from baton.core.lifecycle import SETTLED, TaskState
 from baton.core.task import Task
+from baton.errors import NotFound
 from baton.runtime import Supervisor
 
 #: The most tasks a snapshot holds (newest first).
@@ -53,6 +54,14 @@ class Feed:
         """The rows of these tasks as they are now (for the live ``tasks`` messages)."""
         tasks = [await self.sup.get(i) for i in task_ids]
         return await self.rows(tasks)
+
+    async def task_and_events(self, task_id: str) -> tuple[Task, list[Event]]:
+        """A task (by its full id) and its stored events, for a followed transcript."""
+        task = await self.sup.get(task_id)
+        if task.id != task_id:
+            raise NotFound(f"no task {task_id} (a full id is needed)")
+        events = await self.sup.events(task.id)
+        return await self.sup.get(task.id), events
 
     async def snapshot(self, window: str, csrf: str, actions: bool) -> dict[str, Any]:
         now = time.time()

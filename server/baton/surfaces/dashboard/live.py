@@ -5,7 +5,9 @@ websocket has fanned it out; it only keeps the events and wakes one background j
 agents' path pays a list append. The job writes at most one ``events`` frame per
 :data:`INTERVAL` to every open page (everything committed since the last, the events
 encoded once — by the agents' fan-out, whose cache it shares), then one ``tasks`` frame
-with the rows of the tasks whose state or usage changed. A page that stops reading (over
+with the rows of the tasks whose state or usage changed; a page that follows a task's
+transcript (``{"follow": [ids]}``) is sent its lines as :class:`Transcript` grows them, as
+the editors are. A page that stops reading (over
 ``send_buffer`` unsent for ``stalled`` seconds, or 8 times it) is sent ``overflow`` and
 closed: it reloads the snapshot.
 """
@@ -17,7 +19,9 @@ import contextlib
 import json
 import logging
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from websockets.asyncio.server import ServerConnection
@@ -25,6 +29,9 @@ from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
 from baton.core.events import Event, EventType
+from baton.core.task import Task
+from baton.core.transcript import Transcript
+from baton.errors import NotFound
 from baton.surfaces.ws.frames import text_frame
 
 log = logging.getLogger(__name__)
@@ -36,7 +43,21 @@ MAX_FRAME = 512 << 10
 #: Events whose task's row is sent again after them.
 _ROW_CHANGES = frozenset({EventType.STATE, EventType.USAGE, EventType.DIFF})
 
+#: Tasks one page may follow the transcript of at once.
+MAX_FOLLOWED = 4
+
 Rows = Callable[[Sequence[str]], Awaitable[list[dict[str, Any]]]]
+Load = Callable[[str], Awaitable[tuple[Task, list[Event]]]]
+
+
+@dataclass(eq=False)
+class Followed:
+    """A task whose transcript a page follows: built from its stored events, then grown by
+    the pushed ones (events met while it loads are kept and folded in after)."""
+
+    task_id: str
+    transcript: Transcript | None = None
+    held: list[Event] = field(default_factory=list)
 
 
 class Live:
@@ -46,6 +67,7 @@ class Live:
         self,
         encode: Callable[[Event], str],
         rows: Rows,
+        load: Load,
         *,
         send_buffer: int = 4 << 20,
         stalled: float = 2.0,
@@ -53,6 +75,8 @@ class Live:
     ) -> None:
         self.encode = encode
         self.rows = rows
+        self.load = load
+        self.followed: dict[ServerConnection, dict[str, Followed]] = {}
         self.send_buffer = send_buffer
         self.stalled = stalled
         self.interval = interval
@@ -61,12 +85,29 @@ class Live:
         self._wake = asyncio.Event()
         self._job: asyncio.Task[None] | None = None
         self.frames = 0  # events frames written (all pages count once)
+        #: CPU seconds each stretch of the job's work took on the event loop's thread (a
+        #: machine's other processes may stretch it further in wall time; see ``stats``).
+        self._busy: deque[float] = deque(maxlen=10_000)
 
     def on_commit(self, events: list[Event]) -> None:
         """A committed batch: kept for the next frame (nothing else happens here)."""
         if self.pages:
             self._pending.extend(events)
             self._wake.set()
+
+    def stats(self) -> dict[str, Any]:
+        """Open pages, frames written, and the CPU milliseconds each stretch of the job's
+        work took on the event loop (median, p99, max): what one flush can delay the
+        agents' next batch by, on an idle core."""
+        out: dict[str, Any] = {"pages": len(self.pages), "frames": self.frames}
+        busy = sorted(self._busy)
+        if busy:
+            at = {"median": 0.5, "p99": 0.99, "max": 1.0}
+            out["busy"] = {
+                k: round(busy[min(len(busy) - 1, int(q * len(busy)))] * 1000, 3)
+                for k, q in at.items()
+            }
+        return out
 
     def start(self) -> None:
         if self._job is None:
@@ -84,17 +125,48 @@ class Live:
         self.pages.clear()
 
     async def serve(self, ws: ServerConnection) -> None:
-        """One page's socket: ``hello``, then pushes until it closes; what it sends is
-        ignored."""
+        """One page's socket: ``hello``, then pushes until it closes. The page may send
+        ``{"follow": [ids]}`` (the tasks whose transcript it shows; ``[]`` for none);
+        anything else it sends is ignored."""
         self.pages[ws] = None
         try:
             self._write(ws, [_frame({"type": "hello", "now": time.time()})])
-            async for _ in ws:
-                pass
+            async for message in ws:
+                with contextlib.suppress(ValueError):
+                    asked = json.loads(message)
+                    if isinstance(asked, dict) and "follow" in asked:
+                        await self._follow(ws, asked["follow"])
         except ConnectionClosed:
             pass
         finally:
             self.pages.pop(ws, None)
+            self.followed.pop(ws, None)
+
+    async def _follow(self, ws: ServerConnection, ids: object) -> None:
+        """Follow these tasks' transcripts (and no other): each new one's lines come whole
+        first, then as they change."""
+        wanted = [ids] if isinstance(ids, str) else ids if isinstance(ids, list) else []
+        wanted = list(dict.fromkeys(i for i in wanted if isinstance(i, str)))[:MAX_FOLLOWED]
+        mine = self.followed.setdefault(ws, {})
+        for gone in set(mine) - set(wanted):
+            del mine[gone]
+        for task_id in [i for i in wanted if i not in mine]:
+            followed = mine[task_id] = Followed(task_id)
+            try:
+                task, events = await self.load(task_id)
+            except NotFound as exc:
+                mine.pop(task_id, None)
+                self._write(ws, [_frame({"type": "error", "taskId": task_id, "message": str(exc)})])
+                continue
+            if mine.get(task_id) is not followed:
+                continue  # unfollowed meanwhile
+            followed.transcript = Transcript.of(task, events)
+            for e in followed.held:
+                followed.transcript.add(e)  # those already read are ignored (by seq)
+            followed.held = []
+            frame = self._lines(followed)
+            if frame:
+                self._write(ws, [frame])
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -117,16 +189,58 @@ class Live:
                 log.exception("could not push to the dashboard's pages")
 
     async def _flush(self, events: list[Event]) -> None:
+        began = time.thread_time()
         frames = [text_frame(self._note(chunk).encode()) for chunk in self._chunks(events)]
         self.frames += len(frames)
         for ws in list(self.pages):
             self._write(ws, frames)
         changed = list(dict.fromkeys(e.task_id for e in events if e.type in _ROW_CHANGES))
+        if self.followed:
+            self._grow_transcripts(events)
+        self._busy.append(time.thread_time() - began)
         if changed:
             rows = await self.rows(changed)
+            began = time.thread_time()
             tasks = _frame({"type": "tasks", "tasks": rows})
             for ws in list(self.pages):
                 self._write(ws, [tasks])
+            self._busy.append(time.thread_time() - began)
+
+    def _grow_transcripts(self, events: list[Event]) -> None:
+        by_task: dict[str, list[Event]] = {}
+        for e in events:
+            by_task.setdefault(e.task_id, []).append(e)
+        for ws, mine in list(self.followed.items()):
+            for followed in mine.values():
+                new = by_task.get(followed.task_id)
+                if not new:
+                    continue
+                if followed.transcript is None:
+                    followed.held.extend(new)
+                    continue
+                for e in new:
+                    followed.transcript.add(e)
+                frame = self._lines(followed)
+                if frame:
+                    self._write(ws, [frame])
+
+    @staticmethod
+    def _lines(followed: Followed) -> bytes:
+        """A ``transcript`` frame with the lines changed since the last (b"" for none)."""
+        assert followed.transcript is not None
+        taken = followed.transcript.take()
+        if taken is None:
+            return b""
+        start, lines = taken
+        return _frame(
+            {
+                "type": "transcript",
+                "taskId": followed.task_id,
+                "seq": followed.transcript.seq,
+                "start": start,
+                "lines": lines,
+            }
+        )
 
     def _chunks(self, events: list[Event]) -> Iterator[list[str]]:
         run: list[str] = []

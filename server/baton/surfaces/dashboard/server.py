@@ -90,7 +90,7 @@ class Dashboard:
         self.call = call
         self.static = static
         self.passes = auth.Passes()
-        self.live = Live(encode, self.feed.rows_of)
+        self.live = Live(encode, self.feed.rows_of, self.feed.task_and_events)
         self.port = 0
         self._server: Server | None = None
         self._starting = asyncio.Lock()
@@ -103,6 +103,11 @@ class Dashboard:
     def connections(self) -> int:
         """Pages with their live socket open."""
         return len(self.live.pages)
+
+    def stats(self) -> dict[str, Any]:
+        """What ``health`` says of the dashboard: its port (0: not opened), open pages,
+        frames written and the live job's time on the event loop."""
+        return {"port": self.port, **self.live.stats()}
 
     async def invite(self) -> dict[str, Any]:
         """A one-time URL for the page (the listener opens on the first call)."""

@@ -273,12 +273,11 @@ async def workers(ls: BatonServer, args: Args) -> Any:
         raise failed(exc) from None
 
 
-async def dashboard_url(ls: BatonServer, args: Args) -> Any:
-    """A one-time URL of this broker's dashboard page: the websocket's ``dashboard`` answer
-    (docs/reference/dashboard.md), for the editors to open."""
+async def dashboard(ls: BatonServer, args: Args) -> Any:
+    """A one-time link to the broker's dashboard page: the websocket's ``dashboard``."""
     await ls.broker()
     if ls.endpoint is None:
-        raise failed(RuntimeError("the broker's websocket is not open: no dashboard"))
+        raise failed(TaskError("this language server's broker has no websocket endpoint"))
     return await ls.endpoint.dashboard.invite()
 
 
@@ -311,7 +310,7 @@ HANDLERS: dict[str, tuple[Handler, bool]] = {
     "baton.diff": (diff, False),
     "baton.status": (status, True),
     "baton.workers": (workers, True),
-    "baton.dashboardUrl": (dashboard_url, True),
+    "baton.dashboard": (dashboard, True),
     "baton.answerPermission": (answer_permission, False),
 }
 #: Every command the server declares.

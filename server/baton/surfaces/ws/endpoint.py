@@ -172,6 +172,7 @@ class Endpoint:
             "connections": len(self._conns),
             "headless": self.headless,
             "fanout": self.fanout_lag(),
+            "dashboard": self.dashboard.stats(),
         }
 
     def fanout_lag(self) -> dict[str, Any]:
