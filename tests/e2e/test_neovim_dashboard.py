@@ -1,5 +1,5 @@
 """`:Baton dashboard` in a real headless Neovim with the real ``baton lsp``: it asks the
-server for the dashboard's one-time link (``baton.dashboardUrl``) and hands it to
+server for the dashboard's one-time link (``baton.dashboard``) and hands it to
 ``vim.ui.open`` (recorded here instead of starting a browser); the link works — fetched as a
 browser would, it is exchanged for the session cookie and the page and its snapshot answer —
 and works once.

@@ -1,6 +1,6 @@
 """ "Baton: Open Dashboard" in real VS Code (code-server, headless Chromium, the built .vsix
 and the real ``baton lsp``; the harness of test_vscode.py): after a task is delegated and is
-ready for review, the command asks the server for a one-time link (``baton.dashboardUrl``)
+ready for review, the command asks the server for a one-time link (``baton.dashboard``)
 and opens the broker's dashboard page in a webview panel, framed from its loopback origin;
 inside it the page is live (its socket open) and shows the task: its worker's lane, its row
 with the broker's token counts, its transcript and its diff. The clicking is

@@ -33,6 +33,8 @@ export interface Task {
   completion: string;
   message: string;
   createdAt: number;
+  /** When the broker last changed the task: of two rows of it, the later one is right. */
+  updatedAt: number;
   settledAt: number | null;
   elapsed: number;
   timeline: Segment[];
@@ -131,10 +133,20 @@ export interface Event {
   data: Json;
 }
 
+/** A followed task's transcript changed: its lines from `start` on are now `lines`. */
+export interface TranscriptChange {
+  taskId: string;
+  seq: number;
+  start: number;
+  lines: string[];
+}
+
 export type Live =
-  | { type: "hello"; seq: Record<string, number> }
+  | { type: "hello"; now: number }
   | { type: "events"; events: Event[] }
   | { type: "tasks"; tasks: Task[] }
+  | ({ type: "transcript" } & TranscriptChange)
+  | { type: "error"; taskId: string; message: string }
   | { type: "overflow" };
 
 /** The windows the broker answers for, shortest first. */
@@ -203,6 +215,7 @@ export function readTask(v: Json): Task {
     completion: str(v.completion),
     message: str(v.message),
     createdAt: num(v.createdAt),
+    updatedAt: num(v.updatedAt),
     settledAt: numOrNull(v.settledAt),
     elapsed: num(v.elapsed),
     timeline: objects(v.timeline).map(readSegment),
@@ -302,11 +315,12 @@ export function readLive(text: string): Live | null {
   }
   if (!isObject(v)) return null;
   switch (v.type) {
-    case "hello": {
-      const seq: Record<string, number> = {};
-      if (isObject(v.seq)) for (const [k, n] of Object.entries(v.seq)) seq[k] = num(n);
-      return { type: "hello", seq };
-    }
+    case "hello":
+      return { type: "hello", now: num(v.now) };
+    case "transcript":
+      return { type: "transcript", taskId: str(v.taskId), seq: num(v.seq), start: num(v.start), lines: strings(v.lines) };
+    case "error":
+      return { type: "error", taskId: str(v.taskId), message: str(v.message) };
     case "events":
       return { type: "events", events: objects(v.events).map(readEvent) };
     case "tasks":

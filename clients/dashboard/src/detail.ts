@@ -1,10 +1,9 @@
 /** One task's panel: its state and numbers, the live transcript, the tools and files, checks,
  * review findings and the diff, read-only, hunk by hunk. */
 
-import type { Detail, Event, FileDiff, Hunk, Task } from "./api";
+import type { Detail, Event, FileDiff, Hunk, Task, TranscriptChange } from "./api";
 import { el, fill } from "./dom";
 import { duration, money } from "./format";
-import { eventLine } from "./model";
 
 function lines(text: string): string[] {
   const out = text.split("\n");
@@ -35,11 +34,18 @@ function fileView(f: FileDiff): HTMLElement {
   );
 }
 
+/** Events after which the panel's other parts (tools, files, checks, review, diff) are
+ * fetched again; the transcript follows by itself (`follow` on the live socket). */
+const CHANGES = new Set(["diff", "verify", "review", "tool", "tool_result", "state", "final"]);
+
 export class DetailView {
   private detail: Detail | null = null;
   private seq = 0;
-  private live: HTMLElement | null = null;
   private transcript: HTMLElement | null = null;
+  /** The shown task's transcript lines, and the last event they hold. */
+  private lines: string[] = [];
+  private linesSeq = -1;
+  private linesOf = "";
 
   constructor(private readonly host: HTMLElement) {}
 
@@ -55,6 +61,7 @@ export class DetailView {
   clear(message = "Select a task in the timeline or the list."): void {
     this.detail = null;
     this.seq = 0;
+    this.linesOf = "";
     fill(this.host, el("p", { class: "muted" }, message));
   }
 
@@ -62,9 +69,15 @@ export class DetailView {
     this.detail = d;
     this.seq = d.seq;
     const t = task;
-    this.transcript = el("pre", { class: "transcript", id: "transcript" }, d.transcript.length > 0 ? `${d.transcript.join("\n")}\n` : "");
-    this.live = el("span", { class: "live-text" });
-    this.transcript.append(this.live);
+    if (this.linesOf !== t.id) {
+      this.linesOf = t.id;
+      this.linesSeq = -1;
+    }
+    if (d.seq > this.linesSeq) {
+      this.lines = d.transcript.slice();
+      this.linesSeq = d.seq;
+    }
+    this.transcript = el("pre", { class: "transcript", id: "transcript" }, this.lines.join("\n"));
     fill(
       this.host,
       el("h2", {}, t.title),
@@ -142,22 +155,31 @@ export class DetailView {
     );
   }
 
-  /** Append the events that came after what the panel shows; true when one of them means
-   * the panel's other parts (diff, checks, review, tools) changed and it should be fetched. */
+  /** A followed transcript changed (a live `transcript` frame): its lines from `start` on
+   * are replaced, and the text redrawn, kept scrolled to the end if it was there. */
+  transcriptChanged(c: TranscriptChange): void {
+    if (c.taskId !== this.linesOf) {
+      if (c.start !== 0) return; // the rest of a transcript this panel does not hold
+      this.linesOf = c.taskId;
+    }
+    this.lines.splice(c.start, Infinity, ...c.lines);
+    this.linesSeq = Math.max(this.linesSeq, c.seq);
+    const box = this.transcript;
+    if (box === null || this.detail?.task.id !== c.taskId) return;
+    const atEnd = box.scrollHeight - box.scrollTop - box.clientHeight < 80;
+    box.textContent = this.lines.join("\n");
+    if (atEnd) box.scrollTop = box.scrollHeight;
+  }
+
+  /** True when one of these events (after what the panel shows) changed its other parts:
+   * the detail should be fetched again. */
   events(events: Event[]): boolean {
-    if (this.detail === null || this.live === null) return false;
+    if (this.detail === null) return false;
     let stale = false;
-    let text = "";
     for (const e of events) {
       if (e.taskId !== this.detail.task.id || e.seq <= this.seq) continue;
       this.seq = e.seq;
-      text += eventLine(e);
-      if (["diff", "verify", "review", "tool", "tool_result", "state"].includes(e.type)) stale = true;
-    }
-    if (text) {
-      this.live.append(text);
-      const box = this.transcript;
-      if (box !== null && box.scrollHeight - box.scrollTop - box.clientHeight < 80) box.scrollTop = box.scrollHeight;
+      if (CHANGES.has(e.type)) stale = true;
     }
     return stale;
   }

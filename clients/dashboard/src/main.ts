@@ -1,11 +1,14 @@
 /**
- * The dashboard page: loads the window's snapshot, then follows the broker's live socket
- * (`/dashboard/live`) — the page never polls; a snapshot is fetched again only when the
- * window changes or the socket had to be opened anew.
+ * The dashboard page: opens the broker's live socket (`/dashboard/live`), then, once it says
+ * hello, loads the window's snapshot — so nothing committed falls between the two — and from
+ * then on only follows what is pushed: tasks, events, and the transcript of the task shown
+ * (`follow`). The page never polls; a snapshot is fetched again only when the window changes
+ * or the socket had to be opened anew, a task's detail when its tools, checks, review or
+ * diff changed.
  */
 
 import { WINDOWS, readDetail, readLive, readSnapshot } from "./api";
-import type { Event, Task } from "./api";
+import type { Event, Task, TranscriptChange } from "./api";
 import { byId, el, fill } from "./dom";
 import { DetailView } from "./detail";
 import { Board, isSettled } from "./model";
@@ -25,6 +28,8 @@ let socket: WebSocket | null = null;
 let reconnectTimer: number | undefined;
 let detailTimer: number | undefined;
 let renderQueued = false;
+let greeted = false;
+let askedWhy = false;
 
 function setStatus(text: string, cls: string): void {
   const s = byId("live");
@@ -64,8 +69,14 @@ async function loadDetail(id: string): Promise<void> {
   }
 }
 
+/** Ask the socket for the shown task's transcript (and only its). */
+function follow(): void {
+  if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ follow: selected === null ? [] : [selected] }));
+}
+
 function select(id: string): void {
   selected = id;
+  follow();
   history.replaceState(null, "", `#window=${board.window}&task=${id}`);
   render();
   void loadDetail(id);
@@ -115,36 +126,62 @@ function onTasks(tasks: Task[]): void {
   renderSoon();
 }
 
+function onTranscript(change: TranscriptChange): void {
+  if (change.taskId === selected) detail.transcriptChanged(change);
+}
+
 function connect(): void {
   const url = new URL("/dashboard/live", location.href);
   url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
   const ws = new WebSocket(url);
   socket = ws;
-  ws.onopen = () => setStatus("live", "on");
+  let hello = false;
   ws.onmessage = (m: MessageEvent<unknown>) => {
     if (typeof m.data !== "string") return;
     const msg = readLive(m.data);
     if (msg === null) return;
-    if (msg.type === "events") onEvents(msg.events);
-    else if (msg.type === "tasks") onTasks(msg.tasks);
-    else if (msg.type === "overflow") ws.close();
+    switch (msg.type) {
+      case "hello":
+        hello = greeted = true;
+        follow();
+        loadSnapshot().then(
+          () => setStatus("live", "on"),
+          (err) => setStatus(`could not load: ${String(err)}`, "off"),
+        );
+        break;
+      case "events":
+        onEvents(msg.events);
+        break;
+      case "tasks":
+        onTasks(msg.tasks);
+        break;
+      case "transcript":
+        onTranscript(msg);
+        break;
+      case "error":
+        break; // a followed task that is gone: its panel says so when fetched
+      case "overflow":
+        ws.close();
+        break;
+    }
   };
   ws.onclose = () => {
     if (socket !== ws) return;
     socket = null;
-    setStatus("reconnecting…", "off");
+    setStatus(greeted ? "reconnecting…" : "connecting…", "off");
+    // A socket refused before it ever said hello: the snapshot's answer says why (401: no
+    // session, the one-time link was used up). Asked once, not at every retry.
+    if (!hello && !greeted && !askedWhy) {
+      askedWhy = true;
+      loadSnapshot().catch((err) => setStatus(`disconnected: ${String(err)}`, "off"));
+    }
     reconnectLater();
   };
 }
 
 function reconnectLater(): void {
   window.clearTimeout(reconnectTimer);
-  reconnectTimer = window.setTimeout(() => {
-    loadSnapshot().then(connect, (err) => {
-      setStatus(`disconnected: ${String(err)}`, "off");
-      reconnectLater();
-    });
-  }, 3000);
+  reconnectTimer = window.setTimeout(connect, 3000);
 }
 
 function setUp(): void {
@@ -173,10 +210,7 @@ function setUp(): void {
   }, 2000);
   window.addEventListener("resize", renderSoon);
   setStatus("connecting…", "off");
-  loadSnapshot().then(connect, (err) => {
-    setStatus(`could not load: ${String(err)}`, "off");
-    reconnectLater();
-  });
+  connect();
 }
 
 setUp();

@@ -6,7 +6,7 @@
  * its `workers`), so they move with every live frame without asking the broker again.
  */
 
-import type { Event, Snapshot, Task, Usage } from "./api";
+import type { Snapshot, Task, Usage } from "./api";
 
 export interface WorkerRow {
   worker: string;
@@ -47,9 +47,17 @@ export class Board {
   /** Server time minus this page's clock, seconds. */
   private skew = 0;
 
+  /** Take a snapshot. Rows pushed meanwhile that are newer than the snapshot's stay (the
+   * socket opens before the snapshot is read, so a push may overtake it), and so do tasks
+   * pushed that the snapshot's rule takes in (created in the window, or not settled). */
   load(snap: Snapshot, clientNow = Date.now() / 1000): void {
+    const pushed = [...this.tasks.values()];
     this.tasks.clear();
     for (const t of snap.tasks) this.tasks.set(t.id, t);
+    for (const t of pushed) {
+      const got = this.tasks.get(t.id);
+      if (got !== undefined ? t.updatedAt > got.updatedAt : t.createdAt >= snap.since || !isSettled(t.state)) this.tasks.set(t.id, t);
+    }
     this.window = snap.window;
     this.since = snap.since;
     this.csrf = snap.csrf;
@@ -62,9 +70,13 @@ export class Board {
     return clientNow + this.skew;
   }
 
-  /** Replace tasks with their newer versions (a live `tasks` frame); new ones join. */
+  /** Replace tasks with their newer versions (a live `tasks` frame, a detail); new ones
+   * join; an older row of a task (an answer a push overtook) is dropped. */
   update(tasks: Task[]): void {
-    for (const t of tasks) this.tasks.set(t.id, t);
+    for (const t of tasks) {
+      const got = this.tasks.get(t.id);
+      if (got === undefined || t.updatedAt >= got.updatedAt) this.tasks.set(t.id, t);
+    }
   }
 
   /** Newest first. */
@@ -151,36 +163,4 @@ export function dayTrend(tasks: Task[], since: number, now: number): { days: num
     p.cost += t.usage.cost ?? 0;
   }
   return { days, workers };
-}
-
-/** What one live event adds to a transcript shown as text: the text an agent wrote, a line
- * per tool call, a check's or a review's verdict; "" for what a reader need not see. */
-export function eventLine(e: Event): string {
-  const d = e.data;
-  const s = (v: unknown): string => (typeof v === "string" ? v : "");
-  switch (e.type) {
-    case "text":
-      return d.delta === true ? s(d.text) : `${s(d.text)}\n`;
-    case "tool": {
-      const files = Array.isArray(d.files) ? d.files.filter((f): f is string => typeof f === "string") : [];
-      const what = files.length > 0 ? files.join(", ") : s(d.input).split("\n")[0]?.slice(0, 120) ?? "";
-      return `\n→ ${s(d.name) || "tool"} ${what}\n`;
-    }
-    case "tool_result":
-      return d.ok === false ? `  ✗ ${s(d.name) || "tool"} failed\n` : "";
-    case "verify":
-      return `\n● check ${s(d.name)}: ${d.passed === true ? "passed" : "failed"}\n`;
-    case "review":
-      return `\n● review by ${s(d.worker)}: ${s(d.verdict)}\n`;
-    case "state":
-      return `\n· ${s(d.to)}${s(d.reason) ? ` (${s(d.reason)})` : ""}\n`;
-    case "question":
-      return `\n? ${s(d.text)}\n`;
-    case "error":
-      return `\n! ${s(d.kind)}: ${s(d.message)}\n`;
-    case "final":
-      return "\n✓ finished\n";
-    default:
-      return "";
-  }
 }

@@ -3,7 +3,7 @@ import test from "node:test";
 
 import { readDetail, readLive, readSnapshot, readTask } from "../../src/api";
 import { duration, money, tokens } from "../../src/format";
-import { Board, dayStart, dayTrend, eventLine, workerRows } from "../../src/model";
+import { Board, dayStart, dayTrend, workerRows } from "../../src/model";
 import { spans } from "../../src/timeline";
 
 const DAY = 86_400;
@@ -36,7 +36,6 @@ test("the snapshot reader keeps what it knows and drops what it cannot read", ()
 });
 
 test("live frames: known ones are read, the rest ignored", () => {
-  assert.deepEqual(readLive('{"type":"hello","seq":{"t-1":4}}'), { type: "hello", seq: { "t-1": 4 } });
   const ev = readLive('{"type":"events","events":[{"taskId":"t-1","seq":5,"ts":1,"type":"text","data":{"text":"hi","delta":true}}]}');
   assert.equal(ev?.type, "events");
   assert.equal(readLive("not json"), null);
@@ -108,11 +107,35 @@ test("timeline spans are clipped to the window and an open one runs to now", () 
   );
 });
 
-test("live events read as transcript text", () => {
-  const e = (type: string, data: Record<string, unknown>) => ({ taskId: "t", seq: 1, ts: 0, type, data });
-  assert.equal(eventLine(e("text", { text: "hel", delta: true })), "hel");
-  assert.equal(eventLine(e("tool", { name: "Edit", files: ["a.py"] })), "\n→ Edit a.py\n");
-  assert.equal(eventLine(e("usage", { input: 1 })), "");
+test("a row pushed before the snapshot stays when it is newer; an older one does not", () => {
+  const b = new Board();
+  b.update([task("t-1", "a", now - 50, { state: "running", updatedAt: now - 1 }), task("t-2", "a", now - 40, { state: "running", updatedAt: now - 30 })]);
+  b.load(
+    readSnapshot({
+      now,
+      since: now - 3600,
+      tasks: [
+        { id: "t-1", worker: "a", createdAt: now - 50, state: "preparing", updatedAt: now - 20 },
+        { id: "t-2", worker: "a", createdAt: now - 40, state: "review", updatedAt: now - 2 },
+      ],
+    }),
+    now,
+  );
+  assert.deepEqual(b.list().map((t) => [t.id, t.state]), [["t-2", "review"], ["t-1", "running"]]);
+  b.update([task("t-2", "a", now - 40, { state: "running", updatedAt: now - 30 })]); // an answer overtaken
+  assert.equal(b.tasks.get("t-2")?.state, "review");
+});
+
+test("the live socket's hello, transcript and error frames", () => {
+  assert.deepEqual(readLive('{"type":"hello","now":5}'), { type: "hello", now: 5 });
+  assert.deepEqual(readLive('{"type":"transcript","taskId":"t-1","seq":4,"start":2,"lines":["a",3,"b"]}'), {
+    type: "transcript",
+    taskId: "t-1",
+    seq: 4,
+    start: 2,
+    lines: ["a", "b"],
+  });
+  assert.equal(readLive('{"type":"error","taskId":"x","message":"no task"}')?.type, "error");
 });
 
 test("formats", () => {

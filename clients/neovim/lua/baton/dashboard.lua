@@ -5,7 +5,7 @@ local client = require('baton.client')
 
 local M = {}
 
----The server's `baton.dashboardUrl` answer.
+---The server's `baton.dashboard` answer.
 ---@class baton.DashboardLink
 ---@field url string one-time URL of the page: it works once, within 120 s
 ---@field origin string `http://127.0.0.1:PORT`, the page's origin
@@ -25,7 +25,7 @@ function M.open(c, on_open)
     )
     return
   end
-  client.command(c, 'baton.dashboardUrl', nil, function(link)
+  client.command(c, 'baton.dashboard', nil, function(link)
     if type(link) ~= 'table' or type(link.url) ~= 'string' then
       vim.notify('Baton: the server gave no dashboard link', vim.log.levels.ERROR)
       return

@@ -1,12 +1,12 @@
 /**
  * The broker's dashboard page in an editor panel (pure; no vscode import): the server's
- * `baton.dashboardUrl` answer checked, and the panel's HTML — an iframe of the loopback page,
+ * `baton.dashboard` answer checked, and the panel's HTML — an iframe of the loopback page,
  * with a CSP that lets the panel load that origin and nothing else.
  */
 
 import { ProtocolError } from "./protocol";
 
-/** `baton.dashboardUrl`: a one-time URL of the page (it works once, for 120 s). */
+/** `baton.dashboard`: a one-time URL of the page (it works once, for 120 s). */
 export interface DashboardLink {
   url: string;
   /** `http://127.0.0.1:PORT`: the page's origin. */
@@ -16,19 +16,19 @@ export interface DashboardLink {
 }
 
 export function readDashboardLink(value: unknown): DashboardLink {
-  if (typeof value !== "object" || value === null) throw new ProtocolError("baton.dashboardUrl: not an object");
+  if (typeof value !== "object" || value === null) throw new ProtocolError("baton.dashboard: not an object");
   const o = value as Record<string, unknown>;
-  if (typeof o.url !== "string") throw new ProtocolError("baton.dashboardUrl: url must be a string");
+  if (typeof o.url !== "string") throw new ProtocolError("baton.dashboard: url must be a string");
   let url: URL;
   try {
     url = new URL(o.url);
   } catch {
-    throw new ProtocolError(`baton.dashboardUrl: not a URL: ${o.url}`);
+    throw new ProtocolError(`baton.dashboard: not a URL: ${o.url}`);
   }
   // The page is the broker's, on this machine's loopback, over plain HTTP: nothing else is
   // framed, whatever the answer says.
   if (url.protocol !== "http:" || url.hostname !== "127.0.0.1" || !url.pathname.startsWith("/dashboard/")) {
-    throw new ProtocolError(`baton.dashboardUrl: not the broker's loopback page: ${o.url}`);
+    throw new ProtocolError(`baton.dashboard: not the broker's loopback page: ${o.url}`);
   }
   return { url: url.toString(), origin: url.origin, port: Number(url.port), actions: o.actions === true };
 }

@@ -1,6 +1,6 @@
 /**
  * "Baton: Open Dashboard": the broker's dashboard page (docs/reference/dashboard.md) in a
- * webview panel. The server gives a one-time URL (`baton.dashboardUrl`); the panel frames it
+ * webview panel. The server gives a one-time URL (`baton.dashboard`); the panel frames it
  * (common/dashboard) at that very address, with the port mapped for the webview.
  *
  * Not through `asExternalUri`: the broker answers only requests whose `Host` and `Origin`
@@ -26,7 +26,7 @@ export class DashboardPanel implements vscode.Disposable {
   constructor(private readonly request: <T>(command: string, args?: object) => Promise<T>) {}
 
   async open(): Promise<void> {
-    const link = readDashboardLink(await this.request<unknown>(ServerCommand.dashboardUrl));
+    const link = readDashboardLink(await this.request<unknown>(ServerCommand.dashboard));
     traceInfo(`dashboard: opening ${link.origin}/dashboard/ in a panel`);
     this.show(link);
   }

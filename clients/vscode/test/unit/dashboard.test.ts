@@ -18,7 +18,7 @@ test("only the broker's loopback page is framed", () => {
     "http://127.0.0.1:40123/elsewhere",
     "not a url",
   ]) {
-    assert.throws(() => readDashboardLink({ url }), /baton.dashboardUrl/, url);
+    assert.throws(() => readDashboardLink({ url }), /baton.dashboard/, url);
   }
   assert.throws(() => readDashboardLink(null));
   assert.throws(() => readDashboardLink({}));
