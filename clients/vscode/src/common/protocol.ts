@@ -179,7 +179,7 @@ export const ServerCommand = {
   status: "baton.status",
   answerPermission: "baton.answerPermission",
   workers: "baton.workers",
-  dashboardUrl: "baton.dashboardUrl",
+  dashboard: "baton.dashboard",
 } as const;
 
 /** One profile of `baton.workers`, as the server resolved it for a folder. */
