@@ -3,7 +3,8 @@ chromium) against a real broker running 20 fake-agent tasks of three workers: th
 from the one-time URL, the timeline has a lane per worker with a row of bars per task, the
 live transcript of a streaming task grows over the live socket (no snapshot fetched again),
 the per-worker table's numbers are the broker's own records summed, the diff shows hunk by
-hunk, and the CSV export lists every task; all of it under a Content-Security-Policy that
+hunk, the CSV export lists every task, and (the broker's actions turned on) a hunk is
+accepted from the page into the user's file; all of it under a Content-Security-Policy that
 allows only the page's own scripts, styles, API and socket (no inline script or style).
 Screenshots go to artifacts/dashboard/. The clicking and reading is
 clients/dashboard/test/e2e/page.mjs.
@@ -44,7 +45,10 @@ STREAM_LINES = 24
 
 CONFIG = "".join(
     f'[profiles.{w}]\nprovider = "fake"\nmodel = "fake-model"\nconcurrency = 2\n' for w in WORKERS
-) + ('[prices."fake-model"]\ninput = 2.0\ncached_input = 0.5\noutput = 8.0\n')
+) + (
+    '[prices."fake-model"]\ninput = 2.0\ncached_input = 0.5\noutput = 8.0\n'
+    "[dashboard]\nactions = true\n"  # the page may accept: one hunk is accepted from it
+)
 
 
 def _streaming() -> str:
@@ -212,6 +216,14 @@ def test_the_dashboard_shows_twenty_streaming_tasks_live(
         assert int(r["input_tokens"]) == t["usage"]["input"], (r, t["usage"])
         assert int(r["output_tokens"]) == t["usage"]["output"], (r, t["usage"])
 
+    # With the broker's actions on, the page accepted the streaming task's hunk: the file
+    # has it, the task is applied.
+    accepted = by["hunk-accepted"]
+    assert accepted["moves"] == ["Accept all", "Reject all"], accepted
+    assert accepted["result"] == "accept: done" and "accepted" in accepted["hunk"], accepted
+    assert "    return 10\n" in (repo / "app.py").read_text()
+    assert broker.call("get", id=streaming)["task"]["state"] == "applied"
+
     # Another window: a fresh snapshot, the CSV link follows.
     changed = by["window-changed"]
     assert changed["csv"].endswith("window=1h") and len(changed["lanes"]) == len(WORKERS)
@@ -223,4 +235,4 @@ def test_the_dashboard_shows_twenty_streaming_tasks_live(
     assert done["routed"] >= 1, done
     assert done["requests"].count("/dashboard/api/snapshot") == 2, done["requests"]
     shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
-    assert len(shots) == 6 and not any("FAILED" in s for s in shots), shots
+    assert len(shots) == 7 and not any("FAILED" in s for s in shots), shots

@@ -3,7 +3,8 @@ and the real ``baton lsp``; the harness of test_vscode.py): after a task is dele
 ready for review, the command asks the server for a one-time link (``baton.dashboard``)
 and opens the broker's dashboard page in a webview panel, framed from its loopback origin;
 inside it the page is live (its socket open) and shows the task: its worker's lane, its row
-with the broker's token counts, its transcript and its diff. The clicking is
+with the broker's token counts, its transcript and its diff, read-only (no action offered:
+the user's config leaves the page's actions off). The clicking is
 clients/vscode/test/e2e/dashboard.mjs; screenshots go to artifacts/vscode-dashboard/.
 """
 
@@ -94,5 +95,6 @@ def test_open_dashboard_shows_the_brokers_page_in_a_panel(
     assert opened["workers"] == [{"worker": "fake", "input": "1234", "output": "78"}]
     picked = by["task-picked"]
     assert "looking at app.py" in picked["transcript"] and picked["hunks"] == 1
+    assert picked["buttons"] == 0  # read-only: the user's config did not turn actions on
     shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
     assert len(shots) == 4 and not any("FAILED" in s for s in shots), shots

@@ -11,7 +11,18 @@ function lines(text: string): string[] {
   return out;
 }
 
-function hunkView(h: Hunk): HTMLElement {
+/** What the page may do to a task when the broker's actions are on (`[dashboard] actions`). */
+export type Act = (taskId: string, action: "accept" | "reject" | "cancel", hunks?: string[]) => void;
+
+const WORKING = new Set(["queued", "preparing", "running", "verifying", "needs_input", "rate_limited"]);
+
+function button(label: string, action: string, onClick: () => void): HTMLButtonElement {
+  const b = el("button", { type: "button", class: `act act-${action}`, "data-action": action }, label);
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function hunkView(h: Hunk, act: ((action: "accept" | "reject") => void) | null): HTMLElement {
   const rows: HTMLElement[] = [];
   let o = h.oldStart;
   let n = h.newStart;
@@ -20,17 +31,28 @@ function hunkView(h: Hunk): HTMLElement {
   return el(
     "div",
     { class: `hunk hunk-${h.state}`, "data-hunk": h.id },
-    el("div", { class: "hunk-head" }, `@@ -${h.oldStart} +${h.newStart} @@`, el("span", { class: `hunk-state` }, h.state)),
+    el(
+      "div",
+      { class: "hunk-head" },
+      `@@ -${h.oldStart} +${h.newStart} @@`,
+      el(
+        "span",
+        {},
+        act !== null && h.state === "pending" ? button("accept", "accept", () => act("accept")) : null,
+        act !== null && h.state === "pending" ? button("reject", "reject", () => act("reject")) : null,
+        el("span", { class: "hunk-state" }, h.state),
+      ),
+    ),
     el("div", { class: "hunk-body" }, ...rows),
   );
 }
 
-function fileView(f: FileDiff): HTMLElement {
+function fileView(f: FileDiff, act: ((action: "accept" | "reject", hunk: string) => void) | null): HTMLElement {
   return el(
     "section",
     { class: "diff-file", "data-path": f.path },
     el("h4", {}, f.path, el("span", { class: "muted" }, ` ${f.status} +${f.added} -${f.removed}`)),
-    ...f.hunks.map(hunkView),
+    ...f.hunks.map((h) => hunkView(h, act === null ? null : (a) => act(a, h.id))),
   );
 }
 
@@ -47,7 +69,10 @@ export class DetailView {
   private linesSeq = -1;
   private linesOf = "";
 
-  constructor(private readonly host: HTMLElement) {}
+  constructor(
+    private readonly host: HTMLElement,
+    private readonly act: Act,
+  ) {}
 
   get taskId(): string | null {
     return this.detail?.task.id ?? null;
@@ -65,7 +90,8 @@ export class DetailView {
     fill(this.host, el("p", { class: "muted" }, message));
   }
 
-  show(d: Detail, task: Task, elapsed: number): void {
+  /** Show a task's detail; with `actions` (the broker's setting), its moves as buttons. */
+  show(d: Detail, task: Task, elapsed: number, actions = false): void {
     this.detail = d;
     this.seq = d.seq;
     const t = task;
@@ -81,6 +107,7 @@ export class DetailView {
     fill(
       this.host,
       el("h2", {}, t.title),
+      actions ? this.moves(t) : null,
       el(
         "dl",
         { class: "facts", id: "task-facts" },
@@ -151,8 +178,28 @@ export class DetailView {
       el("h3", {}, d.diff === null ? "Diff" : d.diff.final ? "Diff" : "Diff (draft, while it works)"),
       d.diff === null || d.diff.files.length === 0
         ? el("p", { class: "muted" }, "no change yet")
-        : el("div", { class: "diff", id: "diff" }, ...d.diff.files.map(fileView)),
+        : el(
+            "div",
+            { class: "diff", id: "diff" },
+            ...d.diff.files.map((f) => fileView(f, actions && t.state === "review" ? (a, hunk) => this.act(t.id, a, [hunk]) : null)),
+          ),
     );
+  }
+
+  /** The task's moves as buttons, and where the broker's answer to the last one shows. */
+  private moves(t: Task): HTMLElement {
+    const buttons: HTMLElement[] = [];
+    if (WORKING.has(t.state)) buttons.push(button("Cancel", "cancel", () => this.act(t.id, "cancel")));
+    if (t.state === "review") {
+      buttons.push(button("Accept all", "accept", () => this.act(t.id, "accept")), button("Reject all", "reject", () => this.act(t.id, "reject")));
+    }
+    return el("p", { class: "moves", id: "moves" }, ...buttons, el("span", { class: "muted", id: "act-result" }));
+  }
+
+  /** What the broker answered to an action (its refusal, or what it did). */
+  acted(text: string): void {
+    const out = this.host.querySelector("#act-result");
+    if (out !== null) out.textContent = text;
   }
 
   /** A followed transcript changed (a live `transcript` frame): its lines from `start` on

@@ -20,7 +20,7 @@ const API = "/dashboard/api";
 const WORKING = new Set(["queued", "preparing", "running", "verifying", "needs_input", "rate_limited"]);
 
 const board = new Board();
-const detail = new DetailView(byId("detail"));
+const detail = new DetailView(byId("detail"), (id, action, hunks) => void act(id, action, hunks));
 const tokensTrend = new Trend(byId("trend-tokens"), "tokens");
 const costTrend = new Trend(byId("trend-cost"), "cost");
 let selected: string | null = null;
@@ -63,7 +63,7 @@ async function loadDetail(id: string): Promise<void> {
     const d = readDetail(await getJson(`${API}/tasks/${encodeURIComponent(id)}`));
     if (selected !== id) return;
     board.update([d.task]);
-    detail.show(d, d.task, board.elapsed(d.task));
+    detail.show(d, d.task, board.elapsed(d.task), board.actions);
   } catch (err) {
     detail.clear(`Could not load task ${id}: ${String(err)}`);
   }
@@ -72,6 +72,24 @@ async function loadDetail(id: string): Promise<void> {
 /** Ask the socket for the shown task's transcript (and only its). */
 function follow(): void {
   if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ follow: selected === null ? [] : [selected] }));
+}
+
+/** An action from the page (only when the broker's actions are on): a POST with the
+ * session's CSRF token and no body; the detail is fetched again after it. */
+async function act(id: string, action: "accept" | "reject" | "cancel", hunks?: string[]): Promise<void> {
+  const query = hunks === undefined ? "" : `?hunks=${encodeURIComponent(hunks.join(","))}`;
+  try {
+    const r = await fetch(`${API}/tasks/${encodeURIComponent(id)}/${action}${query}`, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "X-Baton-CSRF": board.csrf },
+    });
+    const text = (await r.text()).trim();
+    if (r.ok) await loadDetail(id);
+    detail.acted(r.ok ? `${action}: done` : `${action} refused (${r.status}): ${text}`);
+  } catch (err) {
+    detail.acted(`${action} failed: ${String(err)}`);
+  }
 }
 
 function select(id: string): void {

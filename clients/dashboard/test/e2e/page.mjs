@@ -178,6 +178,20 @@ try {
     return { href, ...csv };
   });
 
+  await step("hunk-accepted", async () => {
+    // The broker's actions are on (the test's user config): the page accepts a hunk.
+    await page.locator(`#task-table tr[data-task="${streaming}"]`).click();
+    const moves = await page.locator("#moves button").allTextContents();
+    await page.locator("#diff .hunk button[data-action=accept]").first().click();
+    await page.waitForFunction(
+      (id) => document.querySelector(`#task-table tr[data-task="${id}"] [data-col=state]`)?.textContent === "applied",
+      streaming,
+      { timeout: 60000 },
+    );
+    await page.locator("#act-result", { hasText: "accept: done" }).waitFor();
+    return { moves, result: await page.locator("#act-result").textContent(), hunk: await page.locator("#diff .hunk").first().textContent() };
+  });
+
   await step("window-changed", async () => {
     await page.selectOption("#window", "1h");
     await page.waitForFunction(() => location.hash.includes("window=1h"));

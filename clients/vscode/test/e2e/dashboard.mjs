@@ -120,6 +120,7 @@ try {
     return {
       transcript: await frame.locator("#transcript").innerText(),
       hunks: await frame.locator("#diff .hunk").count(),
+      buttons: await frame.locator("button.act").count(),
     };
   });
   log("done", { status: await statusLabel() });
