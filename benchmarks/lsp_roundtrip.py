@@ -211,7 +211,7 @@ async def run(seconds: float, agents: int, rate: float, warm: float = 1.0) -> tu
         await asyncio.sleep(0.01)
     await bare.shutdown_async(None)
     bare.exit(None)
-    await bare.stop()
+    await bare.stop()  # type: ignore[no-untyped-call]  # pygls leaves it untyped
 
     events = 0
     for task_id in streams:
@@ -230,23 +230,23 @@ async def run(seconds: float, agents: int, rate: float, warm: float = 1.0) -> tu
     p_delegate = report("delegate", delegations)
     report("bare codeAction", floor_actions)
     report("bare delegate", floor_delegations)
-    for name, ours, floor in (
+    for name, baton, floor in (
         ("codeAction", actions, floor_actions),
         ("executeCommand baton.delegate", delegations, floor_delegations),
     ):
         for stat, value in (("median", median), ("p99", lambda v: pct(v, 99))):
             figure(
                 f"LSP {name}, {agents} tasks streaming",
-                value(ours),
+                value(baton),
                 value(floor),
                 "a bare pygls server answering the same request",
-                runs=len(ours),
+                runs=len(baton),
                 stat=stat,
                 of="interleaved round trips",
             )
     await client.lsp.shutdown_async(None)
     client.lsp.exit(None)
-    await client.lsp.stop()
+    await client.lsp.stop()  # type: ignore[no-untyped-call]  # pygls leaves it untyped
     return p_action, p_delegate
 
 

@@ -171,6 +171,13 @@ class Lab:
     #: path → the text the user wrote into the repo while no broker ran.
     user_edits: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def broker_tmp(self) -> Path:
+        """The temporary folder (``TMPDIR``) of the brokers this lab starts."""
+        folder = self.scratch / "broker-tmp"
+        folder.mkdir(exist_ok=True)
+        return folder
+
     # -- brokers ---------------------------------------------------------------------------
 
     def broker(
@@ -204,6 +211,7 @@ class Lab:
         )
         env = os.environ.copy()
         env.pop("BATON_CRASH_AT", None)
+        env["TMPDIR"] = str(self.broker_tmp)  # what a killed broker leaves there is checked
         if crash_at:
             env["BATON_CRASH_AT"] = crash_at
         out, err = self.scratch / f"broker-{n}.out", self.scratch / f"broker-{n}.err"

@@ -108,6 +108,8 @@ async def test_accept_killed_at_point(lab: Lab, point: str) -> None:
     tid = await in_review(lab, work)
     broker = lab.broker(crash_at=point, tasks=[tid], accept=tid)
     broker.wait_killed()
+    left = sorted(p.name for p in lab.broker_tmp.iterdir() if p.name.startswith("baton-"))
+    assert not left, f"the killed broker left {left} in its temporary folder"
     sup = await lab.restart()
     if point == "accept_journal":
         await asyncio.sleep(2.0)  # time to finish the journal, if that is what it does

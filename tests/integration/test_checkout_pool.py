@@ -273,17 +273,25 @@ def test_the_pool_keeps_within_its_size_and_disk_cap(
     assert all_slots(wts) == []
 
 
-def test_baton_clean_removes_the_pool(big: Path, state: Path, wts: Path) -> None:
+def test_baton_clean_removes_the_pool(
+    big: Path, state: Path, wts: Path, baton_home: Path, tmp_path: Path
+) -> None:
+    """``baton clean`` goes through a broker (started on demand, stopped after)."""
+    from tests.e2e.test_cli import stop_brokers
+
     warm(big, state, wts, TWO)
     env = {**os.environ, "BATON_HOME": str(state)}
-    out = subprocess.run(
-        [sys.executable, "-m", "baton.cli", "clean", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "baton.cli", "clean", "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout
+    finally:
+        stop_brokers(tmp_path / "run" / "baton")
     answer = json.loads(out)
     assert answer["pool"]["removed"] == 2
     assert answer["pool"]["bytes"] > 0

@@ -379,13 +379,30 @@ def test_sweep_orphans_removes_tasks_not_kept(repo: Path, state: Path, wts: Path
     snap3 = take_snapshot(repo, "noworktree", state_home=state)  # refs only
     assert snap3.commit
     (wts / "stray").mkdir()  # a folder that is not even a worktree
-    removed = sweep_orphans(state, wts, {"keepme"})
-    assert removed == ["noworktree", "orphan", "stray"]
+    swept = sweep_orphans(state, wts, lambda: {"keepme"})
+    assert swept.tasks == ["noworktree", "orphan", "stray"]
+    assert swept.worktrees == ["orphan", "stray"]
     assert sorted(p.name for p in wts.iterdir()) == [".index", "keepme"]
     assert sorted(r for r in refs(repo) if "baton" in r) == ["refs/baton/snapshots/keepme"]
     assert sorted(p.name for p in (wts / ".index").iterdir()) == ["keepme"]
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
-    assert sweep_orphans(state, wts, {"keepme"}) == []
+    assert sweep_orphans(state, wts, lambda: {"keepme"}).tasks == []
+
+
+def test_a_task_that_starts_during_a_sweep_keeps_its_checkout(
+    repo: Path, state: Path, wts: Path
+) -> None:
+    """The store is read after the folders and refs are listed: a task recorded (and then
+    given its checkout) while the sweep runs is never taken for an orphan."""
+    start(repo, state, wts, "orphan")
+
+    def keep() -> set[str]:
+        start(repo, state, wts, "newcomer")  # its row, then its snapshot and checkout
+        return {"newcomer"}
+
+    assert sweep_orphans(state, wts, keep).tasks == ["orphan"]
+    assert sorted(p.name for p in wts.iterdir()) == [".index", "newcomer"]
+    assert "refs/baton/snapshots/newcomer" in refs(repo)
 
 
 def test_linked_worktrees_of_older_batons_are_removed(repo: Path, state: Path, wts: Path) -> None:
@@ -399,7 +416,7 @@ def test_linked_worktrees_of_older_batons_are_removed(repo: Path, state: Path, w
     remove_worktree(snap, "old", wts / "old")
     assert not (wts / "old").exists()
     assert "refs/heads/baton/old" not in refs(repo)
-    assert sweep_orphans(state, wts, set()) == ["older"]
+    assert sweep_orphans(state, wts, set).tasks == ["older"]
     assert not [r for r in refs(repo) if "baton" in r]
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
     git(repo, "worktree", "add", "-q", "-B", "baton/old", str(wts / "old"), snap.commit)

@@ -73,7 +73,7 @@ def test_folder_without_git_is_tracked_privately(tmp_path: Path) -> None:
     assert snapshot_text(snap2, "new.txt") == "added\n"
     remove_worktree(snap, "p1", wt)
     assert not wt.exists()
-    assert sweep_orphans(state, wts, set()) == ["p2"]
+    assert sweep_orphans(state, wts, set).tasks == ["p2"]
 
 
 def test_repository_without_a_commit(tmp_path: Path) -> None:

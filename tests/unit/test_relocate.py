@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -98,19 +96,19 @@ def test_a_user_edit_is_never_overwritten(case: tuple[str, Hunk, str]) -> None:
     assert got in options
 
 
-def test_an_edit_on_the_next_line_no_longer_blocks_the_hunk(tmp_path: Path) -> None:
+def test_an_edit_on_the_next_line_no_longer_blocks_the_hunk() -> None:
     base = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
     ours = "def a():\n    return 1\n# the user's note\n\ndef b():\n    return 2\n"
     lines = split_lines(base)
     h = hunk(lines, 1, 1, ["    return 10\n"])
-    merged, done, conflicts = merge_hunks(base, ours, [h], tmp_path)
+    merged, done, conflicts = merge_hunks(base, ours, [h])
     assert (done, conflicts) == (["h1"], [])
     assert merged == "def a():\n    return 10\n# the user's note\n\ndef b():\n    return 2\n"
 
 
-def test_a_hunk_whose_line_the_user_changed_still_conflicts(tmp_path: Path) -> None:
+def test_a_hunk_whose_line_the_user_changed_still_conflicts() -> None:
     base = "one\ntwo\nthree\n"
     ours = "one\nTWO by the user\nthree\n"
     h = hunk(split_lines(base), 1, 1, ["two by the agent\n"])
-    merged, done, conflicts = merge_hunks(base, ours, [h], tmp_path)
+    merged, done, conflicts = merge_hunks(base, ours, [h])
     assert done == [] and [c for c, _ in conflicts] == ["h1"] and merged == ours

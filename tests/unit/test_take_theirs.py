@@ -3,9 +3,6 @@ a merge view, or asking the agent to redo the hunk against the current file)."""
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -60,18 +57,17 @@ def test_a_conflict_is_said_beforehand_and_settled_only_as_asked(
 ) -> None:
     base, h, ours, before, after = case
     b, o = "".join(base), "".join(ours)
-    with tempfile.TemporaryDirectory() as tmp:
-        merged, done, _ = merge_hunks(b, o, [h], Path(tmp))
-        assert applies(h, b, o) == (done == [h.id])  # the lens says what accept will do
-        if done:
-            return  # the user left the hunk's lines as they were, or made the same change
-        assert merged == o
-        mine = at_place(h, b, o)
-        # the user's lines at the place changed since the agent was shown them: kept
-        merged, done, _ = merge_hunks(b, o, [h], Path(tmp), {h.id: (mine or "") + "x\n"})
-        assert (merged, done) == (o, [])
-        # as the agent was shown them, or "take theirs": replaced
-        for wanted in (mine, None):
-            merged, done, _ = merge_hunks(b, o, [h], Path(tmp), {h.id: wanted})
-            assert done == [h.id]
-            assert merged == "".join(before) + h.new_text + "".join(after)
+    merged, done, _ = merge_hunks(b, o, [h])
+    assert applies(h, b, o) == (done == [h.id])  # the lens says what accept will do
+    if done:
+        return  # the user left the hunk's lines as they were, or made the same change
+    assert merged == o
+    mine = at_place(h, b, o)
+    # the user's lines at the place changed since the agent was shown them: kept
+    merged, done, _ = merge_hunks(b, o, [h], {h.id: (mine or "") + "x\n"})
+    assert (merged, done) == (o, [])
+    # as the agent was shown them, or "take theirs": replaced
+    for wanted in (mine, None):
+        merged, done, _ = merge_hunks(b, o, [h], {h.id: wanted})
+        assert done == [h.id]
+        assert merged == "".join(before) + h.new_text + "".join(after)

@@ -6,6 +6,7 @@ from baton.agents.base import Adapter
 from baton.agents.claude import ClaudeAdapter
 from baton.agents.codex import CodexAdapter
 from baton.agents.command import CommandAdapter
+from baton.agents.external import ExternalAdapter
 from baton.agents.fake import FakeAdapter
 from baton.agents.gemini import GeminiAdapter
 from baton.agents.opencode import OpenCodeAdapter
@@ -16,6 +17,7 @@ from baton.errors import InvalidInput
 ADAPTERS: dict[str, Adapter] = {
     "fake": FakeAdapter(),
     "command": CommandAdapter(),
+    "external": ExternalAdapter(),
     "opencode": OpenCodeAdapter(),
     "gemini": GeminiAdapter(),
     "pi": PiAdapter(),

@@ -228,7 +228,7 @@ async def _doctor(args: argparse.Namespace, out: render.Output) -> int:
 #: The commands of :mod:`baton.cli.remote`: one request to the broker, run without an event loop.
 _REMOTE = (
     "delegate", "graph", "answer", "accept", "reject", "reopen", "complete", "archive", "memory",
-    "workers", "health", "dashboard",
+    "workers", "health", "clean", "dashboard",
 )  # fmt: skip
 _WATCHING = ("run", "watch", "tasks", "inspect", "diff", "cancel")
 #: The commands run through :func:`_dispatch`: the module (of this package) and function that
@@ -240,7 +240,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("init_cmd", "init"),
     "export": ("store_cmds", "export"),
     "import": ("store_cmds", "import_"),
-    "clean": ("clean", "clean"),
+    "adapter": ("adapter_check", "adapter"),
 }
 
 

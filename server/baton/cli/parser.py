@@ -260,7 +260,23 @@ def build() -> argparse.ArgumentParser:
     )
     c.add_argument("shell", choices=["bash", "zsh", "tcsh"])
 
-    cmd("clean", "remove the warm pool's checkouts (made ahead of need to start tasks faster)")
+    cmd(
+        "clean",
+        "remove checkouts, branches and refs no task needs, old events ([retention]) and the "
+        "warm pool; says what it removed",
+    )
+
+    c = cmd(
+        "adapter",
+        "check a program against the adapter protocol (a worker with provider external): "
+        "baton adapter check -- CMD [ARG …]",
+    )
+    c.add_argument("action", choices=["check"])
+    c.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds each case may take (default 60)"
+    )
+    # after ``check``: its own options (--timeout, --json), then -- and the program
+    c.add_argument("argv", nargs=argparse.REMAINDER, help="the program and its arguments, after --")
 
     c = cmd("demo", "run a delegation end to end in a throwaway repository")
     c.add_argument("--worker", help="profile to use instead of the fake agent")

@@ -298,6 +298,27 @@ def health(args: argparse.Namespace, out: Output) -> int:
     return EXIT_OK
 
 
+def clean(args: argparse.Namespace, out: Output) -> int:
+    """Remove what Baton keeps on disk that no task needs (the broker does it: it knows which
+    tasks still need theirs), and say what went."""
+    with broker(args) as c:
+        res = call(c, "clean")
+    pool, events = res["pool"], res["events"]
+    lines = [
+        f"removed {len(res['worktrees'])} checkout(s) and {len(res['refs'])} ref(s) of tasks "
+        "settled for good or unknown",
+        f"removed {len(res['expired'])} checkout(s) of failed, cancelled or interrupted tasks "
+        "past [retention] checkout_days",
+        f"pruned {events['removed']} event(s) of {events['tasks']} task(s) past keep_days",
+        f"removed {pool['removed']} ready checkout(s) of the warm pool "
+        f"({pool['bytes'] / 1e6:.1f} MB)",
+    ]
+    if res["checkouts_left"]:
+        lines.append("another broker is running: task checkouts were left alone")
+    out.result(res, "\n".join(lines))
+    return EXIT_OK
+
+
 def dashboard(args: argparse.Namespace, out: Output) -> int:
     """A one-time URL of the dashboard, opened in the browser unless told not to."""
     with broker(args) as c:

@@ -255,7 +255,25 @@ async def diff(args: argparse.Namespace, out: Output) -> int:
     else:
         files = [FileDiff.from_json(f) for f in d["files"]]
         out.diff(d["task"]["id"], d["task"]["state"], files, d["final"])
+        for line in diff_notes(d):
+            out.info(line)
     return EXIT_OK
+
+
+def diff_notes(d: dict[str, Any]) -> list[str]:
+    """The diff answer's ``overlaps`` and ``standing`` as lines people read."""
+    lines = []
+    for o in d.get("overlaps", []):
+        meets = ", ".join(f"{a}↔{b}" for a, b in o.get("hunks", []))
+        how = f"; hunks that meet: {meets}" if meets else ""
+        if "hunks" not in o:
+            how = " (it started from another version of the file)"
+        lines.append(f"{o['path']} is also changed by task {o['task']} ({o['state']}){how}")
+    for hunk, s in sorted(d.get("standing", {}).items()):
+        at = f", now at line {s['line']}" if s.get("line") else ""
+        said = f"still applies{at}" if s["applies"] else f"conflicts: {s.get('why', '')}"
+        lines.append(f"{hunk}: the file changed since the task started; {said}")
+    return lines
 
 
 async def cancel(args: argparse.Namespace, out: Output) -> int:

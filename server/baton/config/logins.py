@@ -125,7 +125,7 @@ def _codex_provider_key(folder: Path, env: Mapping[str, str]) -> str | None:
 
 
 #: Providers Baton never makes the default on its own (``fake`` is for demos and tests).
-NOT_DEFAULT = frozenset({"fake", "command"})
+NOT_DEFAULT = frozenset({"fake", "command", "external"})
 
 
 def why_unusable(profile: Profile, path: str | None = None) -> str | None:
@@ -141,7 +141,7 @@ def why_unusable(profile: Profile, path: str | None = None) -> str | None:
         return None  # the fake agent is Baton's own module
     known = (e for prov, e, _ in DISCOVERABLE if prov == profile.provider)
     exe = profile.binary or next(known, None)
-    if profile.provider == "command" and exe is None:
+    if profile.provider in ("command", "external") and exe is None:
         argv = profile.options.get("argv")
         exe = str(argv[0]) if isinstance(argv, list) and argv else None
     found = exe and (

@@ -31,7 +31,9 @@ class Profile:
 #: Every provider a profile may name, sorted: one per adapter of ``baton.agents.registry``
 #: (the config floor sits below the agents, so it keeps its own list;
 #: tests/unit/test_agents_registry.py checks that the two agree).
-PROVIDERS: tuple[str, ...] = ("claude", "codex", "command", "fake", "gemini", "opencode", "pi")
+PROVIDERS: tuple[str, ...] = (
+    "claude", "codex", "command", "external", "fake", "gemini", "opencode", "pi",
+)  # fmt: skip
 
 #: Agent CLIs discovered on PATH: (provider, executable name, label). One line per CLI.
 DISCOVERABLE: tuple[tuple[str, str, str], ...] = (

@@ -53,6 +53,9 @@ DEFAULT_CONCURRENCY = 4
 #: The warm pool (``[pool]``): ready checkouts per repository, and bytes on disk for all.
 DEFAULT_POOL_SIZE = 2
 DEFAULT_POOL_MAX_BYTES = 1 << 30
+#: ``[retention]``: days events of settled tasks, and checkouts of failed ones, are kept.
+DEFAULT_KEEP_DAYS = 30
+DEFAULT_CHECKOUT_DAYS = 7
 
 
 def _choices(choices: Iterable[str]) -> str:
@@ -178,7 +181,8 @@ REVIEW_KINDS: Field[list[str]] = Field(
 )  # fmt: skip
 PROVIDER: Field[str] = Field(
     ("profiles", "NAME", "provider"), "provider name", "`NAME`, when it is a provider's",
-    "the agent CLI: `claude`, `codex`, `opencode`, `gemini`, `pi`, `command` or `fake`"
+    "the agent CLI: `claude`, `codex`, `opencode`, `gemini`, `pi`, `command`, `external` (a"
+    " program speaking [the adapter protocol](adapter-protocol.md)) or `fake`"
     " ([agents.md](agents.md)); a profile named after a provider changes the discovered one",
     nonempty, "a provider", "",
 )  # fmt: skip
@@ -302,6 +306,18 @@ POOL_MAX_BYTES: Field[int] = Field(
     count, "a whole number of bytes ≥ 0", DEFAULT_POOL_MAX_BYTES, user_only=True,
 )  # fmt: skip
 
+RETENTION_KEEP_DAYS: Field[int] = Field(
+    ("retention", "keep_days"), "integer", "`30`",
+    "days the events of a settled task are kept; then all but its last are pruned (the"
+    " task, its diff, its decisions and the ledger stay); `0` keeps them for ever",
+    count, "a whole number of days ≥ 0", DEFAULT_KEEP_DAYS, user_only=True,
+)  # fmt: skip
+RETENTION_CHECKOUT_DAYS: Field[int] = Field(
+    ("retention", "checkout_days"), "integer", "`7`",
+    "days a failed, cancelled or interrupted task keeps its checkout for a retry in it;"
+    " then it is removed (a retry starts again from the task's snapshot); `0` keeps it",
+    count, "a whole number of days ≥ 0", DEFAULT_CHECKOUT_DAYS, user_only=True,
+)  # fmt: skip
 DASHBOARD_ACTIONS: Field[bool] = Field(
     ("dashboard", "actions"), "boolean", "`false`",
     "whether the dashboard page (`baton dashboard`) may accept, reject and cancel; off, it"
@@ -316,7 +332,8 @@ FIELDS: tuple[Field[Any], ...] = (
     REVIEW_WORKER, REVIEW_KINDS, PROVIDER, BINARY, MODEL, MODELS, ENV, CONFIG_DIR, CONCURRENCY,
     ENABLED, LABEL, OPTIONS, OPTIONS_SANDBOX, NETWORK, ALLOW, PREFER, MIN_QUALITY, QUALITY,
     COOLDOWN_DEFAULT, COOLDOWN, PRICE_INPUT, PRICE_CACHED, PRICE_OUTPUT, SECRETS_BACKEND,
-    POOL_SIZE, POOL_MAX_BYTES, DASHBOARD_ACTIONS,
+    POOL_SIZE, POOL_MAX_BYTES, RETENTION_KEEP_DAYS, RETENTION_CHECKOUT_DAYS,
+    DASHBOARD_ACTIONS,
 )  # fmt: skip
 
 #: The names a user-chosen part may take, where they are fixed.

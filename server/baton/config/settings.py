@@ -93,6 +93,8 @@ class Settings:
     secrets_backend: str | None = None
     pool_size: int = S.POOL_SIZE.value
     pool_max_bytes: int = S.POOL_MAX_BYTES.value
+    keep_days: int = S.RETENTION_KEEP_DAYS.value
+    checkout_days: int = S.RETENTION_CHECKOUT_DAYS.value
     sandbox: str = S.SANDBOX.value  # auto | require | off
     provenance: dict[str, Source] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)  # dotted key → effective value
@@ -145,7 +147,8 @@ def _default_items(
         items[("default_worker",)] = (default_worker, builtin)
     blank = Profile(name="", provider="")
     for name, p in profiles.items():
-        found = p.provider not in ("fake", "command") and p.binary and name == p.provider
+        own = p.provider in ("fake", "command", "external")  # never found on PATH
+        found = not own and p.binary and name == p.provider
         src = Source("default", note=f"found on PATH: {p.binary}") if found else builtin
         for f in _PROFILE_FIELDS:
             value = getattr(p, f)
@@ -338,6 +341,8 @@ def _build(
         secrets_backend=values.field(S.SECRETS_BACKEND),
         pool_size=values.field(S.POOL_SIZE),
         pool_max_bytes=values.field(S.POOL_MAX_BYTES),
+        keep_days=values.field(S.RETENTION_KEEP_DAYS),
+        checkout_days=values.field(S.RETENTION_CHECKOUT_DAYS),
         sandbox=values.field(S.SANDBOX),
         provenance={dotted(k): src for k, (_, src) in values.items.items()},
         values={dotted(k): v for k, (v, _) in values.items.items()},

@@ -98,6 +98,19 @@ class SettingsCache:
             raise entry
         return entry
 
+    def user_level(self) -> Settings | None:
+        """The settings of no project: the user's config over the defaults (what user-only
+        keys say); None while the user's config is broken. Read anew each time."""
+        try:
+            return load_settings(
+                None,
+                profiles=self._profiles,
+                default_worker=self._default_worker,
+                user_config=self._user_config,
+            )
+        except ConfigError:
+            return None
+
     def last_good(self, root: Path | str) -> Settings | None:
         """The settings ``root`` had before its file broke (None if it never loaded)."""
         key = Path(root).resolve()

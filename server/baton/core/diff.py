@@ -130,6 +130,13 @@ def hunk_id(path: str, old_text: str, new_text: str, ordinal: int = 0) -> str:
     return h.hexdigest()
 
 
+def old_span(hunk: Hunk) -> tuple[int, int]:
+    """The 0-based first line and the count of the snapshot lines a hunk replaces (an
+    insertion: where it goes, and 0)."""
+    start = hunk.old_start - 1 if hunk.old_count else hunk.old_start
+    return max(start, 0), hunk.old_count
+
+
 def split_lines(text: str) -> list[str]:
     """Lines with their endings kept (``\\n``, ``\\r\\n``; a last line may have none)."""
     return text.splitlines(keepends=True) if text else []

@@ -27,12 +27,11 @@ from baton.process import spawn as procs
 from baton.runtime.attempts import Attempts
 from baton.runtime.book import KEPT, OWNED, Book
 from baton.runtime.broker import Limits, TaskError, broker_alive
+from baton.runtime.cleaning import Cleaner
 from baton.runtime.proposals import ProposalDesk
 from baton.runtime.recorded import profile_of, turn_of
 from baton.runtime.turns import TurnLoop
-from baton.store.paths import task_dir, worktrees_dir
-from baton.workspace import sweep_orphans
-from baton.workspace.git import in_background
+from baton.store.paths import task_dir
 
 log = logging.getLogger(__name__)
 S = TaskState
@@ -58,6 +57,7 @@ class Adoption:
         self.settings = settings
         self.limits = limits
         self.defer = defer  # a queued task that waits for its prerequisites
+        self.cleaner = Cleaner(home, book, settings)
 
     async def adopt(self) -> list[str]:
         """Take over the tasks of brokers that are gone. Returns the adopted task ids."""
@@ -170,29 +170,17 @@ class Adoption:
         return bool(attempts) and attempts[-1].transport == acp.ACP and not attempts[-1].ended_at
 
     async def sweep_if_alone(self) -> None:
-        """Remove worktrees and branches left by tasks that no longer need them.
-
-        Only when no other broker runs (another one could be creating a worktree right now).
-        Worktrees of failed, cancelled and interrupted tasks are kept: retry resumes them.
-        """
-        brokers = await self.book.store.call(lambda s: s.live_brokers(max_age=float("inf")))
-        if any(b.id != self.book.broker and broker_alive(b.id) for b in brokers):
-            return
-        cleanable = {str(S.APPLIED), str(S.REJECTED), str(S.ANSWERED)}
-        keep_states = [str(x) for x in TaskState if str(x) not in cleanable]
-        keep: list[Task] = await self.book.store.call(
-            lambda s: s.list_tasks(states=keep_states, limit=None)
-        )
+        """Remove what settled and orphaned tasks left on disk, and apply ``[retention]``
+        (see :mod:`baton.runtime.cleaning`). Checkouts only when no other broker runs
+        (another one could be creating a worktree right now); failed, cancelled and
+        interrupted tasks keep theirs ``checkout_days`` for a retry in it."""
         try:
-            removed = await asyncio.to_thread(
-                in_background,
-                sweep_orphans,
-                self.home,
-                worktrees_dir(self.home),
-                {t.id for t in keep},
-            )
+            alone = await self.cleaner.alone()
+            if alone:
+                swept = await self.cleaner.sweep()
+                if swept.tasks:
+                    log.info("removed checkouts and refs of %d settled or unknown tasks",
+                             len(swept.tasks))  # fmt: skip
+            await self.cleaner.expire(checkouts=alone)
         except Exception as exc:
             log.warning("could not sweep old worktrees: %s", exc)
-            return
-        if removed:
-            log.info("removed worktrees of %d settled or unknown tasks", len(removed))

@@ -37,6 +37,7 @@ from baton.faults import crash_point
 from baton.runtime.book import Book
 from baton.runtime.broker import TaskError, broker_alive
 from baton.runtime.drafts import Drafts
+from baton.runtime.overlaps import tell_overlapping
 from baton.runtime.prepare import Preparer
 from baton.runtime.proposals import ProposalDesk
 from baton.runtime.recorded import snapshot_of
@@ -157,7 +158,18 @@ class Decisions:
             crash_point("accept_marked")
             if journal is not None:
                 await asyncio.to_thread(clear_journal, journal)
-            return result
+        if result.applied and (write or applied_by_client is not None):
+            await self._tell_others(task, result)
+        return result
+
+    async def _tell_others(self, task: Task, result: AcceptResult) -> None:
+        """Other live tasks with pending hunks in the files just written (or applied in
+        the editor) are told how theirs stand in the new text
+        (:func:`baton.runtime.overlaps.tell_overlapping`)."""
+        try:
+            await tell_overlapping(self.book, task, result.texts)
+        except Exception as exc:  # a note, never a reason for the accept to fail
+            log.warning("could not tell other tasks about the accept of %s: %s", task.id, exc)
 
     async def _real_text(
         self,

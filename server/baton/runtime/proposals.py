@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -93,8 +92,7 @@ def final_text(
     if on_disk is None:
         why = f"{proposal.path} was deleted meanwhile"
         return None, [(h.id, why) for h in accepted]
-    with tempfile.TemporaryDirectory(prefix="baton-proposal-") as tmp:
-        merged, done, conflicts = merge_hunks(proposal.base, on_disk, accepted, Path(tmp))
+    merged, done, conflicts = merge_hunks(proposal.base, on_disk, accepted)
     return (merged if done else None), conflicts
 
 

@@ -52,11 +52,13 @@ from baton.runtime.attempts import Attempts
 from baton.runtime.book import OWNED, Book, count_by_state
 from baton.runtime.broker import Limits, TaskError, broker_alive, broker_id
 from baton.runtime.bus import BatchListener, EventBus, Listener, Subscription
+from baton.runtime.cleaning import Cleaned
 from baton.runtime.decisions import Decisions
 from baton.runtime.delegation import Delegation
 from baton.runtime.dispatch import Availability
 from baton.runtime.drafts import Drafts
 from baton.runtime.graph import Dependents, close_group
+from baton.runtime.overlaps import overlaps, standing
 from baton.runtime.prepare import Preparer
 from baton.runtime.proposals import ProposalDesk
 from baton.runtime.recorded import (
@@ -249,6 +251,11 @@ class Supervisor:
         ``undo`` lists them again."""
         return await archive(self.book, task_ids, undo=undo)
 
+    async def clean(self) -> Cleaned:
+        """Remove what no task needs on disk and apply ``[retention]`` (``baton clean``; see
+        :mod:`baton.runtime.cleaning`)."""
+        return await self._adoption.cleaner.clean()
+
     async def permissions(self, task_id: str) -> list[dict[str, Any]]:
         """The task's ACP permission requests still waiting for an answer."""
         return acp.pending_permissions(await self.events(task_id))
@@ -296,6 +303,20 @@ class Supervisor:
         """The latest diff (draft or final) with each hunk's decision."""
         task = await self.get(task_id)
         return await self._drafts.load(task.id)
+
+    async def diff_notes(self, task_id: str, files: Sequence[FileDiff]) -> dict[str, Any]:
+        """What a diff answer adds when it applies (see :mod:`baton.runtime.overlaps`):
+        ``overlaps``, the other live tasks changing the same files, and ``standing``, where
+        each pending hunk of a file changed on disk since the snapshot stands now."""
+        task = await self.get(task_id)
+        found = await overlaps(self.book, task, files)
+        stands = await standing(task, files)
+        notes: dict[str, Any] = {}
+        if found:
+            notes["overlaps"] = [o.to_json() for o in found]
+        if stands:
+            notes["standing"] = {h: s.to_json() for h, s in stands.items()}
+        return notes
 
     async def owner_of(self, task_id: str) -> str | None:
         """The broker that supervises the task now (None when none needs to)."""

@@ -1,10 +1,10 @@
 """The SQL of a task listing (``Store.list_tasks``): its filters, and the one index SQLite
 walks in (created_at, id) order so that it stops at the limit instead of sorting every
-match."""
+match; and of one type of event across tasks (``Store.events_of_type``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import baton.store.layout as layout
@@ -63,3 +63,21 @@ def listing(
         sql += " LIMIT ?"
         params.append(limit)
     return sql, params
+
+
+#: Task ids per query of :func:`events_of_type` (SQLite's limit on parameters is higher).
+_IDS_PER_QUERY = 500
+
+
+def events_of_type(task_ids: Sequence[str], type_: str) -> Iterator[tuple[str, list[Any]]]:
+    """The queries reading the events of one type of these tasks, in order per task: rows of
+    (task_id, seq, ts, attempt, data); the primary key (task_id, seq) serves each."""
+    ids = list(dict.fromkeys(task_ids))
+    for start in range(0, len(ids), _IDS_PER_QUERY):
+        chunk = ids[start : start + _IDS_PER_QUERY]
+        marks = ", ".join("?" * len(chunk))
+        sql = (
+            "SELECT task_id, seq, ts, attempt, data FROM events "
+            f"WHERE task_id IN ({marks}) AND type = ? ORDER BY task_id, seq"
+        )
+        yield sql, [*chunk, type_]

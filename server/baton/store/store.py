@@ -28,7 +28,7 @@ from baton.core.lifecycle import SETTLED, TaskState
 from baton.core.task import Attempt, Task
 from baton.store.errors import AmbiguousTask, StoreError, UnknownTask, store_error
 from baton.store.layout import KEEP, Keep
-from baton.store.listing import listing
+from baton.store.listing import events_of_type, listing
 
 
 class Store:
@@ -410,19 +410,12 @@ class Store:
 
     def events_of_type(self, task_ids: Sequence[str], type_: EventType) -> list[Event]:
         """The events of one type of several tasks, in order per task (a dashboard's
-        timelines read the ``state`` events of a thousand tasks in one query)."""
+        timelines: the ``state`` events of a thousand tasks in a few queries)."""
         out: list[Event] = []
-        ids = list(dict.fromkeys(task_ids))
-        for start in range(0, len(ids), 500):  # SQLite's limit on parameters
-            chunk = ids[start : start + 500]
-            marks = ", ".join("?" * len(chunk))
-            sql = (
-                "SELECT task_id, seq, ts, attempt, data FROM events "
-                f"WHERE task_id IN ({marks}) AND type = ? ORDER BY task_id, seq"
-            )
+        for sql, params in events_of_type(task_ids, str(type_)):
             out.extend(
                 Event(type_, json.loads(data), task_id=tid, seq=seq, ts=ts, attempt=attempt)
-                for tid, seq, ts, attempt, data in self._rows(sql, [*chunk, str(type_)])
+                for tid, seq, ts, attempt, data in self._rows(sql, params)
             )
         return out
 

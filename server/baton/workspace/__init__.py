@@ -17,7 +17,7 @@ from baton.workspace.git import GitError, run_git
 from baton.workspace.journal import JournalError, Recovered, clear_journal, recover_accept
 from baton.workspace.scope import matches, normalize, refusal
 from baton.workspace.snapshot import Snapshot, take_snapshot
-from baton.workspace.worktree import create_worktree, remove_worktree, sweep_orphans
+from baton.workspace.worktree import Swept, create_worktree, remove_worktree, sweep_orphans
 
 __all__ = [
     "AcceptResult",
@@ -26,6 +26,7 @@ __all__ = [
     "Recovered",
     "Redone",
     "Snapshot",
+    "Swept",
     "accept",
     "clear_journal",
     "compute_diff",

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -163,7 +162,6 @@ def _plan_text(
     current: Mapping[str, str],
     disk: dict[str, Content | None],
     result: AcceptResult,
-    tmp: Path,
     theirs: Mapping[str, str | None],
     redone: Redone | None,
 ) -> list[Landing]:
@@ -187,7 +185,7 @@ def _plan_text(
         for h in chosen:
             if h.id not in taken and (seen := redone.shown(h, base)) is not None:
                 taken[h.id] = seen
-    merged, done, conflicts = merge_hunks(base, ours, chosen, tmp, taken)
+    merged, done, conflicts = merge_hunks(base, ours, chosen, taken)
     result.conflicts += conflicts
     if not done:
         return []
@@ -197,32 +195,30 @@ def _plan_text(
     landing = _landing(snap.root, f.path, post, done, disk)
     landing.text = True
     if f.path not in current:  # merged into the file on disk: a newer one is merged alike
-        landing.remerge = functools.partial(_remerge, base, chosen, tmp, taken)
+        landing.remerge = functools.partial(_remerge, base, chosen, taken)
     return [landing]
 
 
 def _remerge(
     base: str,
     chosen: Sequence[Hunk],
-    tmp: Path,
     theirs: Mapping[str, str | None],
     ours: str,
     ids: Sequence[str],
 ) -> tuple[str, list[str], list[tuple[str, str]]]:
-    return merge_hunks(base, ours, [h for h in chosen if h.id in ids], tmp, theirs)
+    return merge_hunks(base, ours, [h for h in chosen if h.id in ids], theirs)
 
 
 def merge_hunks(
     base: str,
     ours: str,
     hunks: Sequence[Hunk],
-    tmp: Path,
     theirs: Mapping[str, str | None] | None = None,
 ) -> tuple[str, list[str], list[tuple[str, str]]]:
     """Bring ``hunks`` (computed against ``base``) into ``ours``, the user's text, one by one.
 
     Returns the merged text, the ids merged and ``(id, reason)`` for each hunk that
-    conflicts with the user's changes (left out). ``tmp`` is a scratch folder.
+    conflicts with the user's changes (left out).
 
     ``theirs`` names hunks whose conflict the user settled for the agent ("take theirs"):
     such a hunk replaces the user's lines at its place — with None, whatever they are; with
@@ -242,7 +238,7 @@ def merge_hunks(
         except ValueError:
             conflicts.append((h.id, "the hunk no longer matches the snapshot"))
             continue
-        out, clashes = merge_texts(merged, base, proposed, tmp)
+        out, clashes = merge_texts(merged, base, proposed)
         if clashes:
             # Changes on neighbouring lines clash in a three-way merge; the hunk still
             # applies where its own lines stand unchanged (as patch applies at an offset).
@@ -426,41 +422,39 @@ def accept(
     result = AcceptResult()
     buffers = dict(current or {})
     disk: dict[str, Content | None] = {}
-    with tempfile.TemporaryDirectory(prefix="baton-merge-") as tmp:
-        groups: list[list[Landing]] = []
-        for f in files:
-            chosen = _chosen(f, hunk_ids)
-            if not chosen:
-                continue
-            why = refusal(f.path, scope) or (f.old_path and refusal(f.old_path, scope)) or None
-            if why is None and inside(snap.root, f.path) is None:
-                why = f"{f.path} leads outside the workspace through a symlink"
-            if why is not None:
-                result.refused += [(h.id, why) for h in chosen]
-                continue
-            whole = f.binary or f.status is not FileStatus.MODIFIED or chosen[0].whole_file
-            if whole:
-                landings = _plan_whole(snap, f, chosen[0], buffers, disk, result)
-            else:
-                landings = _plan_text(
-                    snap,
-                    f,
-                    chosen,
-                    buffers,
-                    disk,
-                    result,
-                    Path(tmp),
-                    theirs or {},
-                    (redone or {}).get(f.path),
-                )
-            if landings:
-                groups.append(landings)
-        if not write or not groups:
-            return result
-        book = None
-        if journal is not None:
-            book = AcceptJournal.begin(journal, snap.root, groups)
-            crash_point("accept_journal")
-        for g, landings in enumerate(groups):
-            _land_all(snap.root, landings, result, book, g)
+    groups: list[list[Landing]] = []
+    for f in files:
+        chosen = _chosen(f, hunk_ids)
+        if not chosen:
+            continue
+        why = refusal(f.path, scope) or (f.old_path and refusal(f.old_path, scope)) or None
+        if why is None and inside(snap.root, f.path) is None:
+            why = f"{f.path} leads outside the workspace through a symlink"
+        if why is not None:
+            result.refused += [(h.id, why) for h in chosen]
+            continue
+        whole = f.binary or f.status is not FileStatus.MODIFIED or chosen[0].whole_file
+        if whole:
+            landings = _plan_whole(snap, f, chosen[0], buffers, disk, result)
+        else:
+            landings = _plan_text(
+                snap,
+                f,
+                chosen,
+                buffers,
+                disk,
+                result,
+                theirs or {},
+                (redone or {}).get(f.path),
+            )
+        if landings:
+            groups.append(landings)
+    if not write or not groups:
+        return result
+    book = None
+    if journal is not None:
+        book = AcceptJournal.begin(journal, snap.root, groups)
+        crash_point("accept_journal")
+    for g, landings in enumerate(groups):
+        _land_all(snap.root, landings, result, book, g)
     return result

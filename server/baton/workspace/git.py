@@ -170,8 +170,10 @@ def git_process(
     env: Mapping[str, str] | None = None,
     input: bytes | str | None = None,
     ok_codes: Collection[int] = (0,),
+    pass_fds: Sequence[int] = (),
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run git and return the completed process; raise GitError unless the code is in ok_codes."""
+    """Run git and return the completed process; raise GitError unless the code is in ok_codes.
+    ``pass_fds`` stay open in git (it reads them as ``/dev/fd/N``)."""
     data = input.encode("utf-8", "surrogateescape") if isinstance(input, str) else input
     try:
         argv = [*_priority_prefix(), *git_argv(args, git_dir=git_dir, work_tree=work_tree)]
@@ -183,6 +185,7 @@ def git_process(
             stdin=subprocess.DEVNULL if data is None else None,
             capture_output=True,
             check=False,
+            pass_fds=pass_fds,
         )
     except OSError as exc:  # git missing, or cwd gone
         raise GitError(list(args), -1, str(exc)) from exc

@@ -119,18 +119,43 @@ def _last_line(data: bytes) -> bytes:
     return data[data.rfind(b"\n", 0, len(data) - 1) + 1 :]
 
 
-def merge_texts(ours: str, base: str, theirs: str, tmp: Path) -> tuple[str, int]:
-    """``git merge-file`` of three texts: the merged text and the number of conflicts."""
-    names = []
-    for name, text in (("current", ours), ("snapshot", base), ("task", theirs)):
-        p = tmp / name
-        p.write_bytes(text.encode("utf-8", "surrogateescape"))
-        names.append(str(p))
-    proc = git_process(
-        ["merge-file", "-p", "--diff3", "-L", "current", "-L", "snapshot", "-L", "task", *names],
-        tmp,
-        ok_codes=range(128),
-    )
+#: The three sides of a merge, as ``git merge-file`` labels them in a conflict.
+SIDES = ("current", "snapshot", "task")
+
+
+def merge_texts(ours: str, base: str, theirs: str) -> tuple[str, int]:
+    """``git merge-file`` of three texts: the merged text and the number of conflicts.
+
+    The texts reach git as memory-backed files (Linux memfds, read as ``/dev/fd/N``), so a
+    broker killed during a merge leaves nothing on disk; elsewhere a temporary folder.
+    """
+    data = [t.encode("utf-8", "surrogateescape") for t in (ours, base, theirs)]
+    labels = [arg for side in SIDES for arg in ("-L", side)]
+    if not hasattr(os, "memfd_create"):
+        with tempfile.TemporaryDirectory(prefix="baton-merge-") as tmp:
+            names = [Path(tmp) / side for side in SIDES]
+            for name, blob in zip(names, data, strict=True):
+                name.write_bytes(blob)
+            proc = git_process(
+                ["merge-file", "-p", "--diff3", *labels, *map(str, names)],
+                Path(tmp),
+                ok_codes=range(128),
+            )
+    else:
+        fds: list[int] = []
+        try:
+            for side, blob in zip(SIDES, data, strict=True):
+                fds.append(os.memfd_create(f"baton-{side}", os.MFD_CLOEXEC))
+                _write_all(fds[-1], blob)
+            proc = git_process(
+                ["merge-file", "-p", "--diff3", *labels, *(f"/dev/fd/{fd}" for fd in fds)],
+                Path(os.sep),
+                ok_codes=range(128),
+                pass_fds=fds,
+            )
+        finally:
+            for fd in fds:
+                os.close(fd)
     return proc.stdout.decode("utf-8", "surrogateescape"), proc.returncode
 
 
@@ -152,8 +177,7 @@ def fold(ours: Content, base: Content, theirs: Content) -> bytes | None:
         return None
     if "\0" in mine + old + other:
         return None
-    with tempfile.TemporaryDirectory(prefix="baton-merge-") as tmp:
-        merged, clashes = merge_texts(mine, old, other, Path(tmp))
+    merged, clashes = merge_texts(mine, old, other)
     return None if clashes else merged.encode("utf-8")
 
 

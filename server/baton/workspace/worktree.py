@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from baton.workspace.checkout import (
@@ -174,43 +175,64 @@ def _known_repos(state_home: Path) -> set[Path]:
     return repos
 
 
-def sweep_orphans(state_home: Path, worktrees_dir: Path, keep: set[str]) -> list[str]:
-    """Remove worktrees, branches and refs of tasks not in ``keep``; return their task ids.
+@dataclass
+class Swept:
+    """What a sweep removed: checkouts (by task id) and refs (full names) in the repositories."""
+
+    worktrees: list[str] = field(default_factory=list)
+    refs: list[str] = field(default_factory=list)
+
+    @property
+    def tasks(self) -> list[str]:
+        """The ids of the tasks something was removed of."""
+        return sorted({*self.worktrees, *(ref.rsplit("/", 1)[-1] for ref in self.refs)})
+
+
+def _baton_refs(repo: Path) -> list[str]:
+    try:
+        return run_git(
+            [
+                "for-each-ref",
+                "--format=%(refname)",
+                f"refs/heads/{BRANCH_PREFIX}",
+                SNAPSHOT_REF,
+                RESULT_REF,
+                TURN_REF,
+            ],
+            repo,
+            git_dir=repo,
+        ).splitlines()
+    except GitError:
+        return []
+
+
+def sweep_orphans(state_home: Path, worktrees_dir: Path, keep: Callable[[], set[str]]) -> Swept:
+    """Remove worktrees, branches and refs of tasks not in ``keep()``.
 
     Looks at every folder in ``worktrees_dir`` and at every repository Baton made a
     snapshot in (remembered under ``state_home``); linked worktrees an older Baton made are
-    pruned from those repositories.
+    pruned from those repositories. ``keep`` is asked only after the folders and refs are
+    listed: a task's row is recorded before its checkout and refs are made, so a task that
+    starts during the sweep is in ``keep()`` whenever something of it was listed.
     """
-    removed: set[str] = set()
+    swept = Swept()
     repos = _known_repos(state_home)
+    folders = []
     if worktrees_dir.is_dir():
-        for folder in sorted(worktrees_dir.iterdir()):
-            if folder.name in keep or folder.name.startswith("."):
-                continue
-            common = _common_dir_of(folder)  # a linked worktree of an older Baton
-            if common is not None:
-                repos.add(common)
-            _remove_folder(common, folder)
-            removed.add(folder.name)
-        sweep_seeds(worktrees_dir, keep)
-    for repo in sorted(repos):
+        folders = [f for f in sorted(worktrees_dir.iterdir()) if not f.name.startswith(".")]
+    commons = {f: _common_dir_of(f) for f in folders}  # linked worktrees of an older Baton
+    repos.update(c for c in commons.values() if c is not None)
+    refs = {repo: _baton_refs(repo) for repo in sorted(repos)}
+    kept = keep()
+    for folder in folders:
+        if folder.name not in kept:
+            _remove_folder(commons[folder], folder)
+            swept.worktrees.append(folder.name)
+    if worktrees_dir.is_dir():
+        sweep_seeds(worktrees_dir, kept)
+    for repo, names in refs.items():
         _prune(repo)
-        try:
-            refs = run_git(
-                [
-                    "for-each-ref",
-                    "--format=%(refname)",
-                    f"refs/heads/{BRANCH_PREFIX}",
-                    SNAPSHOT_REF,
-                    RESULT_REF,
-                    TURN_REF,
-                ],
-                repo,
-                git_dir=repo,
-            ).splitlines()
-        except GitError:
-            continue
-        gone = [ref for ref in refs if ref.rsplit("/", 1)[-1] not in keep]
+        gone = [ref for ref in names if ref.rsplit("/", 1)[-1] not in kept]
         if gone:
             with contextlib.suppress(GitError):
                 run_git(
@@ -219,5 +241,5 @@ def sweep_orphans(state_home: Path, worktrees_dir: Path, keep: set[str]) -> list
                     git_dir=repo,
                     input="".join(f"delete {ref}\n" for ref in gone),
                 )
-            removed.update(ref.rsplit("/", 1)[-1] for ref in gone)
-    return sorted(removed)
+                swept.refs += gone
+    return swept

@@ -167,7 +167,7 @@ class Dashboard:
             return self._text(refused.status, refused.text)
         url = urlsplit(request.path)
         path, query = url.path, parse_qs(url.query)
-        if path in (PREFIX, PREFIX + "/") and "t" in query:
+        if request.method == "GET" and path in (PREFIX, PREFIX + "/") and "t" in query:
             return self._redeem(query["t"][0])
         session = self.passes.session(auth.cookie_of(headers, auth.cookie_name(self.port)))
         if session is None:

@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls import uris
 from pygls.workspace.position_codec import PositionCodec
 
-from baton.core.diff import Hunk, split_lines
+from baton.core.diff import split_lines
 from baton.core.linediff import opcodes
 
 
@@ -170,12 +170,6 @@ class LineMap:
         if present:
             return present[0], present[-1] - present[0] + 1, False
         return self.boundary(start), 0, False
-
-
-def hunk_old_span(hunk: Hunk) -> tuple[int, int]:
-    """The 0-based first line and the count of the snapshot lines a hunk replaces."""
-    start = hunk.old_start - 1 if hunk.old_count else hunk.old_start
-    return max(start, 0), hunk.old_count
 
 
 def text_edits(old: str, new: str, encoding: str = "utf-16") -> list[types.TextEdit]:

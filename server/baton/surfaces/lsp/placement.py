@@ -17,11 +17,11 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 
-from baton.core.diff import FileDiff, FileStatus, Hunk, HunkState, split_lines
+from baton.core.diff import FileDiff, FileStatus, Hunk, HunkState, old_span, split_lines
 from baton.core.relocate import applies, place
 from baton.core.task import Task
 from baton.runtime import Supervisor, redone_of, rewrites, since_last_review
-from baton.surfaces.lsp.documents import LineMap, hunk_old_span, line_range, path_to_uri
+from baton.surfaces.lsp.documents import LineMap, line_range, path_to_uri
 from baton.workspace import Snapshot, snapshot_text, worktree_text
 
 #: uri (unquoted, as pygls keys them) → (text, version) of the open documents.
@@ -99,7 +99,7 @@ def place_file(td: TaskDiff, f: FileDiff, current: str | None, encoding: str) ->
     over = rewrites(td.task, [f], td.base)  # revised hunks over lines accepted before
     out = []
     for h in f.hunks:
-        start, count = hunk_old_span(h)
+        start, count = old_span(h)
         if h.whole_file:
             start, count = 0, len(old_lines)
         nstart, ncount, intact = lmap.span(start, count)

@@ -79,6 +79,7 @@ class Methods:
             "handoff": settled.handoff,
             "complete": settled.complete,
             "archive": settled.archive,
+            "clean": settled.clean,
             "events": self.events,
             "memory": self.memory,
             "workers": self.workers,
@@ -268,7 +269,8 @@ class Methods:
         files, final = await self.sup.diff(task.id)
         if shape == "text":
             return {"text": answers.diff_text(task, files, final, offset)}
-        return {"task": answers.line(task), **views.diff_json(files, final)}
+        notes = await self.sup.diff_notes(task.id, files)
+        return {"task": answers.line(task), **views.diff_json(files, final), **notes}
 
     async def wait(self, params: dict[str, Any]) -> dict[str, Any]:
         """Block until the first of ``ids`` settles (or, while waiting, hits a rate limit);

@@ -1,6 +1,6 @@
 """The broker's methods for tasks whose agent has stopped: ``handoff`` (to another worker,
-same task), ``complete`` (up for review on the user's word) and ``archive`` (out of task
-lists, history kept).
+same task), ``complete`` (up for review on the user's word), ``archive`` (out of task
+lists, history kept) and ``clean`` (what settled tasks left on disk).
 
 They are part of the method table of :class:`baton.surfaces.ws.methods.Methods`, which
 gives them its way of refusing a move (``moved``: a refusal becomes ``WRONG_STATE`` naming
@@ -23,7 +23,7 @@ MAX_ARCHIVE = 1000
 
 
 class Settled:
-    """``handoff``, ``complete`` and ``archive``, for one broker."""
+    """``handoff``, ``complete``, ``archive`` and ``clean``, for one broker."""
 
     def __init__(
         self, sup: Supervisor, moved: Moved, check_worker: Callable[[str, str], None]
@@ -67,3 +67,9 @@ class Settled:
         tasks = await self.moved(self.sup.archive([i.strip() for i in ids], undo=undo), one)
         key = "unarchived" if undo else "archived"
         return {key: [t.id for t in tasks], "tasks": [answers.line(t) for t in tasks]}
+
+    async def clean(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Remove what Baton keeps on disk that no task needs, and apply ``[retention]``
+        (:mod:`baton.runtime.cleaning`); what it removed."""
+        p.known(params)
+        return (await self.sup.clean()).to_json()
