@@ -228,11 +228,16 @@ def test_the_dashboard_shows_twenty_streaming_tasks_live(
     changed = by["window-changed"]
     assert changed["csv"].endswith("window=1h") and len(changed["lanes"]) == len(WORKERS)
 
+    gone = by["session-gone"]["summary"]
+    assert gone.startswith("No session") and "baton dashboard" in gone, gone
+
     done = by["done"]
     assert done["consoleErrors"] == [], done["consoleErrors"]
+    assert done["goneErrors"] and all("401" in e for e in done["goneErrors"]), done["goneErrors"]
     # The page ran under the strict policy it asks of the broker (see the driver).
     assert done["violations"] == [] and "style-src 'self';" in done["csp"], done
     assert done["routed"] >= 1, done
-    assert done["requests"].count("/dashboard/api/snapshot") == 2, done["requests"]
+    # Snapshots: the first, one per window change (1h, then 6h refused); never polled.
+    assert done["requests"].count("/dashboard/api/snapshot") == 3, done["requests"]
     shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
-    assert len(shots) == 7 and not any("FAILED" in s for s in shots), shots
+    assert len(shots) == 8 and not any("FAILED" in s for s in shots), shots

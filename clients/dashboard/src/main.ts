@@ -30,11 +30,27 @@ let detailTimer: number | undefined;
 let renderQueued = false;
 let greeted = false;
 let askedWhy = false;
+let noSession = false;
 
 function setStatus(text: string, cls: string): void {
   const s = byId("live");
   s.textContent = text;
   s.className = `live ${cls}`;
+}
+
+/** What a failed load means for the user: a 401 is a page without a session. */
+function failed(err: unknown): void {
+  const text = String(err instanceof Error ? err.message : err);
+  if (!text.startsWith("401")) {
+    setStatus(`disconnected: ${text}`, "off");
+    return;
+  }
+  setStatus("no session", "off");
+  noSession = true; // nothing to reconnect with: a new link is a new page
+  byId("summary").textContent =
+    window.self !== window.top
+      ? "No session in this panel: its browser does not send the page's cookie inside an editor's frame. Open the dashboard in the browser instead."
+      : "No session: the broker ended it, or the one-time link was used already. Ask for a new link: baton dashboard.";
 }
 
 function windowFromUrl(): string {
@@ -162,10 +178,7 @@ function connect(): void {
       case "hello":
         hello = greeted = true;
         follow();
-        loadSnapshot().then(
-          () => setStatus("live", "on"),
-          (err) => setStatus(`could not load: ${String(err)}`, "off"),
-        );
+        loadSnapshot().then(() => setStatus("live", "on"), failed);
         break;
       case "events":
         onEvents(msg.events);
@@ -191,7 +204,7 @@ function connect(): void {
     // session, the one-time link was used up). Asked once, not at every retry.
     if (!hello && !greeted && !askedWhy) {
       askedWhy = true;
-      loadSnapshot().catch((err) => setStatus(`disconnected: ${String(err)}`, "off"));
+      loadSnapshot().catch(failed);
     }
     reconnectLater();
   };
@@ -199,6 +212,7 @@ function connect(): void {
 
 function reconnectLater(): void {
   window.clearTimeout(reconnectTimer);
+  if (noSession) return;
   reconnectTimer = window.setTimeout(connect, 3000);
 }
 
@@ -208,7 +222,7 @@ function setUp(): void {
   pick.value = windowFromUrl();
   pick.addEventListener("change", () => {
     history.replaceState(null, "", `#window=${pick.value}${selected === null ? "" : `&task=${selected}`}`);
-    loadSnapshot().catch((err) => setStatus(String(err), "off"));
+    loadSnapshot().catch(failed);
   });
   const choose = (e: globalThis.Event): void => {
     const row = (e.target as Element | null)?.closest("[data-task]");

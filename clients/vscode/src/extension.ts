@@ -197,6 +197,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     registerCommand(Command.openServerSettings, () => openServerSettings()),
     dashboard,
     registerCommand(Command.openDashboard, () => run("open dashboard", () => dashboard.open())),
+    registerCommand(Command.openDashboardInBrowser, () => run("open dashboard", () => dashboard.openInBrowser())),
     ...registerCommands(app),
     ...registerDiffReview(app),
     onDidChangeTextDocument((e) => {

@@ -200,7 +200,17 @@ try {
     return { csv: await page.locator("#csv").getAttribute("href"), lanes: await lanes() };
   });
 
-  log("done", { requests, consoleErrors, violations: await page.evaluate(() => window.__violations), csp: strictCsp(origin), routed });
+  const errorsBefore = consoleErrors.length;
+  await step("session-gone", async () => {
+    // The session gone under an open page (as when its broker ended): the next read is
+    // refused (401) and the page says what to do, and stops retrying.
+    await context.clearCookies();
+    await page.selectOption("#window", "6h");
+    await page.locator("#live", { hasText: "no session" }).waitFor();
+    return { summary: await page.locator("#summary").textContent() };
+  });
+
+  log("done", { requests, consoleErrors: consoleErrors.slice(0, errorsBefore), goneErrors: consoleErrors.slice(errorsBefore), violations: await page.evaluate(() => window.__violations), csp: strictCsp(origin), routed });
 } finally {
   await context.close();
 }

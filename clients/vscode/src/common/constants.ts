@@ -33,6 +33,7 @@ export const Command = {
   installServer: "baton.client.installServer",
   openServerSettings: "baton.client.openServerSettings",
   openDashboard: "baton.client.openDashboard",
+  openDashboardInBrowser: "baton.client.openDashboardInBrowser",
 } as const;
 
 /** The comment controller's id (`commentController == baton` in menus). */

@@ -37,15 +37,24 @@ function attr(s: string): string {
   return s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
-/** The panel's whole document: the page framed full size. `nonce` is the panel's one style. */
-export function dashboardHtml(link: DashboardLink, nonce: string): string {
+/** The panel's whole document: a one-line bar with a link that opens the page in the
+ * system's browser instead (`inBrowser`, a command URI), and the page framed below it.
+ * `nonce` is the panel's one style. */
+export function dashboardHtml(link: DashboardLink, nonce: string, inBrowser: string): string {
   const csp = [`default-src 'none'`, `frame-src ${link.origin}`, `style-src 'nonce-${nonce}'`].join("; ");
+  const style = [
+    "html,body{margin:0;padding:0;height:100%;overflow:hidden;display:flex;flex-direction:column}",
+    "p{margin:0;padding:3px 10px;font:12px var(--vscode-font-family,sans-serif);color:var(--vscode-descriptionForeground)}",
+    "a{color:var(--vscode-textLink-foreground)}",
+    "iframe{border:0;flex:1;width:100%;display:block;background:#fff}",
+  ].join("");
   return [
     "<!doctype html>",
     '<html lang="en"><head><meta charset="utf-8">',
     `<meta http-equiv="Content-Security-Policy" content="${attr(csp)}">`,
-    `<style nonce="${attr(nonce)}">html,body{margin:0;padding:0;height:100%;overflow:hidden}iframe{border:0;width:100%;height:100%;display:block;background:#fff}</style>`,
+    `<style nonce="${attr(nonce)}">${style}</style>`,
     "</head><body>",
+    `<p id="bar">The broker's dashboard at ${attr(link.origin)} · <a id="in-browser" href="command:${attr(inBrowser)}">Open in Browser</a> (if the page below says it has no session)</p>`,
     `<iframe id="baton-dashboard" title="Baton dashboard" src="${attr(link.url)}" sandbox="allow-scripts allow-same-origin allow-downloads"></iframe>`,
     "</body></html>",
   ].join("\n");

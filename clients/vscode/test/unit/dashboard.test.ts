@@ -25,9 +25,10 @@ test("only the broker's loopback page is framed", () => {
 });
 
 test("the panel frames the page and allows that origin only", () => {
-  const html = dashboardHtml(readDashboardLink({ url: URL_ }), "n0nce");
+  const html = dashboardHtml(readDashboardLink({ url: URL_ }), "n0nce", "baton.client.openDashboardInBrowser");
   assert.match(html, /<iframe [^>]*src="http:\/\/127\.0\.0\.1:40123\/dashboard\/\?t=abc"/);
   const csp = /Content-Security-Policy" content="([^"]+)"/.exec(html)?.[1] ?? "";
   assert.equal(csp, "default-src 'none'; frame-src http://127.0.0.1:40123; style-src 'nonce-n0nce'");
   assert.doesNotMatch(html, /<script/);
+  assert.match(html, /<a id="in-browser" href="command:baton\.client\.openDashboardInBrowser">Open in Browser<\/a>/);
 });
