@@ -48,6 +48,8 @@ CONFIG = "".join(
 ) + (
     '[prices."fake-model"]\ninput = 2.0\ncached_input = 0.5\noutput = 8.0\n'
     "[dashboard]\nactions = true\n"  # the page may accept: one hunk is accepted from it
+    # a check on every result: the tasks go through verifying, the page shows its verdict
+    '[[verify]]\nname = "tests"\nargv = ["sh", "-c", "echo checked; grep -q return app.py"]\n'
 )
 
 
@@ -184,7 +186,7 @@ def test_the_dashboard_shows_twenty_streaming_tasks_live(
     for w in WORKERS:
         assert lanes[w]["rows"] == sums[w]["tasks"], lanes[w]
         phases = lanes[w]["phases"]
-        assert {"preparing", "running", "review"} <= set(phases), phases
+        assert {"preparing", "running", "verifying", "review"} <= set(phases), phases
         assert phases["running"] >= sums[w]["tasks"] and phases["review"] == sums[w]["tasks"]
 
     # The per-worker table: the broker's records summed, to the token and the cent.
@@ -201,6 +203,7 @@ def test_the_dashboard_shows_twenty_streaming_tasks_live(
     shown = by["diff-shown"]
     assert len(shown["hunks"]) == 1 and "+    return 10" in shown["hunks"][0], shown["hunks"]
     assert "app.py" in shown["files"]
+    assert shown["checks"].startswith("✓ tests"), shown["checks"]
     assert f"line {STREAM_LINES} of the stream" in shown["transcript"]
 
     # The CSV export: a row per task, the broker's numbers.

@@ -166,7 +166,12 @@ try {
     await page.locator(`#task-table tr[data-task="${streaming}"]`).click();
     await page.locator("#diff .hunk").first().waitFor();
     const hunks = await page.evaluate(() => [...document.querySelectorAll("#diff .hunk")].map((h) => h.textContent));
-    return { hunks, transcript: await transcript(), files: await page.evaluate(() => document.getElementById("files")?.textContent ?? "") };
+    return {
+      hunks,
+      transcript: await transcript(),
+      files: await page.evaluate(() => document.getElementById("files")?.textContent ?? ""),
+      checks: await page.evaluate(() => document.getElementById("checks")?.textContent ?? ""),
+    };
   });
 
   await step("csv", async () => {
