@@ -99,6 +99,9 @@ def test_wheel_carries_complete_metadata(wheel: Path) -> None:
         assert ["Project-URL", f"{label}, {url}"] in fields, (label, meta)
     assert "baton/agents/fake_agent.py" in names and "baton/py.typed" in names
     assert "baton/surfaces/ws/methods.openrpc.json" in names
+    # the dashboard page, built and committed (clients/dashboard): no Node needed to serve it
+    for page in ("index.html", "dashboard.js", "dashboard.css"):
+        assert f"baton/surfaces/dashboard/static/{page}" in names, names
     assert not any(n.startswith(("tests/", "clients/")) for n in names)
 
 

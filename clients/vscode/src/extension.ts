@@ -10,10 +10,11 @@ import type * as vscode from "vscode";
 
 import { CONFIG_SECTION, CONTEXT_SERVER_STATE, Command, PERMISSION_SCHEME, PROPOSAL_SCHEME, TASK_VIEW, TRANSCRIPT_SCHEME } from "./common/constants";
 import { HunkLenses } from "./common/codeLensProvider";
-import { App, notify, refreshTasks, registerCommands } from "./common/commands";
+import { App, notify, refreshTasks, registerCommands, run } from "./common/commands";
 import { Debounce } from "./common/debounce";
 import { DiffFollow } from "./common/diffFollow";
 import { registerDiffReview } from "./common/diffReview";
+import { DashboardPanel } from "./common/dashboardView";
 import { reviewableFiles } from "./common/fileDecisions";
 import { InlineDecorations } from "./common/inlineDecorations";
 import { stateLine } from "./common/lifecycle";
@@ -96,6 +97,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     selectedInterpreter(workspaceFolders()?.[0]?.uri),
   );
   const transcripts = new TranscriptView(toServer);
+  const dashboard = new DashboardPanel(toServer);
   const comments = new ReviewComments(reviews, toServer);
   proposals.agentText = async (taskId, uri) => {
     const r = await server?.request<{ text?: unknown }>(ServerCommand.proposed, { taskId, path: uri });
@@ -193,6 +195,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     registerCommand(Command.answerPermission, answerPermissionCommand(permissions, permissionView)),
     registerCommand(Command.installServer, () => server?.installAndStart()),
     registerCommand(Command.openServerSettings, () => openServerSettings()),
+    dashboard,
+    registerCommand(Command.openDashboard, () => run("open dashboard", () => dashboard.open())),
+    registerCommand(Command.openDashboardInBrowser, () => run("open dashboard", () => dashboard.openInBrowser())),
     ...registerCommands(app),
     ...registerDiffReview(app),
     onDidChangeTextDocument((e) => {

@@ -145,6 +145,9 @@ M.subcommands = {
   attach = function()
     require('baton.client').attach(0)
   end,
+  dashboard = function()
+    require('baton.dashboard').open()
+  end,
   status = function()
     local text = require('baton.status').text()
     vim.notify(

@@ -32,6 +32,8 @@ export const Command = {
   answerPermission: "baton.client.answerPermission",
   installServer: "baton.client.installServer",
   openServerSettings: "baton.client.openServerSettings",
+  openDashboard: "baton.client.openDashboard",
+  openDashboardInBrowser: "baton.client.openDashboardInBrowser",
 } as const;
 
 /** The comment controller's id (`commentController == baton` in menus). */

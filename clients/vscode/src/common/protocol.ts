@@ -180,6 +180,7 @@ export const ServerCommand = {
   answerPermission: "baton.answerPermission",
   workers: "baton.workers",
   ask: "baton.ask",
+  dashboard: "baton.dashboard",
 } as const;
 
 /** One profile of `baton.workers`, as the server resolved it for a folder. */

@@ -1,0 +1,129 @@
+// "Baton: Open Dashboard" in code-server in headless Chromium: a task is delegated and
+// reviewed as a user does it, then the command opens the broker's dashboard page in a webview
+// panel, framed from its loopback origin; the page inside shows the task live. A screenshot
+// per step. Run by tests/e2e/test_vscode_dashboard.py.
+//
+// Env: BATON_E2E_URL, _ARTIFACTS, _PROFILE, _CHROMIUM as drive.mjs; BATON_E2E_FILE (the file
+//      to select), BATON_E2E_INSTRUCTION.
+import { chromium } from "playwright-core";
+import { mkdirSync } from "node:fs";
+import { env, harness } from "./harness.mjs";
+
+const url = env("BATON_E2E_URL");
+const artifacts = env("BATON_E2E_ARTIFACTS");
+const file = env("BATON_E2E_FILE");
+const instruction = env("BATON_E2E_INSTRUCTION");
+mkdirSync(artifacts, { recursive: true });
+
+let page;
+const { log, step } = harness(artifacts, () => page);
+
+const STATUS_ID = "baton.baton.baton.status";
+const statusLabel = () => page.evaluate((id) => document.getElementById(id)?.getAttribute("aria-label") ?? "", STATUS_ID);
+
+async function waitStatus(part, timeout = 30000) {
+  await page.waitForFunction(
+    ([id, p]) => (document.getElementById(id)?.getAttribute("aria-label") ?? "").includes(p),
+    [STATUS_ID, part],
+    { timeout },
+  );
+  return statusLabel();
+}
+
+async function palette(command) {
+  await page.keyboard.press("Control+Shift+P");
+  const input = page.locator(".quick-input-widget input.input");
+  await input.waitFor({ state: "visible" });
+  await input.fill(`>${command}`);
+  const row = page.locator(".quick-input-widget .monaco-list-row", { has: page.locator(".label-name", { hasText: command }) }).first();
+  await row.waitFor({ timeout: 10000 });
+  await row.click();
+}
+
+/** The dashboard's frame, once the panel has loaded it (nested in the webview's frames). */
+async function dashboardFrame(timeout) {
+  const deadline = Date.now() + timeout;
+  while (Date.now() < deadline) {
+    const found = page.frames().find((f) => /^http:\/\/127\.0\.0\.1:\d+\/dashboard\//.test(f.url()));
+    if (found) return found;
+    await page.waitForTimeout(250);
+  }
+  throw new Error(`no dashboard frame; frames: ${JSON.stringify(page.frames().map((f) => f.url()))}`);
+}
+
+const context = await chromium.launchPersistentContext(env("BATON_E2E_PROFILE"), {
+  executablePath: process.env.BATON_E2E_CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  viewport: { width: 1400, height: 900 },
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+
+try {
+  page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(20000);
+
+  await step("workbench-idle", async () => {
+    await page.goto(url);
+    await page.locator(".monaco-workbench").waitFor({ timeout: 30000 });
+    return { status: await waitStatus("idle", 60000) };
+  });
+
+  await step("task-delegated", async () => {
+    await page.keyboard.press("Control+P");
+    const input = page.locator(".quick-input-widget input.input");
+    await input.waitFor({ state: "visible" });
+    await input.fill(file);
+    await page.waitForSelector(`.quick-input-widget .monaco-list-row[aria-label*="${file}"]`);
+    await page.keyboard.press("Enter");
+    await page.locator(`.tab.active[aria-label*="${file}"]`).waitFor();
+    await page.locator(".editor-instance .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+A");
+    await page.locator(".editor-instance .monaco-editor .selected-text").first().waitFor();
+    await palette("Baton: Delegate Selection…");
+    await page.locator(".quick-input-widget .quick-input-title", { hasText: "Baton: Delegate" }).waitFor();
+    await page.locator(".quick-input-widget input.input").fill(instruction);
+    await page.locator(".quick-input-widget .monaco-list-row.focused", { hasText: instruction }).waitFor();
+    await page.keyboard.press("Enter");
+    return { status: await waitStatus("ready for review", 90000) };
+  });
+
+  let frame;
+  await step("dashboard-opened", async () => {
+    await palette("Baton: Open Dashboard");
+    await page.locator(".tab", { hasText: "Baton Dashboard" }).waitFor({ timeout: 30000 });
+    frame = await dashboardFrame(60000);
+    await frame.locator("#live.on").waitFor({ timeout: 60000 });
+    await frame.locator("#task-table tbody tr").first().waitFor({ timeout: 60000 });
+    await page.waitForTimeout(500); // the charts draw
+    return {
+      frameUrl: frame.url(),
+      tab: await page.locator(".tab.active").innerText(),
+      live: await frame.locator("#live").innerText(),
+      summary: await frame.locator("#summary").innerText(),
+      lanes: await frame.evaluate(() => [...document.querySelectorAll("svg.timeline g.lane")].map((g) => g.getAttribute("data-worker"))),
+      tasks: await frame.evaluate(() =>
+        [...document.querySelectorAll("#task-table tbody tr")].map((tr) => ({ id: tr.getAttribute("data-task"), state: tr.querySelector("[data-col=state]")?.textContent ?? "" })),
+      ),
+      workers: await frame.evaluate(() =>
+        [...document.querySelectorAll("#worker-table tbody tr")].map((tr) => ({
+          worker: tr.getAttribute("data-worker"),
+          input: tr.querySelector("td[data-col=input]")?.getAttribute("data-value"),
+          output: tr.querySelector("td[data-col=output]")?.getAttribute("data-value"),
+        })),
+      ),
+    };
+  });
+
+  await step("task-picked", async () => {
+    await frame.locator("#task-table tbody tr").first().click();
+    await frame.locator("#diff .hunk").first().waitFor({ timeout: 30000 });
+    return {
+      transcript: await frame.locator("#transcript").innerText(),
+      hunks: await frame.locator("#diff .hunk").count(),
+      buttons: await frame.locator("button.act").count(),
+    };
+  });
+  log("done", { status: await statusLabel() });
+} finally {
+  await context.close();
+}
