@@ -1,13 +1,16 @@
-"""The broker's identity, its limits, and the error a request gets when it cannot be done."""
+"""The broker's identity, its limits, and the error a request gets when it cannot be done.
+
+Light to import (psutil is loaded only where ``/proc`` cannot answer): a headless broker
+names itself in its discovery file before it imports the rest of the runtime.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import os
 
-import psutil
-
 from baton.errors import WrongState
+from baton.process.procfs import proc_stat
 
 
 class TaskError(WrongState):
@@ -24,14 +27,23 @@ class Limits:
 
 
 def broker_id() -> str:
-    """``pid:create_time`` — unique even when pids are reused."""
-    return f"{os.getpid()}:{psutil.Process().create_time():.3f}"
+    """``pid:create_time`` — unique even when pids are reused (the create time as psutil
+    reckons it, read from ``/proc`` where there is one)."""
+    pid = os.getpid()
+    found = proc_stat(pid)
+    if found is not None:
+        return f"{pid}:{found.create_time:.3f}"
+    import psutil
+
+    return f"{pid}:{psutil.Process().create_time():.3f}"
 
 
 def broker_alive(owner: str | None) -> bool:
     """Whether the broker ``owner`` (a :func:`broker_id`) still runs."""
     if not owner:
         return False
+    import psutil
+
     try:
         pid_s, created_s = owner.split(":", 1)
         proc = psutil.Process(int(pid_s))
