@@ -170,10 +170,12 @@ class Endpoint:
 
     def fail(self, error: BaseException) -> None:
         """The Supervisor could not start: the requests waiting for it, and any later one,
-        are answered with ``error``'s message."""
+        are answered with ``error``'s message, and the discovery file goes (no client is
+        to find this broker any more)."""
         if self._sup is None:
             self._start_error = error
             self._started.set()
+            self._remove_discovery()
 
     @property
     def sup(self) -> Supervisor:
@@ -196,11 +198,14 @@ class Endpoint:
             reason = _quoted(self._start_error) if isinstance(self._start_error, Exception) else ""
             raise p.RpcError(p.INTERNAL_ERROR, f"the broker could not start: {reason}")
 
-    async def answered(self, timeout: float) -> None:
-        """Wait (up to ``timeout`` seconds) until no request is being handled."""
+    async def linger(self, seconds: float) -> None:
+        """Go on answering for ``seconds`` (a client that read the discovery file before it
+        was removed connects meanwhile), then until the requests being handled are
+        answered, at most as long again."""
+        await asyncio.sleep(seconds)
         pending = [t for conn in self._conns for t in conn.inflight]
         if pending:
-            await asyncio.wait(pending, timeout=timeout)
+            await asyncio.wait(pending, timeout=seconds)
 
     def _remove_discovery(self) -> None:
         if self.discovery_path is not None:

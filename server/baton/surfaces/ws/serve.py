@@ -32,9 +32,9 @@ if TYPE_CHECKING:
     from baton.runtime import Supervisor
 
 CHECK_EVERY = 0.25
-#: Seconds the answers to requests that waited for a Supervisor that could not start are
-#: given to go out before the broker closes.
-FAILED_GRACE = 2.0
+#: Seconds a broker whose Supervisor could not start goes on answering requests with the
+#: reason (the command that started it connects meanwhile) before it exits.
+FAILED_LINGER = 0.5
 
 
 def broker_supervisor(home: Path) -> Supervisor:
@@ -89,7 +89,7 @@ async def serve(
             await starting.start()
         except Exception as exc:
             endpoint.fail(exc)
-            await endpoint.answered(FAILED_GRACE)
+            await endpoint.linger(FAILED_LINGER)
             raise
         sup = starting
         endpoint.attach(sup)
