@@ -85,7 +85,8 @@ async def serve(
         if on_ready is not None:
             on_ready(endpoint)
         try:
-            starting = broker_supervisor(home)
+            # imported and built off the loop, which goes on taking connections meanwhile
+            starting = await asyncio.to_thread(broker_supervisor, home)
             await starting.start()
         except Exception as exc:
             endpoint.fail(exc)
