@@ -110,7 +110,7 @@ class Endpoint:
         self._methods: Methods | None = None
         #: Set once the Supervisor is attached, or could not start (``_start_error``).
         self._started = asyncio.Event()
-        self._start_error: BaseException | None = None
+        self._start_error: Exception | None = None
         self._server: Server | None = None
         self._conns: set[Conn] = set()
         self.fanout = Fanout(self.limits.send_buffer, self.limits.stalled)
@@ -158,7 +158,7 @@ class Endpoint:
         from baton.surfaces.ws.methods import Methods
 
         if self._sup is not None or self._start_error is not None:
-            raise RuntimeError("the endpoint already has its Supervisor")
+            raise RuntimeError("the endpoint has its Supervisor, or was told it cannot start")
         self._sup = sup
         self._methods = Methods(sup, self.roots, self._info)
         sup.listen_batches(self._on_commit)
@@ -168,7 +168,7 @@ class Endpoint:
             self._write_discovery()
         self._started.set()
 
-    def fail(self, error: BaseException) -> None:
+    def fail(self, error: Exception) -> None:
         """The Supervisor could not start: the requests waiting for it, and any later one,
         are answered with ``error``'s message, and the discovery file goes (no client is
         to find this broker any more)."""
@@ -195,7 +195,7 @@ class Endpoint:
         when it could not start."""
         await self._started.wait()
         if self._start_error is not None:
-            reason = _quoted(self._start_error) if isinstance(self._start_error, Exception) else ""
+            reason = _quoted(self._start_error)
             raise p.RpcError(p.INTERNAL_ERROR, f"the broker could not start: {reason}")
 
     async def linger(self, seconds: float) -> None:
