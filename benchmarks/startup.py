@@ -9,7 +9,11 @@ same interleaved runs:
   (goal: ≤ 2x);
 - ``baton serve`` started → listening (its ready line: discovery file written, socket open; what
   a command waits for when it starts a broker on demand; goal ≤ 200 ms), against a bare
-  websockets server process started → listening.
+  websockets server process started → listening;
+- ``baton delegate`` → id printed and exited, no broker running (the command starts one on
+  demand and waits for its answer: listening is not the end of a broker's start, its runtime
+  still loads), against a bare websockets server process started → listening, then a bare
+  round trip to it from a fresh process.
 
 Each command runs as the ``baton`` script does (``from baton.cli import main``), with its
 bytecode cached as in an installed package (``PYTHONDONTWRITEBYTECODE`` is dropped for the
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -125,6 +130,23 @@ def stop(proc: subprocess.Popen[str]) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(10)
+
+
+def stop_started(env: dict[str, str]) -> None:
+    """Stop the brokers a command started on demand in ``env``'s runtime folder."""
+    for path in (Path(env["XDG_RUNTIME_DIR"]) / "baton").glob("broker-*.json"):
+        pid = int(json.loads(path.read_text())["pid"])
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.02)
 
 
 def main(pairs: int, pause: float = 0.3) -> list[dict[str, Any]]:
@@ -237,6 +259,39 @@ def main(pairs: int, pause: float = 0.3) -> list[dict[str, Any]]:
             median(got["baton"]) * 1000,
             median(got["floor"]) * 1000,
             "bare websockets server process started → listening",
+            runs=pairs,
+        )
+    )
+
+    demand_env = place(base, "on-demand")
+
+    def on_demand() -> float:
+        t = time.perf_counter()
+        out = run(delegate_argv, demand_env)
+        took = time.perf_counter() - t
+        assert len(out.strip()) >= 4, out  # the id
+        time.sleep(pause)  # unmeasured: the task settles, so the next broker adopts nothing
+        stop_started(demand_env)
+        return took
+
+    def bare_on_demand() -> float:
+        t = time.perf_counter()
+        proc, line = start([py, "-c", BARE_SERVER], env, repo)
+        url = f"ws://127.0.0.1:{line.split()[1]}"
+        out = run([py, "-c", BARE_CLIENT, url, params], env)
+        took = time.perf_counter() - t
+        assert out.strip() == "0abc123defg", out
+        stop(proc)
+        return took
+
+    on_demand()  # warm: the first start creates the database
+    got = interleaved({"baton": on_demand, "floor": bare_on_demand}, pairs)
+    rows.append(
+        figure(
+            "delegate → id (no broker: started on demand)",
+            median(got["baton"]) * 1000,
+            median(got["floor"]) * 1000,
+            "bare websockets server process started, then a bare round trip from a fresh process",
             runs=pairs,
         )
     )

@@ -9,7 +9,8 @@ so (:func:`ignored`).
 
 from __future__ import annotations
 
-LEVELS: tuple[str, ...] = ("low", "medium", "high", "xhigh", "max")
+from baton.core.effort import LEVELS
+
 #: The providers whose CLI takes an effort, and how each level is spelled to it.
 _SPELLED: dict[str, dict[str, str]] = {
     "claude": {level: level for level in LEVELS},

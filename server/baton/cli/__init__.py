@@ -178,11 +178,10 @@ async def _serve(args: argparse.Namespace, out: render.Output) -> int:
         info = {"pid": os.getpid(), "url": endpoint.url, "discovery": str(path), "roots": roots}
         if out.json_mode:  # one line: whoever started it reads it while the broker runs
             sys.stdout.write(json.dumps(info) + "\n")
-        else:
-            out.console.print(
+        else:  # plain text: rich would cost the broker's start what it saves
+            sys.stdout.write(
                 f"baton broker {os.getpid()} on {endpoint.url} serving {', '.join(roots)} "
-                f"(discovery file {path})",
-                markup=False,
+                f"(discovery file {path})\n"
             )
         sys.stdout.flush()
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 
 from baton import __version__
-from baton.agents.effort import LEVELS
 from baton.cli.config_cmds import add_commands as add_config_commands
 from baton.cli.ide_cmds import add_commands as add_ide_commands
 from baton.cli.init_cmd import add_commands as add_init_commands
 from baton.cli.love_cmd import add_commands as add_love_commands
 from baton.cli.store_cmds import add_commands as add_store_commands
 from baton.cli.task_cmds import add_commands as add_task_commands
+from baton.core.effort import LEVELS
 from baton.core.ids import MIN_PREFIX
 from baton.core.lifecycle import TaskState
 from baton.errors import InvalidInput

@@ -34,3 +34,16 @@ def proc_stat(pid: int) -> ProcStat | None:
 def proc_available() -> bool:
     """Whether this system has a ``/proc`` to read (Linux)."""
     return os.path.exists("/proc/self/stat")
+
+
+def process_id(pid: int | None = None) -> str:
+    """``pid:create_time`` of a process (default: this one) — unique even when pids are
+    reused (the create time as psutil reckons it, read from ``/proc`` where there is one).
+    A broker's id is its process's."""
+    pid = os.getpid() if pid is None else pid
+    found = proc_stat(pid)
+    if found is not None:
+        return f"{pid}:{found.create_time:.3f}"
+    import psutil
+
+    return f"{pid}:{psutil.Process(pid).create_time():.3f}"

@@ -1,13 +1,15 @@
-"""The broker's identity, its limits, and the error a request gets when it cannot be done."""
+"""The broker's identity, its limits, and the error a request gets when it cannot be done.
+
+Light to import (psutil is loaded only where ``/proc`` cannot answer): a headless broker
+names itself in its discovery file before it imports the rest of the runtime.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-import os
-
-import psutil
 
 from baton.errors import WrongState
+from baton.process.procfs import process_id
 
 
 class TaskError(WrongState):
@@ -24,14 +26,17 @@ class Limits:
 
 
 def broker_id() -> str:
-    """``pid:create_time`` — unique even when pids are reused."""
-    return f"{os.getpid()}:{psutil.Process().create_time():.3f}"
+    """This broker's id: its process's ``pid:create_time``
+    (:func:`baton.process.procfs.process_id`)."""
+    return process_id()
 
 
 def broker_alive(owner: str | None) -> bool:
     """Whether the broker ``owner`` (a :func:`broker_id`) still runs."""
     if not owner:
         return False
+    import psutil
+
     try:
         pid_s, created_s = owner.split(":", 1)
         proc = psutil.Process(int(pid_s))

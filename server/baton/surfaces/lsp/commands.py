@@ -284,7 +284,7 @@ async def workers(ls: BatonServer, args: Args) -> Any:
 async def dashboard(ls: BatonServer, args: Args) -> Any:
     """A one-time link to the broker's dashboard page: the websocket's ``dashboard``."""
     await ls.broker()
-    if ls.endpoint is None:
+    if ls.endpoint is None or ls.endpoint.dashboard is None:
         raise failed(TaskError("this language server's broker has no websocket endpoint"))
     return await ls.endpoint.dashboard.invite()
 

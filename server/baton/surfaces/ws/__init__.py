@@ -2,7 +2,8 @@
 client the ``baton`` CLI and the MCP bridge use to reach it.
 
 A broker calls ``await start_endpoint(supervisor, roots)`` after starting its Supervisor and
-``await endpoint.close()`` before closing it. See docs/reference/websocket.md for the
+``await endpoint.close()`` before closing it (the headless one, :mod:`baton.surfaces.ws.serve`,
+listens first and attaches its Supervisor once started). See docs/reference/websocket.md for the
 methods, notifications and error codes. (The names below are imported on first use: a
 client needs only the discovery and client modules, and starts faster without the runtime;
 the pure modules — protocol, answers, views — import nothing with I/O.)

@@ -11,6 +11,12 @@ that request only. No client can stop the broker or slow the others: each
 committed batch of events is written to every subscriber at once, and a connection that
 stops reading (its unsent data passes a bound) is told (``overflow``) and its subscriptions
 end; it catches up from ``events`` by sequence number.
+
+A headless broker listens before its Supervisor exists (``Endpoint(None, …)``, then
+:meth:`Endpoint.attach`): the socket and the discovery file come first, and the runtime is
+imported and started after. Connections are taken and authenticated meanwhile; every other
+request waits until the Supervisor has started, then runs — or, when it could not start, is
+answered with the reason (:meth:`Endpoint.fail`). Nothing is served from half a broker.
 """
 
 from __future__ import annotations
@@ -24,28 +30,26 @@ import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-import baton.surfaces.ws.answers as answers
 import baton.surfaces.ws.discovery as discovery
 import baton.surfaces.ws.protocol as p
 from baton import __version__
 from baton.core.events import Event, EventType
 from baton.errors import NotFound
-from baton.runtime import Supervisor
-from baton.surfaces.dashboard.server import Dashboard
 from baton.surfaces.ws.fanout import Bucket, Conn, Fanout, Watch
 from baton.surfaces.ws.handshake import check_upgrade, same, token_of
-from baton.surfaces.ws.methods import Methods
+
+if TYPE_CHECKING:  # imported once a Supervisor is attached: a broker listens before
+    from baton.runtime import Supervisor
+    from baton.surfaces.dashboard.server import Dashboard
+    from baton.surfaces.ws.methods import Methods
 
 log = logging.getLogger(__name__)
-
-#: States after which a task needs nobody's agent: where ``watch`` clients stop.
-STOP_STATES = answers.STOP
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,19 +75,29 @@ _SENT = object()  # a handler that answered the request itself
 
 
 class Endpoint:
-    """One broker's websocket endpoint and its discovery file."""
+    """One broker's websocket endpoint and its discovery file.
+
+    Made without a Supervisor (``sup`` None), it is told the state home and the id of the
+    one it will serve (``home``, ``broker``: the discovery file names both) and serves it
+    from :meth:`attach` on.
+    """
 
     def __init__(
         self,
-        sup: Supervisor,
+        sup: Supervisor | None,
         roots: list[str],
         *,
         headless: bool = False,
         limits: EndpointLimits | None = None,
         runtime: Path | None = None,
         token: str | None = None,
+        home: Path | None = None,
+        broker: str = "",
     ) -> None:
-        self.sup = sup
+        if sup is not None:
+            home, broker = sup.home, sup.id
+        elif home is None or not broker:
+            raise ValueError("an endpoint without a Supervisor yet needs its home and broker id")
         self.roots = [str(Path(r).resolve()) for r in roots]
         self.headless = headless
         self.limits = limits or EndpointLimits()
@@ -91,14 +105,23 @@ class Endpoint:
         self.token = token or secrets.token_hex(32)
         self.port = 0
         self.discovery_path: Path | None = None
-        self.methods = Methods(sup, self.roots, self._info)
+        self.home = home.resolve()
+        self.broker = broker
+        self._sup: Supervisor | None = None
+        self._methods: Methods | None = None
+        #: Set once the Supervisor is attached, or could not start (``_start_error``).
+        self._started = asyncio.Event()
+        self._start_error: Exception | None = None
         self._server: Server | None = None
         self._conns: set[Conn] = set()
         self.fanout = Fanout(self.limits.send_buffer, self.limits.stalled)
-        # The page in the browser: a port of its own, opened by the first ``dashboard``.
-        self.dashboard = Dashboard(sup, self.methods.call, self.fanout.encode)
+        # The page in the browser: a port of its own, opened by the first ``dashboard``
+        # (made once a Supervisor is attached).
+        self.dashboard: Dashboard | None = None
         self.idle_since: float | None = time.monotonic()
         self.started_at = time.time()
+        if sup is not None:
+            self.attach(sup)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -114,7 +137,6 @@ class Endpoint:
             compression=None,
             server_header=None,
         )
-        self.sup.listen_batches(self._on_commit)
         sock = next(iter(self._server.sockets))
         self.port = int(sock.getsockname()[1])
         self._write_discovery()
@@ -127,13 +149,69 @@ class Endpoint:
             token=self.token,
             roots=self.roots,
             version=__version__,
-            home=str(self.sup.home.resolve()),
-            broker=self.sup.id,
+            home=str(self.home),
+            broker=self.broker,
             headless=self.headless,
             started_at=self.started_at,
         )
-        folder = self.runtime if self.runtime is not None else _runtime_for(self.sup.home)
+        folder = self.runtime if self.runtime is not None else _runtime_for(self.home)
         self.discovery_path = discovery.write(record, folder)
+
+    def attach(self, sup: Supervisor) -> None:
+        """Serve ``sup`` (started): the requests waiting for it go on."""
+        from baton.surfaces.dashboard.server import Dashboard
+        from baton.surfaces.ws.methods import Methods
+
+        if self._sup is not None or self._start_error is not None:
+            raise RuntimeError("the endpoint has its Supervisor, or was told it cannot start")
+        self._sup = sup
+        self._methods = Methods(sup, self.roots, self._info)
+        self.dashboard = Dashboard(sup, self._methods.call, self.fanout.encode)
+        sup.listen_batches(self._on_commit)
+        named = (self.home, self.broker)
+        self.home, self.broker = sup.home.resolve(), sup.id
+        if self._server is not None and named != (self.home, self.broker):
+            self._write_discovery()
+        self._started.set()
+
+    def fail(self, error: Exception) -> None:
+        """The Supervisor could not start: the requests waiting for it, and any later one,
+        are answered with ``error``'s message, and the discovery file goes (no client is
+        to find this broker any more)."""
+        if self._sup is None:
+            self._start_error = error
+            self._started.set()
+            self._remove_discovery()
+
+    @property
+    def sup(self) -> Supervisor:
+        """The Supervisor served (raises before :meth:`attach`)."""
+        if self._sup is None:
+            raise RuntimeError("the endpoint's Supervisor has not started")
+        return self._sup
+
+    @property
+    def methods(self) -> Methods:
+        if self._methods is None:
+            raise RuntimeError("the endpoint's Supervisor has not started")
+        return self._methods
+
+    async def started(self) -> None:
+        """Wait until the Supervisor is attached; raises an :class:`~p.RpcError` naming why
+        when it could not start."""
+        await self._started.wait()
+        if self._start_error is not None:
+            reason = _quoted(self._start_error)
+            raise p.RpcError(p.INTERNAL_ERROR, f"the broker could not start: {reason}")
+
+    async def linger(self, seconds: float) -> None:
+        """Go on answering for ``seconds`` (a client that read the discovery file before it
+        was removed connects meanwhile), then until the requests being handled are
+        answered, at most as long again."""
+        await asyncio.sleep(seconds)
+        pending = [t for conn in self._conns for t in conn.inflight]
+        if pending:
+            await asyncio.wait(pending, timeout=seconds)
 
     def _remove_discovery(self) -> None:
         if self.discovery_path is not None:
@@ -147,8 +225,10 @@ class Endpoint:
 
     async def close(self) -> None:
         """Stop listening, end every connection and remove the discovery file."""
-        self.sup.unlisten_batches(self._on_commit)
-        await self.dashboard.close()
+        if self._sup is not None:
+            self._sup.unlisten_batches(self._on_commit)
+        if self.dashboard is not None:
+            await self.dashboard.close()
         self._remove_discovery()
         atexit.unregister(self._remove_discovery)
         if self._server is not None:
@@ -167,12 +247,17 @@ class Endpoint:
     def connections(self) -> int:
         return len(self._conns)
 
+    @property
+    def dashboard_pages(self) -> int:
+        """Dashboard pages open now (their live sockets)."""
+        return self.dashboard.connections if self.dashboard is not None else 0
+
     def _info(self) -> dict[str, Any]:
         return {
             "connections": len(self._conns),
             "headless": self.headless,
             "fanout": self.fanout_lag(),
-            "dashboard": self.dashboard.stats(),
+            "dashboard": self.dashboard.stats() if self.dashboard is not None else None,
         }
 
     def fanout_lag(self) -> dict[str, Any]:
@@ -280,13 +365,15 @@ class Endpoint:
 
     async def _run(self, conn: Conn, req: p.Request) -> None:
         try:
+            if req.method not in ("auth", "unsubscribe"):
+                await self.started()
             if req.method in ("watch", "subscribe"):
                 result = await self._watch(conn, req)
             elif req.method == "unsubscribe":
                 result = self._unsubscribe(conn, req.params)
             elif req.method == "auth":
                 result = {"ok": True, "version": __version__}
-            elif req.method == "dashboard":
+            elif req.method == "dashboard" and self.dashboard is not None:
                 p.known(req.params)
                 result = await self.dashboard.invite()
             else:
@@ -330,6 +417,8 @@ class Endpoint:
         subscription holds live events back from before the stored ones are read until
         they have been sent, then drops what the replay already covered.
         """
+        import baton.surfaces.ws.answers as answers
+
         params = req.params
         p.known(params, "ids", "replay")
         ids = p.texts(params, "ids", limit=1000)
@@ -379,8 +468,9 @@ class Endpoint:
     # ------------------------------------------------------------------ for the headless broker
 
     async def busy(self) -> bool:
-        """Tasks of this broker still need it (queued, running, or waiting for a reset)."""
-        return self.sup.busy()
+        """Tasks of this broker still need it (queued, running, or waiting for a reset);
+        one still starting is busy."""
+        return self._sup is None or self._sup.busy()
 
 
 def is_state_event(event_json: dict[str, Any]) -> bool:

@@ -22,7 +22,6 @@ from websockets.asyncio.server import ServerConnection
 from websockets.protocol import State
 
 import baton.surfaces.ws.protocol as protocol
-import baton.surfaces.ws.views as views
 from baton.core.events import Event
 from baton.surfaces.ws.frames import text_frame
 
@@ -179,6 +178,10 @@ class Fanout:
         key = (event.task_id, event.seq)
         body = self._encoded.get(key)
         if body is None:
+            # imported here: the records' shapes are not needed until the broker has events
+            # (a headless one listens before it imports them)
+            import baton.surfaces.ws.views as views
+
             body = json.dumps(views.event_json(event), default=str)
             self._encoded[key] = body
             if len(self._encoded) > 4096:

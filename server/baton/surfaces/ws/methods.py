@@ -24,9 +24,9 @@ import baton.surfaces.ws.protocol as p
 import baton.surfaces.ws.views as views
 import baton.surfaces.ws.waiting as waiting
 from baton import __version__
-from baton.agents import effort
 from baton.config.layers import ConfigError
 from baton.core import revision
+from baton.core.effort import LEVELS
 from baton.core.lifecycle import TaskState
 from baton.core.task import Target, next_moves
 from baton.errors import NotFound
@@ -171,7 +171,7 @@ class Methods:
         if worker is not None:
             self._check_worker(worker, str(root))
         p.choice(params, "isolation", ISOLATION, "worktree")
-        level = p.choice(params, "effort", effort.LEVELS, "")  # where the worker's CLI has one
+        level = p.choice(params, "effort", LEVELS, "")  # where the worker's CLI has one
         return DelegateRequest(
             instruction=instruction,
             root=str(root),
