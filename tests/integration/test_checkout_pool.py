@@ -27,6 +27,7 @@ from baton.workspace.pool import (
     TRASH,
     PoolLimits,
     all_slots,
+    claim,
     clear,
     fill,
     pool_dir,
@@ -370,3 +371,57 @@ async def test_a_broker_takes_from_the_pool_it_refills(
     await sup.accept(second)
     assert (big / "notes.txt").read_text() == "one\n2\nthree\nfour\nfive\n"
     await preparer.close()
+
+
+def test_a_claim_beside_the_snapshot_then_its_move_is_the_snapshot_exactly(
+    big: Path, state: Path, wts: Path
+) -> None:
+    warm(big, state, wts)
+    (big / "app.py").write_text("def a():\n    return 10\n")
+    (big / "pkg" / "m0.py").unlink()
+    claimed = claim(big, "t1", wts, ONE)  # before the snapshot, as a task's preparing does
+    assert claimed == wts / "t1" and (claimed / ".git" / RECORD).is_file()
+    assert ready_slots(repo_pool(wts, big / ".git")) == []
+    snap = snapshot(big, state, "t1")
+    assert take(snap, "t1", wts, ONE, claimed=claimed) == claimed
+    fresh = create_worktree(snapshot(big, state, "f1"), "f1", wts)
+    assert files_of(claimed) == files_of(fresh)
+    assert not (claimed / ".git" / RECORD).exists()
+    assert worktree_fits(snap, claimed)
+    assert claim(big, "t1", wts, ONE) is None  # the task's place is taken: nothing to claim
+    assert claim(big, "t2", wts, ONE) is None  # and the pool is empty
+
+
+@pytest.mark.parametrize("what", ["stray", "edit", "ignored"])
+def test_a_changed_pool_checkout_is_not_claimed(
+    big: Path, state: Path, wts: Path, what: str
+) -> None:
+    warm(big, state, wts)
+    (ready,) = ready_slots(repo_pool(wts, big / ".git"))
+    name = {"stray": "stray.txt", "edit": "app.py", "ignored": "debug.log"}[what]
+    (ready.path / name).write_text("not Baton's\n")
+    assert claim(big, "t1", wts, ONE) is None
+    assert not (wts / "t1").exists()
+    assert ready_slots(repo_pool(wts, big / ".git")) == []
+
+
+def test_a_claimed_checkout_left_by_a_crash_is_checked_after_its_move(
+    big: Path, state: Path, wts: Path
+) -> None:
+    warm(big, state, wts)
+    claimed = claim(big, "t1", wts, ONE)
+    assert claimed is not None
+    (claimed / "stray.txt").write_text("written while no broker ran\n")
+    snap = snapshot(big, state, "t1")
+    assert take(snap, "t1", wts, ONE) is None  # another broker: not claimed by it, checked
+    assert not (wts / "t1").exists()
+
+
+def test_a_small_repository_or_no_pool_claims_nothing(repo: Path, state: Path, wts: Path) -> None:
+    snap = snapshot(repo, state, "warmup")
+    assert fill(snap.git_dir, snap.commit, wts, ONE) == 1
+    assert claim(repo, "t1", wts, PoolLimits(size=1, min_files=1000)) is None
+    assert claim(repo, "t1", wts, PoolLimits(size=0, min_files=1)) is None
+    assert claim(repo / "no-such-folder", "t1", wts, ONE) is None
+    assert not (wts / "t1").exists()
+    assert len(ready_slots(repo_pool(wts, snap.git_dir))) == 1
