@@ -5,10 +5,14 @@ repository, most of the time before its agent starts. The pool keeps a few check
 repository ready, made at a recent snapshot while nothing waits (:class:`Refiller`, at the
 lowest CPU and I/O priority), under ``<worktrees_dir>/.pool/<repo key>/``. A task takes one
 by renaming it to its own place and moves it to its snapshot with ``git read-tree -m -u``,
-which writes only the files that differ; then the checkout must be the snapshot exactly —
-HEAD on the task's branch at the snapshot, and ``git status`` with untracked and ignored
-files saying nothing — or it is removed and a fresh one made. So a taken checkout is what a
-fresh one would be, and a pool checkout something changed is never used.
+which writes only the files that differ; the checkout must be the snapshot exactly — HEAD on
+the task's branch at the snapshot, and ``git status`` with untracked and ignored files
+saying nothing — or it is removed and a fresh one made. So a taken checkout is what a fresh
+one would be, and a pool checkout something changed is never used. A task being prepared
+claims its checkout (:func:`claim`) while its snapshot is taken: the rename and the ``status``
+(against the checkout's own commit) need no snapshot; the move follows, and ``read-tree``
+refuses to overwrite a file that is not as checked. A fill writes its index again once the
+clock has left its files' second, so that git trusts their stat data (:func:`_settle_index`).
 
 A checkout of the pool goes through three places, each reached by one rename, so a crash
 anywhere leaves a state the next broker reads:
