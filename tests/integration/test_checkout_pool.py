@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -425,3 +426,29 @@ def test_a_small_repository_or_no_pool_claims_nothing(repo: Path, state: Path, w
     assert claim(repo / "no-such-folder", "t1", wts, ONE) is None
     assert not (wts / "t1").exists()
     assert len(ready_slots(repo_pool(wts, snap.git_dir))) == 1
+
+
+async def test_a_snapshot_that_fails_puts_the_claimed_checkout_out_of_the_way(
+    sup: Supervisor, big: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    preparer = sup._preparer
+    preparer.pool = ONE
+    wts = sup.home / "worktrees"
+    snap = snapshot(big, sup.home, "warmup")
+    assert fill(snap.git_dir, snap.commit, wts, ONE) == 1
+
+    def failing_snapshot(root: Path, task_id: str, **_: object) -> Snapshot:
+        deadline = time.monotonic() + 30
+        while not (wts / task_id).exists() and time.monotonic() < deadline:
+            time.sleep(0.01)  # the claim beside it took the pool checkout first
+        assert (wts / task_id / ".git" / RECORD).is_file()
+        raise OSError("no space left for the snapshot")
+
+    monkeypatch.setattr("baton.runtime.prepare.take_snapshot", failing_snapshot)
+    edit = fake_script({"edit": "notes.txt", "old": "two", "new": "2"})
+    t = await sup.delegate(DelegateRequest(instruction=edit, root=str(big)))
+    assert await settle(sup, t.id, timeout=60) == TaskState.FAILED
+    assert "no space left" in (await sup.get(t.id)).message
+    assert not (wts / t.id).exists()  # discarded, not left where the task would look
+    assert ready_slots(repo_pool(wts, snap.git_dir)) == []
+    await preparer.close()
