@@ -5,6 +5,7 @@ on every attempt, before the agent's own): no ``subprocess``, ``json``, ``signal
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -56,3 +57,21 @@ def test_records_with_text_are_json_too(tmp_path: Path) -> None:
     assert json.loads(path.read_text()) == record
     wrap.write_exit(str(path), {"exit": 0, "ok": True, "none": None, "ended_at": 12.25})
     assert json.loads(path.read_text()) == {"exit": 0, "ok": True, "none": None, "ended_at": 12.25}
+
+
+def test_the_agent_gets_its_stdio_and_no_other_descriptor(tmp_path: Path) -> None:
+    r, w = os.pipe()
+    os.set_inheritable(w, True)  # a descriptor the wrapper was handed, not for its agent
+    try:
+        listing = "import os; print(sorted(int(n) for n in os.listdir('/proc/self/fd')))"
+        proc = subprocess.run(
+            [*wrap.command(), str(tmp_path / "attempt-1.exit"), "--", sys.executable, "-c",
+             listing],
+            capture_output=True, text=True, timeout=60, close_fds=False,
+        )  # fmt: skip
+    finally:
+        os.close(r)
+        os.close(w)
+    assert proc.returncode == 0, proc.stderr
+    fds = json.loads(proc.stdout)
+    assert fds[:3] == [0, 1, 2] and len(fds) <= 4, fds  # the listing's own one at most

@@ -267,6 +267,22 @@ def create_time(pid: int) -> float:
     return found.create_time if found is not None else 0.0
 
 
+def _close_inherited(keep: int) -> None:
+    """Close every descriptor above stderr but ``keep`` (what ``close_fds`` does for
+    subprocess): the agent gets its stdio and nothing the wrapper was handed."""
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:  # no /proc: the wrapper's own descriptors all close on exec anyway
+        return
+    for name in names:
+        fd = int(name)
+        if fd > 2 and fd != keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass  # the listing's own descriptor, closed already
+
+
 def _start(argv: list[str], out: int | None, err: int | None) -> tuple[int, str | None]:
     """Fork the agent and ``exec`` it; its pid, and why it could not be started (None when
     it was: the ``exec`` succeeded).
@@ -287,6 +303,7 @@ def _start(argv: list[str], out: int | None, err: int | None) -> tuple[int, str 
             if out is not None and err is not None:
                 os.dup2(out, 1)
                 os.dup2(err, 2)
+            _close_inherited(keep=report_w)
             os.execvp(argv[0], argv)
         except BaseException as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
