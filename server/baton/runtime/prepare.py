@@ -119,7 +119,10 @@ class Preparer:
             except BaseException:
                 await self._drop(claiming)
                 raise
-            claimed = await claiming
+            try:
+                claimed = await claiming
+            except Exception as exc:  # the take below finishes whatever the claim left
+                log.warning("task %s: claiming a pool checkout failed: %s", task.id, exc)
             task.snapshot, task.base_ref = snap.commit, snap.base
             task.options["snapshot"] = snap.to_json()
             await self.book.save(task)
