@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ from baton.workspace.pool import (
     TRASH,
     PoolLimits,
     all_slots,
+    claim,
     clear,
     fill,
     pool_dir,
@@ -377,4 +379,84 @@ async def test_a_broker_takes_from_the_pool_it_refills(
     assert diff.path == "notes.txt"
     await sup.accept(second)
     assert (big / "notes.txt").read_text() == "one\n2\nthree\nfour\nfive\n"
+    await preparer.close()
+
+
+def test_a_claim_beside_the_snapshot_then_its_move_is_the_snapshot_exactly(
+    big: Path, state: Path, wts: Path
+) -> None:
+    warm(big, state, wts)
+    (big / "app.py").write_text("def a():\n    return 10\n")
+    (big / "pkg" / "m0.py").unlink()
+    claimed = claim(big, "t1", wts, ONE)  # before the snapshot, as a task's preparing does
+    assert claimed == wts / "t1" and (claimed / ".git" / RECORD).is_file()
+    assert ready_slots(repo_pool(wts, big / ".git")) == []
+    snap = snapshot(big, state, "t1")
+    assert take(snap, "t1", wts, ONE, claimed=claimed) == claimed
+    fresh = create_worktree(snapshot(big, state, "f1"), "f1", wts)
+    assert files_of(claimed) == files_of(fresh)
+    assert not (claimed / ".git" / RECORD).exists()
+    assert worktree_fits(snap, claimed)
+    assert claim(big, "t1", wts, ONE) is None  # the task's place is taken: nothing to claim
+    assert claim(big, "t2", wts, ONE) is None  # and the pool is empty
+
+
+@pytest.mark.parametrize("what", ["stray", "edit", "ignored"])
+def test_a_changed_pool_checkout_is_not_claimed(
+    big: Path, state: Path, wts: Path, what: str
+) -> None:
+    warm(big, state, wts)
+    (ready,) = ready_slots(repo_pool(wts, big / ".git"))
+    name = {"stray": "stray.txt", "edit": "app.py", "ignored": "debug.log"}[what]
+    (ready.path / name).write_text("not Baton's\n")
+    assert claim(big, "t1", wts, ONE) is None
+    assert not (wts / "t1").exists()
+    assert ready_slots(repo_pool(wts, big / ".git")) == []
+
+
+def test_a_claimed_checkout_left_by_a_crash_is_checked_after_its_move(
+    big: Path, state: Path, wts: Path
+) -> None:
+    warm(big, state, wts)
+    claimed = claim(big, "t1", wts, ONE)
+    assert claimed is not None
+    (claimed / "stray.txt").write_text("written while no broker ran\n")
+    snap = snapshot(big, state, "t1")
+    assert take(snap, "t1", wts, ONE) is None  # another broker: not claimed by it, checked
+    assert not (wts / "t1").exists()
+
+
+def test_a_small_repository_or_no_pool_claims_nothing(repo: Path, state: Path, wts: Path) -> None:
+    snap = snapshot(repo, state, "warmup")
+    assert fill(snap.git_dir, snap.commit, wts, ONE) == 1
+    assert claim(repo, "t1", wts, PoolLimits(size=1, min_files=1000)) is None
+    assert claim(repo, "t1", wts, PoolLimits(size=0, min_files=1)) is None
+    assert claim(repo / "no-such-folder", "t1", wts, ONE) is None
+    assert not (wts / "t1").exists()
+    assert len(ready_slots(repo_pool(wts, snap.git_dir))) == 1
+
+
+async def test_a_snapshot_that_fails_puts_the_claimed_checkout_out_of_the_way(
+    sup: Supervisor, big: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    preparer = sup._preparer
+    preparer.pool = ONE
+    wts = sup.home / "worktrees"
+    snap = snapshot(big, sup.home, "warmup")
+    assert fill(snap.git_dir, snap.commit, wts, ONE) == 1
+
+    def failing_snapshot(root: Path, task_id: str, **_: object) -> Snapshot:
+        deadline = time.monotonic() + 30
+        while not (wts / task_id).exists() and time.monotonic() < deadline:
+            time.sleep(0.01)  # the claim beside it took the pool checkout first
+        assert (wts / task_id / ".git" / RECORD).is_file()
+        raise OSError("no space left for the snapshot")
+
+    monkeypatch.setattr("baton.runtime.prepare.take_snapshot", failing_snapshot)
+    edit = fake_script({"edit": "notes.txt", "old": "two", "new": "2"})
+    t = await sup.delegate(DelegateRequest(instruction=edit, root=str(big)))
+    assert await settle(sup, t.id, timeout=60) == TaskState.FAILED
+    assert "no space left" in (await sup.get(t.id)).message
+    assert not (wts / t.id).exists()  # discarded, not left where the task would look
+    assert ready_slots(repo_pool(wts, snap.git_dir)) == []
     await preparer.close()

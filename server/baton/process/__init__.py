@@ -19,8 +19,6 @@ spawn`` gives the module, as a submodule's name always wins over a package attri
 
 from __future__ import annotations
 
-import importlib
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the wrapper starts here
 if TYPE_CHECKING:
     from typing import Any
@@ -77,6 +75,8 @@ def __getattr__(name: str) -> Any:
     module = _HOME.get(name)
     if module is None:
         raise AttributeError(f"module 'baton.process' has no attribute {name!r}")
+    import importlib  # here: the wrapper, which starts in this package, never needs it
+
     return getattr(importlib.import_module(f"baton.process.{module}"), name)
 
 

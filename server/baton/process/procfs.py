@@ -8,12 +8,20 @@ two compare equal for the same process.
 from __future__ import annotations
 
 import os
-from typing import NamedTuple
 
 
-class ProcStat(NamedTuple):
-    state: str  # one letter: R running, S sleeping, Z zombie, …
-    create_time: float  # seconds since the epoch
+class ProcStat:
+    """What ``/proc/<pid>/stat`` says of a process (a plain class: ``typing`` costs the
+    process wrapper, which reads its own, more than the rest of its start)."""
+
+    __slots__ = ("create_time", "state")
+
+    def __init__(self, state: str, create_time: float) -> None:
+        self.state = state  # one letter: R running, S sleeping, Z zombie, …
+        self.create_time = create_time  # seconds since the epoch
+
+    def __repr__(self) -> str:
+        return f"ProcStat(state={self.state!r}, create_time={self.create_time!r})"
 
 
 def proc_stat(pid: int) -> ProcStat | None:

@@ -26,13 +26,17 @@ Elsewhere the wrapper only signals its process group (SIGTERM) and has no PDEATH
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
-import signal
 import sys
 import time
-from collections.abc import Callable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the wrapper starts here
+if TYPE_CHECKING:
+    import signal
+    from collections.abc import Callable
+else:  # the C module behind ``signal``, without the enums whose making costs 6 ms a start
+    import _signal as signal
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -48,11 +52,13 @@ _prctl: Callable[..., int] | None = None
 def _load_prctl() -> Callable[..., int] | None:
     global _prctl
     if _prctl is None and sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
+        try:
             fn = ctypes.CDLL(None, use_errno=True).prctl  # the C library is loaded already
             fn.argtypes = [ctypes.c_int, *[ctypes.c_ulong] * 4]
             fn.restype = ctypes.c_int
             _prctl = fn
+        except (OSError, AttributeError):
+            pass
     return _prctl
 
 
@@ -192,10 +198,12 @@ def end(find: Callable[[], list[int]], grace: float, reap: bool = False) -> list
         for pid in left:
             if signalled.get(pid) != sig:
                 signalled[pid] = sig
-                with contextlib.suppress(OSError):
+                try:
                     os.kill(pid, sig)
                     if sig == signal.SIGTERM:
                         os.kill(pid, signal.SIGCONT)  # a stopped process must run to die
+                except OSError:
+                    pass
         time.sleep(0.01)
 
 
@@ -205,8 +213,9 @@ def _term_group() -> None:
         return
     previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
-        with contextlib.suppress(OSError):
-            os.killpg(os.getpgrp(), signal.SIGTERM)
+        os.killpg(os.getpgrp(), signal.SIGTERM)
+    except OSError:
+        pass
     finally:
         signal.signal(signal.SIGTERM, previous)
 

@@ -76,6 +76,9 @@ def real(path: str) -> str:
     return os.path.realpath(os.path.expanduser(path))
 
 
+_real = real
+
+
 def inside(path: str, folder: str) -> bool:
     """Whether ``path`` is ``folder`` or lies in it (both real, absolute paths)."""
     return path == folder or path.startswith(folder.rstrip("/") + "/")
@@ -189,6 +192,14 @@ def plan(
     hide: Sequence[str],
 ) -> Plan:
     """Every path of one launch's policy (see the module's docstring)."""
+    memo: dict[str, str] = {}
+
+    def real(path: str) -> str:  # each path resolved once per plan (most come twice or more)
+        found = memo.get(path)
+        if found is None:
+            found = memo[path] = _real(path)
+        return found
+
     cwd = real(cwd)
     homes = state_homes(task_dir, env)
     own = [real(p) for p in state_paths(provider, env)]

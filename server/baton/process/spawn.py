@@ -20,7 +20,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from baton.agents.base import AgentNotFound, Launch, Parser
 from baton.core.events import Event
 from baton.errors import BatonError
 from baton.process.sandbox import Confinement, confine
+from baton.process.wrap import command as wrapper_command
 from baton.process.wrap import take_lock
 
 log = logging.getLogger(__name__)
@@ -181,10 +181,11 @@ def spawn(
         if launch.stdin is not None:
             stdin_path = task_dir / f"attempt-{attempt}.in"
             stdin_path.write_text(launch.stdin, encoding="utf-8")
-        # -P: the agent's cwd (a worktree, maybe of Baton itself) must not shadow our package.
+        # Isolated (-I): the agent's cwd (a worktree, maybe of Baton itself) must not shadow
+        # our package, nor the environment change how the wrapper runs.
         argv = [
-            sys.executable, "-P", "-m", "baton.process.wrap", "--lock-fd", str(lock_fd),
-            str(exit_path), "--", *confinement.wrap(_argv(launch, confinement)),
+            *wrapper_command(), "--lock-fd", str(lock_fd), str(exit_path), "--",
+            *confinement.wrap(_argv(launch, confinement)),
         ]  # fmt: skip
         with contextlib.ExitStack() as files:
             stdin = files.enter_context(

@@ -37,7 +37,7 @@ from baton.store import Store
 from baton.store.paths import task_dir, worktrees_dir
 from baton.workspace import Snapshot, create_worktree, remove_worktree, take_snapshot
 from baton.workspace.git import in_background
-from baton.workspace.pool import PoolLimits, pooled, take
+from baton.workspace.pool import PoolLimits, claim, discard, pooled, take
 from baton.workspace.refill import REFILL_DELAY, Refiller
 
 log = logging.getLogger(__name__)
@@ -77,10 +77,13 @@ class Preparer:
             return PoolLimits()
         return PoolLimits(size=settings.pool_size, max_bytes=settings.pool_max_bytes)
 
-    def _checkout(self, snap: Snapshot, task_id: str, limits: PoolLimits) -> tuple[Path, str]:
-        """The task's checkout of ``snap`` and where it came from (``pool`` or ``fresh``)."""
+    def _checkout(
+        self, snap: Snapshot, task_id: str, limits: PoolLimits, claimed: Path | None = None
+    ) -> tuple[Path, str]:
+        """The task's checkout of ``snap`` and where it came from (``pool`` or ``fresh``);
+        ``claimed``: the pool checkout :func:`~baton.workspace.pool.claim` took for it."""
         wts = worktrees_dir(self.home)
-        path, source = take(snap, task_id, wts, limits), "pool"
+        path, source = take(snap, task_id, wts, limits, claimed=claimed), "pool"
         if path is None:
             path, source = create_worktree(snap, task_id, wts), "fresh"
         if pooled(snap.git_dir, limits):
@@ -90,34 +93,59 @@ class Preparer:
     async def _prepare(self, task: Task) -> None:
         folder = task_dir(self.home, task.id)
         await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+        limits = self.pool_limits(task.root)
+        claimed: Path | None = None
         if has_snapshot(task):
             snap = snapshot_of(task)
         else:
             crash_point("before_snapshot")
-            overlays = await asyncio.to_thread(overlays_of, task, folder)
-            snap = await asyncio.to_thread(
-                in_background,
-                take_snapshot,
-                Path(task.root),
-                task.id,
-                overlays=overlays or None,
-                state_home=self.home,
+            # A pool checkout is taken and checked while the snapshot is taken (the part of
+            # the take that needs no snapshot); the move to the snapshot follows it.
+            claiming = asyncio.ensure_future(
+                asyncio.to_thread(
+                    in_background, claim, Path(task.root), task.id, worktrees_dir(self.home), limits
+                )
             )
+            try:
+                overlays = await asyncio.to_thread(overlays_of, task, folder)
+                snap = await asyncio.to_thread(
+                    in_background,
+                    take_snapshot,
+                    Path(task.root),
+                    task.id,
+                    overlays=overlays or None,
+                    state_home=self.home,
+                )
+            except BaseException:
+                await self._drop(claiming)
+                raise
+            try:
+                claimed = await claiming
+            except Exception as exc:  # the take below finishes whatever the claim left
+                log.warning("task %s: claiming a pool checkout failed: %s", task.id, exc)
             task.snapshot, task.base_ref = snap.commit, snap.base
             task.options["snapshot"] = snap.to_json()
             await self.book.save(task)
             crash_point("after_snapshot")
             for note in snap.notes:
                 await self.book.log(task, note)
-        limits = self.pool_limits(task.root)
         worktree, source = await asyncio.to_thread(
-            in_background, self._checkout, snap, task.id, limits
+            in_background, self._checkout, snap, task.id, limits, claimed
         )
         task.worktree, task.branch = str(worktree), snap.branch
         task.options["checkout"] = source
         task.brief = await self._brief(task, snap, worktree)
         await self.book.save(task)
         crash_point("after_worktree")
+
+    async def _drop(self, claiming: asyncio.Future[Path | None]) -> None:
+        """Put back out of the way the pool checkout claimed for a snapshot that failed."""
+        try:
+            claimed = await asyncio.shield(claiming)
+        except Exception:
+            return
+        if claimed is not None:
+            await asyncio.to_thread(discard, claimed, worktrees_dir(self.home))
 
     async def _brief(self, task: Task, snap: Snapshot, worktree: Path) -> str:
         settings = self.settings.last_good(task.root)

@@ -35,6 +35,32 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
     return value, pos
 
 
+def entry_count(path: Path) -> int | None:
+    """How many entries the index file at ``path`` says it has (its header alone); None
+    when it is not an index this reads."""
+    try:
+        with open(path, "rb") as fh:
+            signature, version, count = _HEADER.unpack(fh.read(_HEADER.size))
+    except (OSError, struct.error):
+        return None
+    return int(count) if signature == b"DIRC" and version in (2, 3, 4) else None
+
+
+def may_name(path: Path, suffix: bytes) -> bool:
+    """Whether an entry of the index file at ``path`` may have a path ending in ``suffix``;
+    False only when it surely has none: versions 2 and 3 keep each path whole, ended by a
+    NUL, so a search of the bytes tells without parsing the entries (version 4 shares the
+    beginnings of paths, and anything unreadable, say True)."""
+    try:
+        data = path.read_bytes()
+        signature, version, _ = _HEADER.unpack_from(data, 0)
+    except (OSError, struct.error):
+        return True
+    if signature != b"DIRC" or version not in (2, 3):
+        return True
+    return suffix + b"\0" in data
+
+
 def read_index(path: Path, *, plain: bool = False) -> dict[str, tuple[str, str]] | None:
     """Every stage-0 entry of the SHA-1 index file at ``path``: path → (mode, sha), as
     ``git ls-files -s`` gives them; None when the file is not one this reads. With

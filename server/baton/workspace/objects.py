@@ -22,7 +22,7 @@ from typing import Any
 
 from baton.workspace.git import IDENTITY, common_dir_of, run_git
 from baton.workspace.gitconfig import repo_config
-from baton.workspace.indexfile import read_index
+from baton.workspace.indexfile import entry_count, read_index
 
 
 def _in_process(common: Path) -> bool:
@@ -110,7 +110,8 @@ def write_tree(cwd: Path, git_dir: Path, index_file: Path) -> str:
     """The tree of the index file ``index_file``, stored in the repository at ``git_dir``;
     its sha (``git write-tree``; in-process for a small index git would write the same)."""
     common = common_dir_of(git_dir)
-    if _in_process(common):
+    count = entry_count(index_file)  # a large index is not parsed only to be found large
+    if _in_process(common) and count is not None and count <= TREE_IN_PROCESS_MAX:
         entries = read_index(index_file, plain=True)
         if entries is not None and len(entries) <= TREE_IN_PROCESS_MAX:
             with contextlib.suppress(ValueError):

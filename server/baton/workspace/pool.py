@@ -5,10 +5,14 @@ repository, most of the time before its agent starts. The pool keeps a few check
 repository ready, made at a recent snapshot while nothing waits (:class:`Refiller`, at the
 lowest CPU and I/O priority), under ``<worktrees_dir>/.pool/<repo key>/``. A task takes one
 by renaming it to its own place and moves it to its snapshot with ``git read-tree -m -u``,
-which writes only the files that differ; then the checkout must be the snapshot exactly —
-HEAD on the task's branch at the snapshot, and ``git status`` with untracked and ignored
-files saying nothing — or it is removed and a fresh one made. So a taken checkout is what a
-fresh one would be, and a pool checkout something changed is never used.
+which writes only the files that differ; the checkout must be the snapshot exactly — HEAD on
+the task's branch at the snapshot, and ``git status`` with untracked and ignored files
+saying nothing — or it is removed and a fresh one made. So a taken checkout is what a fresh
+one would be, and a pool checkout something changed is never used. A task being prepared
+claims its checkout (:func:`claim`) while its snapshot is taken: the rename and the ``status``
+(against the checkout's own commit) need no snapshot; the move follows, and ``read-tree``
+refuses to overwrite a file that is not as checked. A fill writes its index again once the
+clock has left its files' second, so that git trusts their stat data (:func:`_settle_index`).
 
 A checkout of the pool goes through three places, each reached by one rename, so a crash
 anywhere leaves a state the next broker reads:
@@ -176,16 +180,26 @@ def disk_bytes(path: Path) -> int:
 # -- taking ---------------------------------------------------------------------------------
 
 
-def take(snap: Snapshot, task_id: str, worktrees_dir: Path, limits: PoolLimits) -> Path | None:
+def take(
+    snap: Snapshot,
+    task_id: str,
+    worktrees_dir: Path,
+    limits: PoolLimits,
+    *,
+    claimed: Path | None = None,
+) -> Path | None:
     """The task's checkout at ``worktrees_dir/<task_id>``, moved from the pool to ``snap``;
     None when the pool has none that fits (nothing is left at that place then, unless a
     checkout not from the pool was there already).
 
-    A checkout the task took before a crash (its pool record still inside) is finished."""
+    A checkout the task took before a crash (its pool record still inside) is finished;
+    ``claimed``, one :func:`claim` took and checked for it in this process, is moved without
+    its files being checked again."""
     check_task_id(task_id)
     path = worktrees_dir / task_id
     if (path / ".git" / RECORD).is_file():
-        return path if finish(snap, task_id, path, worktrees_dir) else None
+        checked = claimed is not None and claimed == path
+        return path if finish(snap, task_id, path, worktrees_dir, checked=checked) else None
     if path.exists() or path.is_symlink() or not pooled(snap.git_dir, limits):
         return None
     for slot in ready_slots(repo_pool(worktrees_dir, snap.git_dir)):
@@ -201,11 +215,64 @@ def take(snap: Snapshot, task_id: str, worktrees_dir: Path, limits: PoolLimits) 
     return None
 
 
-def finish(snap: Snapshot, task_id: str, path: Path, worktrees_dir: Path) -> bool:
+def claim(root: Path, task_id: str, worktrees_dir: Path, limits: PoolLimits) -> Path | None:
+    """Take a ready checkout of the repository at ``root`` for ``task_id`` before its
+    snapshot exists, and check it: the part of a take that needs no snapshot, so it runs
+    while the snapshot is being taken. The checkout is renamed to the task's place (its
+    record inside says the move is not finished, as with :func:`take`), its set-up and
+    identity checked, and ``git status``, untracked and ignored files included, must say
+    nothing against its own commit; else it is discarded. Its path, or None.
+
+    Its move to the snapshot is then :func:`take` with ``claimed``: ``read-tree -m -u``
+    writes the files that differ, refusing to overwrite any that is not as checked, so the
+    checkout is the snapshot exactly without ``status`` reading every file a second time. A
+    snapshot that fails leaves a claimed checkout to :func:`discard`; a crash leaves it to
+    the next :func:`take` of the task, which checks it after the move."""
+    check_task_id(task_id)
+    path = worktrees_dir / task_id
+    if path.exists() or path.is_symlink():
+        return None
+    if limits.size <= 0 or limits.max_bytes <= 0:
+        return None
+    git_dir = root / ".git"  # the top of a repository, most often: no git process to ask
+    if not git_dir.is_dir():
+        try:
+            found = run_git(["rev-parse", "--path-format=absolute", "--git-dir"], root).strip()
+        except (GitError, OSError):
+            return None
+        if not found:
+            return None
+        git_dir = Path(found)
+    if not pooled(git_dir, limits):
+        return None
+    for slot in ready_slots(repo_pool(worktrees_dir, git_dir)):
+        try:
+            os.rename(slot.path, path)  # the task owns it from here on
+        except FileNotFoundError:
+            continue  # another task took it first
+        except OSError as exc:
+            log.warning("could not take a pool checkout (%s): %s", slot.path, exc)
+            return None
+        crash_point("pool_taken")
+        try:
+            _check(path, git_dir)
+            _unchanged(path, _common(git_dir))
+        except (_Unfit, GitError, OSError) as exc:
+            log.info("a pool checkout was discarded (%s): %s", path, exc)
+            discard(path, worktrees_dir)
+            return None
+        return path
+    return None
+
+
+def finish(
+    snap: Snapshot, task_id: str, path: Path, worktrees_dir: Path, *, checked: bool = False
+) -> bool:
     """Move the taken pool checkout at ``path`` to ``snap`` on the task's branch and check
-    that it is ``snap`` exactly; True then. Else it is discarded and False returned."""
+    that it is ``snap`` exactly (``checked``: :func:`claim` checked it before the move);
+    True then. Else it is discarded and False returned."""
     try:
-        _move(snap, task_id, path)
+        _move(snap, task_id, path, checked=checked)
     except (_Unfit, GitError, OSError) as exc:
         log.info("a pool checkout was discarded (%s): %s", path, exc)
         discard(path, worktrees_dir)
@@ -230,30 +297,46 @@ class _Unfit(BatonError):
     """The pool checkout is not what its record says, or not the snapshot after the move."""
 
 
-def _move(snap: Snapshot, task_id: str, path: Path) -> None:
+def _check(path: Path, git_dir: Path) -> Slot:
+    """The record of the pool checkout at ``path``, when it is one of the repository at
+    ``git_dir`` set up as Baton's checkouts are, made with the repository's git identity."""
     own = path / ".git"
     slot = read_slot(path)
-    common = _common(snap.git_dir)
+    common = _common(git_dir)
     if slot is None or slot.repo != str(common):
         raise _Unfit("its record is missing or names another repository")
-    objects = common / "objects"
     alternates = (own / "objects" / "info" / "alternates").read_text(encoding="utf-8")
     attributes = (own / "info" / "attributes").read_text(encoding="utf-8")
-    if alternates != alternate_line(objects) or attributes != EXACT_BYTES:
+    if alternates != alternate_line(common / "objects") or attributes != EXACT_BYTES:
         raise _Unfit("its repository is not set up as Baton's checkouts are")
-    if slot.identity != identity_of(snap.git_dir):
+    if slot.identity != identity_of(git_dir):
         raise _Unfit("it was made with another git identity")
-    env = {"GIT_OBJECT_DIRECTORY": str(objects)}
+    return slot
+
+
+def _unchanged(path: Path, common: Path) -> None:
+    """Raise :class:`_Unfit` unless ``git status`` (untracked and ignored files included)
+    says nothing of the checkout at ``path``."""
+    env = {"GIT_OBJECT_DIRECTORY": str(common / "objects")}
+    changed = run_git(_STATUS, path, git_dir=path / ".git", work_tree=path, env=env)
+    if changed:
+        raise _Unfit(f"it differs from its commit: {changed[:200]!r}")
+
+
+def _move(snap: Snapshot, task_id: str, path: Path, *, checked: bool = False) -> None:
+    own = path / ".git"
+    slot = _check(path, snap.git_dir)
+    common = _common(snap.git_dir)
+    env = {"GIT_OBJECT_DIRECTORY": str(common / "objects")}
     same = tree_of_commit(common, slot.commit)
     if same is None or same != tree_of_commit(common, snap.commit):
         # A one-tree merge: entries the snapshot shares keep their stat data and files; git
         # refuses to overwrite a file that differs from the checkout's index. (The same tree:
-        # nothing to move; the status below still checks every file.)
+        # nothing to move; the status, below or in the claim, still checks every file.)
         run_git(["read-tree", "-m", "-u", snap.commit], path, git_dir=own, work_tree=path, env=env)
     _point_head(own, task_id, snap.commit)
-    changed = run_git(_STATUS, path, git_dir=own, work_tree=path, env=env)
-    if changed:
-        raise _Unfit(f"it differs from the snapshot: {changed[:200]!r}")
+    if not checked:
+        _unchanged(path, common)
     copy_seed(path)
     (own / RECORD).unlink()
 
@@ -321,6 +404,7 @@ def _fill_one(git_dir: Path, common: Path, commit: str, folder: Path) -> Path:
     tmp = folder / f"{FILLING}{os.getpid()}-{token}"
     make_checkout(git_dir, commit, f"pool-{token}", tmp, seed=False)
     try:
+        _settle_index(tmp, common / "objects")
         record = {
             "repo": str(common),
             "commit": commit,
@@ -335,6 +419,21 @@ def _fill_one(git_dir: Path, common: Path, commit: str, folder: Path) -> Path:
         remove_checkout(tmp)
         raise
     return slot
+
+
+def _settle_index(path: Path, objects: Path) -> None:
+    """Write the index of the new checkout at ``path`` again once the clock has left the
+    second its files were written in. Git trusts an entry's stat data only when the file is
+    older than the index ("racy git": a file changed within the index's second could look
+    unchanged); an index written with its files makes the take's ``read-tree`` and
+    ``status`` read every file again (a third of their time on 5,000 files). At the pool's
+    priority, off any task's way: it waits up to a second."""
+    own = path / ".git"
+    wait = int((own / "index").stat().st_mtime) + 1 - time.time()
+    if wait > 0:
+        time.sleep(wait)
+    env = {"GIT_OBJECT_DIRECTORY": str(objects)}
+    run_git(["update-index", "-q", "--refresh"], path, git_dir=own, work_tree=path, env=env)
 
 
 def _make_room(worktrees_dir: Path, need: int, max_bytes: int, *, keep: str) -> bool:

@@ -25,7 +25,7 @@ from typing import Any
 
 from baton.workspace.git import GitError, git_process, run_git, split_z
 from baton.workspace.gitconfig import repo_config
-from baton.workspace.indexfile import read_index
+from baton.workspace.indexfile import may_name, read_index
 from baton.workspace.objects import commit_tree, write_tree
 from baton.workspace.refs import update_ref
 from baton.workspace.scope import normalize
@@ -210,6 +210,12 @@ def _may_have_attributes(cwd: Path, paths: Iterable[str], common_dir: Path | Non
     """False only when no attributes file can apply (no check-attr run is needed)."""
     if any(p == ".gitattributes" or p.endswith("/.gitattributes") for p in paths):
         return True
+    return _outside_attributes(common_dir)
+
+
+def _outside_attributes(common_dir: Path | None) -> bool:
+    """False only when no attributes file outside the tree can apply: the repository's
+    ``info/attributes``, the user's and the system's, ``core.attributesFile``."""
     if common_dir is None or (common_dir / "info" / "attributes").exists():
         return True
     xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
@@ -263,6 +269,13 @@ def exact_fixup(
     again with ``--no-filters`` and the index entry replaced. Returns how many were redone.
     """
     kw: dict[str, Any] = {"git_dir": git_dir, "work_tree": work_tree, "env": env}
+    index = env.get("GIT_INDEX_FILE")
+    if (
+        index
+        and not _outside_attributes(common_dir)
+        and not may_name(Path(index), b".gitattributes")
+    ):
+        return 0  # no attributes file can apply: found without parsing thousands of entries
     entries = _read_staged(env, common_dir) or index_entries(cwd, **kw)
     touched = converted_paths(cwd, entries, common_dir=common_dir, **kw)
     if not touched:
