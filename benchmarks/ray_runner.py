@@ -140,9 +140,10 @@ async def one_task(
 
 def _cmdline(p: psutil.Process) -> list[str]:
     try:
-        return p.cmdline()
+        cmd: list[str] = p.cmdline()
     except psutil.Error:
         return []
+    return cmd
 
 
 async def bench(args: argparse.Namespace, scratch: Path, cluster: Any) -> None:

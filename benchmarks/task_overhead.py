@@ -59,6 +59,11 @@ ENV = {
 }
 
 
+def _goal(applies: bool, goal: float) -> dict[str, Any]:
+    """The figure's goal, where it has one."""
+    return {"goal": goal} if applies else {}
+
+
 def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
     out = subprocess.run(
         ["git", "-c", "core.hooksPath=/dev/null", *args],
@@ -268,7 +273,7 @@ async def main(tasks: int, files: int) -> None:
             "raw fork/exec of the same fake agent, to its first act",
             runs=tasks,
             of=of,
-            **({"goal": 100} if b.pooled else {}),
+            **_goal(b.pooled, 100),
         )
         measure(
             f"Baton's own share of created → agent started, {repo_is}"
@@ -283,7 +288,7 @@ async def main(tasks: int, files: int) -> None:
             "raw git worktree add of the same tree",
             runs=tasks,
             of=of,
-            **({"goal": 25} if files <= 20 else {}),
+            **_goal(files <= 20, 25),
         )
         figure(
             f"CPU per task, {repo_is}",
@@ -301,7 +306,7 @@ async def main(tasks: int, files: int) -> None:
             "raw git add -A + git diff --cached in the raw worktree",
             runs=tasks,
             of=of,
-            **({"goal": 25} if files <= 20 else {}),
+            **_goal(files <= 20, 25),
         )
 
 
