@@ -14,15 +14,12 @@ item of an array of tables (``[[verify]]``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from baton.config.checks import (
     amount,
     boolean,
-    clock,
     count,
     mcp_servers,
     names_or_all,
@@ -30,22 +27,92 @@ from baton.config.checks import (
     one_of,
     positive,
     seconds,
-    some_of,
     string,
     strings,
     table,
     tables,
-    timezone_name,
 )
+from baton.config.field import Field as Field
+from baton.config.field import choices_text as _choices
+from baton.config.field import chosen as _chosen
+from baton.config.field import either_text as _either
 from baton.config.layers import Key
 from baton.config.profiles import NETWORKS, RUNNERS
+
+# The broker-wide sections' keys, re-exported: settings and budgets read them as schema.X.
+from baton.config.sections import (
+    BUDGET_FIELDS as BUDGET_FIELDS,
+)
+from baton.config.sections import (
+    DASHBOARD_ACTIONS as DASHBOARD_ACTIONS,
+)
+from baton.config.sections import (
+    DEFAULT_CHECKOUT_DAYS as DEFAULT_CHECKOUT_DAYS,
+)
+from baton.config.sections import (
+    DEFAULT_KEEP_DAYS as DEFAULT_KEEP_DAYS,
+)
+from baton.config.sections import (
+    DEFAULT_POOL_MAX_BYTES as DEFAULT_POOL_MAX_BYTES,
+)
+from baton.config.sections import (
+    DEFAULT_POOL_SIZE as DEFAULT_POOL_SIZE,
+)
+from baton.config.sections import (
+    GROUP_FROM as GROUP_FROM,
+)
+from baton.config.sections import (
+    GROUP_GRACE as GROUP_GRACE,
+)
+from baton.config.sections import (
+    GROUP_MAX as GROUP_MAX,
+)
+from baton.config.sections import (
+    GROUP_MODEL as GROUP_MODEL,
+)
+from baton.config.sections import (
+    GROUP_PROVIDER as GROUP_PROVIDER,
+)
+from baton.config.sections import (
+    GROUP_SHARED_QUOTA as GROUP_SHARED_QUOTA,
+)
+from baton.config.sections import (
+    GROUP_TIMEZONE as GROUP_TIMEZONE,
+)
+from baton.config.sections import (
+    GROUP_TO as GROUP_TO,
+)
+from baton.config.sections import (
+    MODEL_BUDGET_FIELDS as MODEL_BUDGET_FIELDS,
+)
+from baton.config.sections import (
+    NOTIFY_DESKTOP as NOTIFY_DESKTOP,
+)
+from baton.config.sections import (
+    NOTIFY_KINDS as NOTIFY_KINDS,
+)
+from baton.config.sections import (
+    NOTIFY_ON as NOTIFY_ON,
+)
+from baton.config.sections import (
+    POOL_MAX_BYTES as POOL_MAX_BYTES,
+)
+from baton.config.sections import (
+    POOL_SIZE as POOL_SIZE,
+)
+from baton.config.sections import (
+    PROFILE_BUDGET_FIELDS as PROFILE_BUDGET_FIELDS,
+)
+from baton.config.sections import (
+    RETENTION_CHECKOUT_DAYS as RETENTION_CHECKOUT_DAYS,
+)
+from baton.config.sections import (
+    RETENTION_KEEP_DAYS as RETENTION_KEEP_DAYS,
+)
 from baton.core import routing
 from baton.core.routing import KINDS, PREFERENCES, QUALITY_RANK
 from baton.core.settle import DEFAULT_MAX_ATTEMPTS
 from baton.core.usage import CURRENCY, PRICES_AS_OF
-
-T = TypeVar("T")
-V = TypeVar("V", covariant=True)
 
 ISOLATIONS = ("worktree",)
 #: ``sandbox``: use the OS sandbox where it can run, refuse to start agents without it, or never.
@@ -55,54 +122,6 @@ DEFAULT_COOLDOWN = 60.0
 DEFAULT_VERIFY_TIMEOUT = 600.0
 DEFAULT_REPAIR_ROUNDS = 2
 DEFAULT_CONCURRENCY = 4
-#: The warm pool (``[pool]``): ready checkouts per repository, and bytes on disk for all.
-DEFAULT_POOL_SIZE = 2
-DEFAULT_POOL_MAX_BYTES = 1 << 30
-#: ``[retention]``: days events of settled tasks, and checkouts of failed ones, are kept.
-DEFAULT_KEEP_DAYS = 30
-DEFAULT_CHECKOUT_DAYS = 7
-#: What a desktop notification is sent for (``[notify] on``; baton.surfaces.desktop.KINDS).
-NOTIFY_KINDS = ("input", "settled", "budget")
-
-
-def _choices(choices: Iterable[str]) -> str:
-    quoted = [f'`"{c}"`' for c in choices]
-    return " \\| ".join(quoted)
-
-
-def _either(choices: Sequence[str]) -> str:
-    return ", ".join(choices[:-1]) + f" or {choices[-1]}" if len(choices) > 1 else choices[0]
-
-
-# -- the table -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Field(Generic[V]):
-    """One key: how the docs describe it, and how the code checks and defaults it."""
-
-    path: Key
-    type: str  # as the doc says it
-    default: str  # as the doc says it
-    meaning: str
-    check: Callable[[Any], V | None]
-    want: str  # the error's "must be …"
-    value: V  # the default the code uses
-    user_only: bool = False  # refused in a project's file
-    builtin: bool = False  # its default is written into the defaults layer (shown with a source)
-
-    @property
-    def name(self) -> str:
-        return ".".join(self.path).replace(".[]", "[]")
-
-    def key(self, *names: str) -> Key:
-        """The path with its user-chosen parts filled in, in order."""
-        given = iter(names)
-        return tuple(next(given) if _chosen(p) else p for p in self.path)
-
-
-def _chosen(part: str) -> bool:
-    return part.isupper()
 
 
 _Q = ", ".join(QUALITY_RANK)
@@ -330,168 +349,6 @@ SECRETS_BACKEND: Field[str | None] = Field(
     ("secrets", "backend"), _choices(SECRETS_BACKENDS), "the OS keyring",
     '`"file"` opts in to the unencrypted file backend (see [Secrets](#secrets))',
     one_of(SECRETS_BACKENDS), _either(SECRETS_BACKENDS), None, user_only=True,
-)  # fmt: skip
-
-POOL_SIZE: Field[int] = Field(
-    ("pool", "size"), "integer ≥ 0", f"`{DEFAULT_POOL_SIZE}`",
-    "checkouts of each repository kept ready ahead of need, so a task takes one and git writes"
-    " only the files its snapshot changes (`0`: none). Made in the background at the lowest"
-    " priority after a task started; only for repositories of at least 1,000 tracked files"
-    " (below that a fresh checkout is as quick); `baton clean` removes them",
-    count, "a whole number ≥ 0", DEFAULT_POOL_SIZE, user_only=True,
-)  # fmt: skip
-POOL_MAX_BYTES: Field[int] = Field(
-    ("pool", "max_bytes"), "integer ≥ 0", "`1073741824` (1 GiB)",
-    "the most the ready checkouts of every repository take on disk together; the oldest of"
-    " other repositories make room",
-    count, "a whole number of bytes ≥ 0", DEFAULT_POOL_MAX_BYTES, user_only=True,
-)  # fmt: skip
-
-RETENTION_KEEP_DAYS: Field[int] = Field(
-    ("retention", "keep_days"), "integer", "`30`",
-    "days the events of a settled task are kept; then all but its last are pruned (the"
-    " task, its diff, its decisions and the ledger stay); `0` keeps them for ever",
-    count, "a whole number of days ≥ 0", DEFAULT_KEEP_DAYS, user_only=True,
-)  # fmt: skip
-RETENTION_CHECKOUT_DAYS: Field[int] = Field(
-    ("retention", "checkout_days"), "integer", "`7`",
-    "days a failed, cancelled or interrupted task keeps its checkout for a retry in it;"
-    " then it is removed (a retry starts again from the task's snapshot); `0` keeps it",
-    count, "a whole number of days ≥ 0", DEFAULT_CHECKOUT_DAYS, user_only=True,
-)  # fmt: skip
-NOTIFY_DESKTOP: Field[bool] = Field(
-    ("notify", "desktop"), "boolean", "`false`",
-    "the broker sends a desktop notification (`notify-send` on Linux, `osascript` on macOS)"
-    " when a task needs input, settles or meets its budget, with no editor open; bursts"
-    " become one summary (see [cli.md](cli.md#notifications))",
-    boolean, "true or false", False, user_only=True,
-)  # fmt: skip
-NOTIFY_ON: Field[list[str]] = Field(
-    ("notify", "on"), f"list of {_choices(NOTIFY_KINDS)}", '`["input", "settled", "budget"]`',
-    "what is notified: a question or permission waiting (`input`); review ready, answered,"
-    " failed, cancelled, interrupted (`settled`); a budget's stop or alert (`budget`)",
-    some_of(NOTIFY_KINDS), f"a list of {_either(NOTIFY_KINDS)}", list(NOTIFY_KINDS),
-    user_only=True,
-)  # fmt: skip
-
-_GROUP = ("groups", "NAME")
-GROUP_PROVIDER: Field[str | None] = Field(
-    (*_GROUP, "provider"), "provider name", "any",
-    "the accounts of this provider are in the group (with `model`: those running it)"
-    " ([Groups and shifts](#groups-and-shifts))",
-    nonempty, "a provider", None,
-)  # fmt: skip
-GROUP_MODEL: Field[str | None] = Field(
-    (*_GROUP, "model"), "string", "any",
-    "the accounts running a model whose name contains this (case-insensitive) are in it",
-    nonempty, "a part of a model's name", None,
-)  # fmt: skip
-GROUP_MAX: Field[int | None] = Field(
-    (*_GROUP, "max"), "integer > 0", "no cap",
-    "tasks live at once (queued to verifying) across all of the group's accounts; a task"
-    " for a full group goes to another allowed worker, or is refused naming the group",
-    positive, "a whole number > 0", None,
-)  # fmt: skip
-GROUP_FROM: Field[str | None] = Field(
-    (*_GROUP, "from"), '`"HH:MM"`', "no shift",
-    "when the group's shift starts (with `to`): off shift its accounts take no task",
-    clock, 'a time of day, "HH:MM"', None,
-)  # fmt: skip
-GROUP_TO: Field[str | None] = Field(
-    (*_GROUP, "to"), '`"HH:MM"`', "no shift",
-    "when it ends (earlier than `from`: the shift crosses midnight)",
-    clock, 'a time of day, "HH:MM"', None,
-)  # fmt: skip
-GROUP_TIMEZONE: Field[str] = Field(
-    (*_GROUP, "timezone"), "IANA time zone", '`"UTC"`',
-    "the time zone of `from` and `to` (`Asia/Shanghai`, `Europe/Paris`)",
-    timezone_name, "an IANA time zone name", "UTC",
-)  # fmt: skip
-GROUP_GRACE: Field[float] = Field(
-    (*_GROUP, "grace"), "seconds", "`0`",
-    "how long after the shift's end work still running may go on; then it is interrupted,"
-    " its work kept (`baton retry` resumes it)",
-    amount, "a number of seconds ≥ 0", 0.0,
-)  # fmt: skip
-GROUP_SHARED_QUOTA: Field[bool] = Field(
-    (*_GROUP, "shared_quota"), "boolean", "`false`",
-    "a rate limit on one of its accounts cools all of them down until the same time",
-    boolean, "true or false", False,
-)  # fmt: skip
-
-#: The keys of a budget (``[budget]``, ``[profiles.NAME.budget]``, ``[budget.models."MODEL"]``):
-#: name → type, meaning, check, the error's "must be …". See baton.core.budget.
-_BUDGET: dict[str, tuple[str, str, Callable[[Any], Any], str]] = {
-    "task_tokens": (
-        "integer ≥ 1",
-        "tokens a task may use over all its attempts (input, cached and"
-        " output); reaching it stops the attempt with completion `budget` (see"
-        " [Budgets](#budgets))",
-        positive,
-        "a whole number ≥ 1",
-    ),
-    "task_cost": (
-        CURRENCY,
-        "what a task may cost over all its attempts (the reported or estimated cost)",
-        amount,
-        "a number ≥ 0",
-    ),
-    "task_steps": (
-        "integer ≥ 1",
-        "tool calls a task's agent may make over all its attempts; the call"
-        " after the last is stopped",
-        positive,
-        "a whole number ≥ 1",
-    ),
-    "task_seconds": (
-        "seconds",
-        "how long a task's agent may run over all its attempts (waiting for the user not counted)",
-        seconds,
-        "a positive number of seconds",
-    ),
-    "day_tokens": (
-        "integer ≥ 1",
-        "tokens the project's attempts started today (local time) may use"
-        " together; at 80 % and 90 % an alert, at 100 % no attempt starts and the running"
-        " ones stop",
-        positive,
-        "a whole number ≥ 1",
-    ),
-    "day_cost": (CURRENCY, "the same for their cost", amount, "a number ≥ 0"),
-}
-_TASK_BUDGET = ("task_tokens", "task_cost", "task_steps", "task_seconds")
-
-
-def _budget_fields(
-    prefix: Key, names: Sequence[str], says: Callable[[str], str] | None = None
-) -> tuple[Field[Any], ...]:
-    out: list[Field[Any]] = []
-    for name in names:
-        kind, meaning, check, want = _BUDGET[name]
-        text = says(name) if says else meaning
-        out.append(Field((*prefix, name), kind, "none", text, check, want, None))
-    return tuple(out)
-
-
-def _profile_says(name: str) -> str:
-    if name.startswith("task_"):
-        return f"`budget.{name}` for this profile's tasks, over it"
-    return f"`budget.{name}` for this profile's attempts in every project"
-
-
-BUDGET_FIELDS = _budget_fields(("budget",), tuple(_BUDGET))
-PROFILE_BUDGET_FIELDS = _budget_fields(
-    ("profiles", "NAME", "budget"), tuple(_BUDGET), _profile_says
-)
-MODEL_BUDGET_FIELDS = _budget_fields(
-    ("budget", "models", "MODEL"), _TASK_BUDGET,
-    lambda name: f"`budget.{name}` for the tasks that run this model, over the profile's",
-)  # fmt: skip
-DASHBOARD_ACTIONS: Field[bool] = Field(
-    ("dashboard", "actions"), "boolean", "`false`",
-    "whether the dashboard page (`baton dashboard`) may accept, reject and cancel; off, it"
-    " only shows. Each action also needs the page's session cookie and CSRF token",
-    boolean, "true or false", False, user_only=True,
 )  # fmt: skip
 
 #: Every key, in the order of the doc's table.
