@@ -26,11 +26,7 @@ import asyncio
 import http.client
 import json
 import multiprocessing as mp
-import os
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -39,7 +35,15 @@ from urllib.parse import urlsplit
 from websockets.asyncio.client import connect
 from websockets.typing import Origin
 
-from figures import add_server_path, figure, measure, use_server
+from figures import (
+    add_server_path,
+    broker_ready,
+    fake_workspace,
+    figure,
+    measure,
+    serve_broker,
+    use_server,
+)
 from ws_fanout import pct, rpc, script, subscribe
 
 
@@ -124,34 +128,10 @@ def main() -> None:
     if args.quick:
         args.subscribers, args.tasks, args.events, args.rounds, args.settle = 2, 2, 50, 1, 1.0
 
-    base = Path(tempfile.mkdtemp(prefix="baton-dashbench-"))
-    config = base / "user.toml"  # the fake agent, named: Baton never picks it alone
-    config.write_text('default_worker = "fake"\n\n[profiles.fake]\nprovider = "fake"\n')
-    repo, home, run = base / "repo", base / "state", base / "run"
-    repo.mkdir()
-    (repo / "f.txt").write_text("x\n")
-    env = {
-        **os.environ,
-        "BATON_HOME": str(home),
-        "XDG_RUNTIME_DIR": str(run),
-        "BATON_CONFIG": str(config),
-        "GIT_AUTHOR_NAME": "b",
-        "GIT_AUTHOR_EMAIL": "b@x",
-        "GIT_COMMITTER_NAME": "b",
-        "GIT_COMMITTER_EMAIL": "b@x",
-    }
-    for cmd in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-qm", "init"]):
-        subprocess.run(["git", *cmd], cwd=repo, env=env, check=True)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "baton.cli", "serve", "--root", str(repo), "--json"],
-        stdout=subprocess.PIPE,
-        env=env,
-        text=True,
-    )
+    repo, env = fake_workspace("baton-dashbench-")
+    server = serve_broker(repo, env)
     try:
-        assert server.stdout is not None
-        info = json.loads(server.stdout.readline())
-        url, token = info["url"], json.loads(Path(info["discovery"]).read_text())["token"]
+        url, token = broker_ready(server)
         # The dashboard's listener is open in both kinds of round: only the page differs.
         invite = asyncio.run(rpc(url, token, [("dashboard", {})]))[0]
         port, cookie = cookie_for(invite["url"])

@@ -27,7 +27,9 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -185,3 +187,45 @@ def measure(name: str, value: float, unit: str) -> dict[str, Any]:
 def parse(output: str, mark: str = MARK) -> list[dict[str, Any]]:
     """The figures a benchmark printed (with ``mark=MEASURE``, its measures)."""
     return [json.loads(line[len(mark) :]) for line in output.splitlines() if line.startswith(mark)]
+
+
+def fake_workspace(prefix: str) -> tuple[Path, dict[str, str]]:
+    """A throwaway folder with a one-file git repository and a user config naming the fake
+    agent (Baton never picks it alone): ``(repo, env)``, the environment pointing Baton's
+    home, runtime folder and config into that folder."""
+    base = Path(tempfile.mkdtemp(prefix=prefix))
+    config = base / "user.toml"
+    config.write_text('default_worker = "fake"\n\n[profiles.fake]\nprovider = "fake"\n')
+    repo = base / "repo"
+    repo.mkdir()
+    (repo / "f.txt").write_text("x\n")
+    env = {
+        **os.environ,
+        "BATON_HOME": str(base / "state"),
+        "XDG_RUNTIME_DIR": str(base / "run"),
+        "BATON_CONFIG": str(config),
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@x",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@x",
+    }
+    for cmd in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-qm", "init"]):
+        subprocess.run(["git", *cmd], cwd=repo, env=env, check=True)
+    return repo, env
+
+
+def serve_broker(repo: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """``baton serve --root repo --json`` started; read its ready line with :func:`broker_ready`."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "baton.cli", "serve", "--root", str(repo), "--json"],
+        stdout=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+
+
+def broker_ready(server: subprocess.Popen[str]) -> tuple[str, str]:
+    """The broker's websocket URL and token, once its ready line is printed."""
+    assert server.stdout is not None
+    info = json.loads(server.stdout.readline())
+    return info["url"], json.loads(Path(info["discovery"]).read_text())["token"]

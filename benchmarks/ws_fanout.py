@@ -30,15 +30,21 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import psutil
 from websockets.asyncio.client import connect
 
-from figures import add_server_path, figure, measure, use_server
+from figures import (
+    add_server_path,
+    broker_ready,
+    fake_workspace,
+    figure,
+    measure,
+    serve_broker,
+    use_server,
+)
 
 #: A bare websockets server: answers ``watch``, and on ``start`` pushes ``events`` frames per
 #: task for ``tasks`` tasks at ``rate`` a second each to every watcher, then answers.
@@ -352,35 +358,10 @@ def main() -> None:
     if args.quick:
         args.subscribers, args.procs, args.tasks, args.events, args.settle = 5, 1, 2, 50, 1.0
 
-    base = Path(tempfile.mkdtemp(prefix="baton-wsbench-"))
-    config = base / "user.toml"  # the fake agent, named: Baton never picks it alone
-    config.write_text('default_worker = "fake"\n\n[profiles.fake]\nprovider = "fake"\n')
-    repo, home, run = base / "repo", base / "state", base / "run"
-    repo.mkdir()
-    (repo / "f.txt").write_text("x\n")
-    env = {
-        **os.environ,
-        "BATON_HOME": str(home),
-        "XDG_RUNTIME_DIR": str(run),
-        "BATON_CONFIG": str(config),
-        "GIT_AUTHOR_NAME": "b",
-        "GIT_AUTHOR_EMAIL": "b@x",
-        "GIT_COMMITTER_NAME": "b",
-        "GIT_COMMITTER_EMAIL": "b@x",
-    }
-    for cmd in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-qm", "init"]):
-        subprocess.run(["git", *cmd], cwd=repo, env=env, check=True)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "baton.cli", "serve", "--root", str(repo), "--json"],
-        stdout=subprocess.PIPE,
-        env=env,
-        text=True,
-    )
+    repo, env = fake_workspace("baton-wsbench-")
+    server = serve_broker(repo, env)
     try:
-        assert server.stdout is not None
-        info = json.loads(server.stdout.readline())
-        disc = json.loads(Path(info["discovery"]).read_text())
-        url, token = info["url"], disc["token"]
+        url, token = broker_ready(server)
         broker = psutil.Process(server.pid)
 
         floor = bare_fan_out(args, env)
