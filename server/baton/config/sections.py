@@ -59,7 +59,8 @@ RETENTION_KEEP_DAYS: Field[int] = Field(
 RETENTION_CHECKOUT_DAYS: Field[int] = Field(
     ("retention", "checkout_days"), "integer", "`7`",
     "days a failed, cancelled or interrupted task keeps its checkout for a retry in it;"
-    " then it is removed (a retry starts again from the task's snapshot); `0` keeps it",
+    " then it is removed with its snapshot (a retry starts from a new snapshot of your"
+    " files); `0` keeps it",
     count, "a whole number of days ≥ 0", DEFAULT_CHECKOUT_DAYS, user_only=True,
 )  # fmt: skip
 NOTIFY_DESKTOP: Field[bool] = Field(
