@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -65,6 +66,35 @@ def test_migrations_are_recorded_by_sqlite_utils_and_idempotent(db_file: Path) -
         assert s.db.table("tasks").detect_fts() == "tasks_fts"
     finally:
         s.close()
+
+
+def _open_at(db_file: str, start: float) -> str:
+    """Wait for ``start`` (a shared instant), then open the store; the error's text, if any."""
+    while time.time() < start:
+        pass
+    try:
+        Store(db_file).close()
+    except StoreError as exc:
+        return str(exc)
+    return ""
+
+
+def test_brokers_opening_a_new_database_at_once_all_open_it(tmp_path: Path) -> None:
+    """Two brokers started together used to both create ``tasks``: one died on "already exists"."""
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(6) as pool:
+        for n in range(8):
+            db_file = str(tmp_path / f"s{n}" / "baton.db")
+            start = time.time() + (1.5 if n == 0 else 0.3)  # the first round imports
+            errors = pool.starmap(_open_at, [(db_file, start)] * 6)
+            assert errors == [""] * 6, errors
+            s = Store(db_file)
+            try:
+                assert [m.name for m in MIGRATIONS.applied(s.db)] == [
+                    m.name for m in MIGRATIONS._migrations
+                ]
+            finally:
+                s.close()
 
 
 def test_connection_settings(store: Store, db_file: Path) -> None:

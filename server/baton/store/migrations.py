@@ -204,5 +204,20 @@ def archive(db: Database) -> None:
 
 
 def apply(db: Database) -> None:
-    """Apply every pending migration (each in its own transaction)."""
-    MIGRATIONS.apply(db)
+    """Apply every pending migration, all under one write lock.
+
+    Two brokers may open a new database at the same instant: the lock is taken before the
+    pending list is read, so the second one finds the first one's work done instead of
+    creating ``tasks`` again. A database already up to date is only read.
+    """
+    if not MIGRATIONS.pending(db):
+        return
+    conn = db.conn
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        MIGRATIONS.apply(db)  # each migration is a savepoint inside this transaction
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

@@ -20,7 +20,6 @@ from typing import Any
 from sqlite_utils import Database
 
 import baton.store.layout as layout
-import baton.store.migrations as migrations
 from baton.core.diff import FileDiff, HunkState
 from baton.core.events import Event, EventType
 from baton.core.ids import MIN_PREFIX
@@ -29,6 +28,7 @@ from baton.core.task import Attempt, Task
 from baton.store.errors import AmbiguousTask, StoreError, UnknownTask, store_error
 from baton.store.layout import KEEP, Keep
 from baton.store.listing import events_of_type, listing
+from baton.store.opening import connect
 
 
 class Store:
@@ -44,24 +44,8 @@ class Store:
         WAL back into the database itself (others do): its commits stay short.
         """
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            conn = sqlite3.connect(str(self.path), check_same_thread=False)
-        except sqlite3.Error as exc:
-            raise store_error(self.path, "open the database", exc) from exc
-        self._conn = conn
-        try:
-            self.db = Database(conn)
-            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            if not checkpoints:
-                conn.execute("PRAGMA wal_autocheckpoint = 0")
-            conn.execute("PRAGMA foreign_keys = ON")
-            self.db.enable_wal()
-            conn.execute("PRAGMA synchronous = NORMAL")
-            migrations.apply(self.db)
-        except sqlite3.Error as exc:
-            conn.close()
-            raise store_error(self.path, "open the database", exc) from exc
+        self._conn = connect(self.path, busy_timeout_ms=busy_timeout_ms, checkpoints=checkpoints)
+        self.db = Database(self._conn)
         self._last_seq: dict[str, int] = {}
 
     # ----------------------------------------------------------------- plumbing
