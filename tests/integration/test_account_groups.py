@@ -16,7 +16,7 @@ import pytest
 from baton.core.lifecycle import Completion, TaskState
 from baton.runtime import accounts
 from baton.runtime.requests import DelegateRequest
-from baton.runtime.supervisor import Supervisor, TaskError
+from baton.runtime.supervisor import Limits, Supervisor, TaskError
 from tests.conftest import settle
 
 S = TaskState
@@ -113,3 +113,29 @@ async def test_a_rate_limit_cools_the_whole_shared_quota_group(
     sup.settings.invalidate()  # as the watcher does, without waiting for it
     other = await sup.delegate(ask(repo))
     assert other.worker == "fb" and await settle(sup, other.id) == S.REVIEW
+
+
+async def test_two_brokers_routing_at_once_never_both_take_a_groups_last_place(
+    sup: Supervisor, baton_home: Path, repo: Path, tmp_path: Path
+) -> None:
+    """The last place is checked again in the insert's own write transaction, which the
+    store takes for one broker at a time: the other one is refused, naming the group."""
+    configure(repo, tmp_path, '[groups.cheap]\nmodel = "cheap"\nmax = 1\n')
+    other = Supervisor(baton_home, limits=Limits(stall_after=30, kill_grace=1.0))
+    await other.start()
+    try:
+        got = await asyncio.gather(
+            sup.delegate(ask(repo, worker="fa")),
+            other.delegate(ask(repo, worker="fa")),
+            return_exceptions=True,
+        )
+        made = [t for t in got if not isinstance(t, BaseException)]
+        refused = [e for e in got if isinstance(e, BaseException)]
+        assert len(made) == 1, got
+        assert len(refused) == 1 and isinstance(refused[0], TaskError), got
+        assert "group cheap is full (1/1 live)" in str(refused[0])
+        owner = sup if made[0] is got[0] else other
+        await owner.cancel(made[0].id)
+        await settle(owner, made[0].id)
+    finally:
+        await other.close()

@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import baton.runtime.accounts as accounts
@@ -59,10 +60,12 @@ class Book:
         task: Task = await self.store.call(lambda s: s.get_task(task_id))
         return task
 
-    async def insert(self, task: Task) -> None:
-        self.tasks[task.id] = task
+    async def insert(self, task: Task, admit: Callable[[Store], None] | None = None) -> None:
+        """Store a new task (``admit``: run first in the insert's transaction; what it
+        raises stores nothing)."""
         snapshot = copy(task)
-        await self.store.call(lambda s: s.insert_task(snapshot, owner=self.broker))
+        await self.store.call(lambda s: s.insert_task(snapshot, owner=self.broker, admit=admit))
+        self.tasks[task.id] = task
 
     async def own(self, task: Task) -> None:
         self.tasks[task.id] = task

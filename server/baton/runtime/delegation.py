@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import functools
 import logging
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,17 +24,18 @@ from typing import Any
 from baton.agents import effort
 from baton.config.layers import ConfigError
 from baton.config.profiles import Profile
+from baton.config.settings import Settings
 from baton.config.watch import SettingsCache
 from baton.core.events import Event
 from baton.core.lifecycle import TaskState
-from baton.core.routing import RoutingError
+from baton.core.routing import Route, RoutingError
 from baton.core.settle import NextTurn
 from baton.core.task import Task, new_task_id
 from baton.runtime.book import Book, state_event
 from baton.runtime.broker import TaskError
 from baton.runtime.dispatch import Availability, decide
 from baton.runtime.graph import Dependents, in_order
-from baton.runtime.groups import live_per_group
+from baton.runtime.groups import GroupFull, admission, live_per_group
 from baton.runtime.recorded import store_request, task_for
 from baton.runtime.requests import DelegateRequest, GraphNode
 from baton.runtime.turns import TurnLoop
@@ -41,6 +43,8 @@ from baton.store import Store
 from baton.store.paths import task_dir
 
 log = logging.getLogger(__name__)
+#: Routings of one request when other brokers keep taking its group's place meanwhile.
+ADMIT_TRIES = 3
 S = TaskState
 
 
@@ -74,32 +78,10 @@ class Delegation:
         except ConfigError as exc:
             raise TaskError(f"Baton's settings: {exc}") from None
         # With groups of accounts, live counts and the insert go together: two requests
-        # at once never both take a group's last place.
+        # at once never both take a group's last place (in this broker, the lock; across
+        # brokers, the insert checks the place again in its own write transaction).
         async with self._admitting if settings.groups else contextlib.nullcontext():
-            cooling, evidence = await self.availability()
-            live = await live_per_group(self.book, settings)
-            try:
-                route = decide(settings, req, cooling=cooling, evidence=evidence, live=live)
-            except RoutingError as exc:
-                raise TaskError(str(exc)) from None
-            task = task_for(req, settings, route)
-            if req.depends_on:
-                task.options["depends_on"] = [
-                    await self.book.store.call(Store.resolve_id, i) for i in req.depends_on
-                ]
-            keep = functools.partial(
-                store_request,
-                task,
-                task_dir(self.home, task.id),
-                diagnostics=req.diagnostics,
-                overlays=req.overlays,
-                rules=req.rules,
-            )
-            if req.overlays:  # unsaved buffers go to a file; the rest is only options
-                await asyncio.to_thread(keep)
-            else:
-                keep()
-            await self.book.insert(task)
+            task, route = await self._admit(req, settings)
         waits = " after " + ", ".join(task.options["depends_on"]) if req.depends_on else ""
         # The task is durable now; its first event is committed with the next batch.
         first = self.book.bus.emit_nowait(
@@ -118,6 +100,44 @@ class Delegation:
         else:
             self.loop.start(task, NextTurn("", "first"))
         return task
+
+    async def _admit(self, req: DelegateRequest, settings: Settings) -> tuple[Task, Route]:
+        """Route ``req`` and store its task; routed again (a bounded number of times) when
+        another broker took the group's place in between."""
+        for tries_left in reversed(range(ADMIT_TRIES)):
+            cooling, evidence = await self.availability()
+            live = await live_per_group(self.book, settings)
+            try:
+                route = decide(settings, req, cooling=cooling, evidence=evidence, live=live)
+            except RoutingError as exc:
+                raise TaskError(str(exc)) from None
+            task = task_for(req, settings, route)
+            if req.depends_on:
+                task.options["depends_on"] = [
+                    await self.book.store.call(Store.resolve_id, i) for i in req.depends_on
+                ]
+            folder = task_dir(self.home, task.id)
+            keep = functools.partial(
+                store_request,
+                task,
+                folder,
+                diagnostics=req.diagnostics,
+                overlays=req.overlays,
+                rules=req.rules,
+            )
+            if req.overlays:  # unsaved buffers go to a file; the rest is only options
+                await asyncio.to_thread(keep)
+            else:
+                keep()
+            try:
+                await self.book.insert(task, admit=admission(settings, task))
+            except GroupFull as exc:
+                await asyncio.to_thread(shutil.rmtree, folder, True)
+                if not tries_left:
+                    raise TaskError(f"{task.worker}: {exc}") from None
+                continue
+            return task, route
+        raise AssertionError("unreachable")
 
     async def delegate_graph(self, nodes: Sequence[GraphNode]) -> dict[str, Task]:
         """Delegate a small graph in one call: each node starts once the nodes it comes

@@ -16,12 +16,14 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from baton.config.settings import Settings
-from baton.core.groups import Group, groups_of, zone
+from baton.core.groups import Group, closed, groups_of, zone
 from baton.core.lifecycle import ACTIVE, Completion
 from baton.core.settle import Stop
 from baton.core.task import Task
+from baton.errors import BatonError
 from baton.runtime.attempts import Attempts
 from baton.runtime.book import Book
+from baton.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,27 @@ async def live_per_group(book: Book, settings: Settings) -> dict[str, int]:
     states = [str(s) for s in ACTIVE]
     tasks: list[Task] = await book.store.call(lambda s: s.list_tasks(states=states, limit=None))
     return count_live(settings, tasks)
+
+
+class GroupFull(BatonError):
+    """Another broker took the place in a group between routing and storing (the reason)."""
+
+
+def admission(settings: Settings, task: Task) -> Callable[[Store], None] | None:
+    """The check a new task's insert runs inside its write transaction: the group's place
+    the route counted on is still free. None without groups."""
+    if not settings.groups:
+        return None
+    provider = _provider(settings, task)
+    states = [str(s) for s in ACTIVE]
+
+    def admit(store: Store) -> None:
+        live = count_live(settings, store.list_tasks(states=states, limit=None))
+        why = closed(settings.groups, provider, task.model, live, time.time())
+        if why is not None:
+            raise GroupFull(why)
+
+    return admit
 
 
 def _ended_at(g: Group, now: float) -> str:

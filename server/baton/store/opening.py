@@ -1,4 +1,5 @@
-"""Opening the database: one connection in WAL mode, migrated, safe when brokers race.
+"""Opening the database: one connection in WAL mode, migrated, safe when brokers race; and
+the transactions every :class:`~baton.store.Store` method runs in (:class:`Connection`).
 
 Two brokers often open a new database at the same instant (a fan-out starting two of them,
 the language server and the CLI). Switching the journal to WAL takes an exclusive lock that
@@ -10,7 +11,10 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Self
 
 from sqlite_utils import Database
 
@@ -54,3 +58,66 @@ def _enable_wal(conn: sqlite3.Connection, *, within_s: float) -> None:
             if time.monotonic() >= deadline:
                 raise
             time.sleep(0.01)
+
+
+class Connection:
+    """One connection to the database at ``path``, created and migrated on open."""
+
+    def __init__(
+        self, path: Path | str, *, busy_timeout_ms: int = 5000, checkpoints: bool = True
+    ) -> None:
+        """Open (and migrate) the database.
+
+        ``busy_timeout_ms`` is how long a write waits for another connection's; 0 fails at
+        once (:func:`is_busy` tells). Without ``checkpoints`` this connection never copies the
+        WAL back into the database itself (others do): its commits stay short.
+        """
+        self.path = Path(path)
+        self._conn = connect(self.path, busy_timeout_ms=busy_timeout_ms, checkpoints=checkpoints)
+        self.db = Database(self._conn)
+        # The last event seq this connection wrote, per task.
+        self._last_seq: dict[str, int] = {}
+
+    @contextmanager
+    def _guard(self, action: str) -> Iterator[None]:
+        """Turn sqlite errors into :class:`StoreError` naming what was being done."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise store_error(self.path, action, exc) from exc
+
+    @contextmanager
+    def _write(self, action: str, *, now: bool = False) -> Iterator[sqlite3.Connection]:
+        """One transaction, rolled back on any error; with ``now``, the write lock is taken
+        at its start, so what it reads first no other connection changes before it ends."""
+        with self._guard(action):
+            if not now:
+                with self.db.atomic():
+                    yield self._conn
+                return
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.rollback()
+                raise
+            self._conn.commit()
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._guard("read"):
+            return self._conn.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        """Close the connection, refreshing the planner's statistics first if they are stale."""
+        try:
+            self._conn.execute("PRAGMA analysis_limit = 400")
+            self._conn.execute("PRAGMA optimize")
+        except sqlite3.Error:
+            pass  # only an optimisation; a full disk must not stop us closing
+        self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

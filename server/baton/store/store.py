@@ -11,13 +11,9 @@ import json
 import socket
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
-
-from sqlite_utils import Database
 
 import baton.store.layout as layout
 from baton.core.diff import FileDiff, HunkState
@@ -25,72 +21,32 @@ from baton.core.events import Event, EventType
 from baton.core.ids import MIN_PREFIX
 from baton.core.lifecycle import SETTLED, TaskState
 from baton.core.task import Attempt, Task
-from baton.store.errors import AmbiguousTask, StoreError, UnknownTask, store_error
+from baton.store.errors import AmbiguousTask, StoreError, UnknownTask
 from baton.store.layout import KEEP, Keep
 from baton.store.listing import events_of_type, listing
-from baton.store.opening import connect
+from baton.store.opening import Connection
 
 
-class Store:
+class Store(Connection):
     """Synchronous access to the database at ``path``; created and migrated on open."""
-
-    def __init__(
-        self, path: Path | str, *, busy_timeout_ms: int = 5000, checkpoints: bool = True
-    ) -> None:
-        """Open (and migrate) the database.
-
-        ``busy_timeout_ms`` is how long a write waits for another connection's; 0 fails at
-        once (:func:`is_busy` tells). Without ``checkpoints`` this connection never copies the
-        WAL back into the database itself (others do): its commits stay short.
-        """
-        self.path = Path(path)
-        self._conn = connect(self.path, busy_timeout_ms=busy_timeout_ms, checkpoints=checkpoints)
-        self.db = Database(self._conn)
-        self._last_seq: dict[str, int] = {}
-
-    # ----------------------------------------------------------------- plumbing
-
-    @contextmanager
-    def _guard(self, action: str) -> Iterator[None]:
-        """Turn sqlite errors into :class:`StoreError` naming what was being done."""
-        try:
-            yield
-        except sqlite3.Error as exc:
-            raise store_error(self.path, action, exc) from exc
-
-    @contextmanager
-    def _write(self, action: str) -> Iterator[sqlite3.Connection]:
-        """One transaction, rolled back on any error."""
-        with self._guard(action), self.db.atomic():
-            yield self._conn
-
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._guard("read"):
-            return self._conn.execute(sql, params).fetchall()
-
-    def close(self) -> None:
-        """Close the connection, refreshing the planner's statistics first if they are stale."""
-        try:
-            self._conn.execute("PRAGMA analysis_limit = 400")
-            self._conn.execute("PRAGMA optimize")
-        except sqlite3.Error:
-            pass  # only an optimisation; a full disk must not stop us closing
-        self._conn.close()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # -------------------------------------------------------------------- tasks
 
-    def insert_task(self, task: Task, *, owner: str | None = None) -> None:
+    def insert_task(
+        self, task: Task, *, owner: str | None = None, admit: Callable[[Store], None] | None = None
+    ) -> None:
         """Store a new task. Stamps ``created_at``/``updated_at`` on ``task`` when they are 0."""
-        self.insert_tasks([task], owner=owner)
+        self.insert_tasks([task], owner=owner, admit=admit)
 
-    def insert_tasks(self, tasks: Iterable[Task], *, owner: str | None = None) -> int:
-        """Store new tasks in one transaction (stamping times as :meth:`insert_task`)."""
+    def insert_tasks(
+        self,
+        tasks: Iterable[Task],
+        *,
+        owner: str | None = None,
+        admit: Callable[[Store], None] | None = None,
+    ) -> int:
+        """Store new tasks in one transaction (stamping times as :meth:`insert_task`).
+        ``admit`` runs first inside it, holding the write lock: what it raises stores nothing."""
         now = time.time()
         rows = []
         for task in tasks:
@@ -101,7 +57,9 @@ class Store:
             rows.append([*layout.task_row(task), owner])
         placeholders = ", ".join("?" for _ in range(len(layout.TASK_FIELDS) + 1))
         try:
-            with self._write(f"insert {len(rows)} tasks") as conn:
+            with self._write(f"insert {len(rows)} tasks", now=admit is not None) as conn:
+                if admit is not None:
+                    admit(self)
                 conn.executemany(
                     f"INSERT INTO tasks ({layout.TASK_COLS}, owner) VALUES ({placeholders})", rows
                 )
