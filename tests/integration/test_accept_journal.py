@@ -23,6 +23,7 @@ from baton.workspace import (
     accept,
     clear_journal,
     compute_diff,
+    contents,
     create_worktree,
     recover_accept,
     take_snapshot,
@@ -394,7 +395,7 @@ def test_a_line_written_into_the_replaced_file_after_the_last_check_is_kept(
     real_put = userfile._put
     calls = []
 
-    def racing_put(tmp: Path, held: userfile._Held, seen: userfile.Content | None) -> bool:
+    def racing_put(tmp: Path, held: userfile._Held, seen: contents.Content | None) -> bool:
         calls.append(tmp)
         if len(calls) > 1:
             return real_put(tmp, held, seen)

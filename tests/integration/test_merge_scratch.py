@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from baton.workspace.userfile import merge_texts
+from baton.workspace.contents import merge_texts
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="Linux memfds")
 

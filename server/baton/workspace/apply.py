@@ -26,21 +26,13 @@ from pathlib import Path, PurePosixPath
 from baton.core.diff import FileDiff, FileStatus, Hunk, HunkState, apply_hunks, split_lines
 from baton.core.relocate import at_place, overwrite, place, relocate
 from baton.faults import crash_point
+from baton.workspace.contents import Content, merge_texts, read_content, same
 from baton.workspace.diffing import SYMLINK, decode_text, snapshot_bytes
 from baton.workspace.git import git_process, read_blobs
 from baton.workspace.journal import AcceptJournal
 from baton.workspace.scope import link_refusal, refusal
 from baton.workspace.snapshot import Snapshot
-from baton.workspace.userfile import (
-    Content,
-    Landing,
-    inside,
-    land,
-    merge_texts,
-    read_content,
-    same,
-    temp_name,
-)
+from baton.workspace.userfile import Landing, inside, land, temp_name
 
 
 @dataclass

@@ -38,16 +38,8 @@ from typing import Any
 
 from baton.errors import BatonError
 from baton.faults import crash_point
-from baton.workspace.userfile import (
-    Content,
-    Landing,
-    appended,
-    digest,
-    inside,
-    land,
-    read_content,
-    sync_folder,
-)
+from baton.workspace.contents import Content, appended, digest, read_content
+from baton.workspace.userfile import Landing, inside, land, sync_folder
 
 _TEMP = re.compile(r"\..+\.baton-[0-9a-f]+\.tmp")
 

@@ -32,18 +32,23 @@ import contextlib
 import ctypes
 import dataclasses
 import errno
-import hashlib
 import os
 import secrets
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from baton.faults import crash_point
-from baton.workspace.git import git_process
+from baton.workspace.contents import (
+    Content,
+    appended,
+    fold,
+    last_line,
+    same,
+    write_all,
+)
 
 #: How many times a file that keeps changing is merged and written again before giving up.
 TRIES = 12
@@ -55,29 +60,6 @@ CATCH_UP = 200
 #: The user's new text and the hunk ids still to bring → (merged text, ids merged,
 #: (id, reason) of each that no longer fits).
 Remerge = Callable[[str, Sequence[str]], tuple[str, list[str], list[tuple[str, str]]]]
-
-
-@dataclass(frozen=True, slots=True)
-class Content:
-    """A file's content as Baton compares it: bytes, and whether it is a symlink."""
-
-    data: bytes
-    link: bool = False
-    executable: bool = False
-
-
-def same(a: Content | None, b: Content | None) -> bool:
-    """Whether two contents are equal (both absent, or the same bytes and kind)."""
-    if a is None or b is None:
-        return a is None and b is None
-    return a.data == b.data and a.link == b.link
-
-
-def digest(content: Content | None) -> str | None:
-    """``file:<sha256>`` or ``link:<sha256 of the target>``; None for no file."""
-    if content is None:
-        return None
-    return ("link:" if content.link else "file:") + hashlib.sha256(content.data).hexdigest()
 
 
 def temp_name(name: str) -> str:
@@ -93,92 +75,6 @@ def inside(root: Path, path: str) -> Path | None:
     except (ValueError, OSError):
         return None
     return target
-
-
-def read_content(target: Path) -> Content | None:
-    """The file at ``target`` (a symlink as its target); None when missing or not a file."""
-    try:
-        st = os.lstat(target)
-        if stat.S_ISLNK(st.st_mode):
-            return Content(os.fsencode(os.readlink(target)), link=True)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        return Content(target.read_bytes(), executable=bool(st.st_mode & 0o111))
-    except OSError:
-        return None
-
-
-def appended(old: bytes, new: bytes) -> bytes | None:
-    """The whole lines ``new`` adds at the end of ``old``, when that is all it changes."""
-    if len(new) > len(old) and new.startswith(old) and (not old or old.endswith(b"\n")):
-        return new[len(old) :]
-    return None
-
-
-def _last_line(data: bytes) -> bytes:
-    return data[data.rfind(b"\n", 0, len(data) - 1) + 1 :]
-
-
-#: The three sides of a merge, as ``git merge-file`` labels them in a conflict.
-SIDES = ("current", "snapshot", "task")
-
-
-def merge_texts(ours: str, base: str, theirs: str) -> tuple[str, int]:
-    """``git merge-file`` of three texts: the merged text and the number of conflicts.
-
-    The texts reach git as memory-backed files (Linux memfds, read as ``/dev/fd/N``), so a
-    broker killed during a merge leaves nothing on disk; elsewhere a temporary folder.
-    """
-    data = [t.encode("utf-8", "surrogateescape") for t in (ours, base, theirs)]
-    labels = [arg for side in SIDES for arg in ("-L", side)]
-    if not hasattr(os, "memfd_create"):
-        with tempfile.TemporaryDirectory(prefix="baton-merge-") as tmp:
-            names = [Path(tmp) / side for side in SIDES]
-            for name, blob in zip(names, data, strict=True):
-                name.write_bytes(blob)
-            proc = git_process(
-                ["merge-file", "-p", "--diff3", *labels, *map(str, names)],
-                Path(tmp),
-                ok_codes=range(128),
-            )
-    else:
-        fds: list[int] = []
-        try:
-            for side, blob in zip(SIDES, data, strict=True):
-                fds.append(os.memfd_create(f"baton-{side}", os.MFD_CLOEXEC))
-                _write_all(fds[-1], blob)
-            proc = git_process(
-                ["merge-file", "-p", "--diff3", *labels, *(f"/dev/fd/{fd}" for fd in fds)],
-                Path(os.sep),
-                ok_codes=range(128),
-                pass_fds=fds,
-            )
-        finally:
-            for fd in fds:
-                os.close(fd)
-    return proc.stdout.decode("utf-8", "surrogateescape"), proc.returncode
-
-
-def fold(ours: Content, base: Content, theirs: Content) -> bytes | None:
-    """``ours`` with the change from ``base`` to ``theirs`` brought in; None on conflict.
-
-    Lines appended to ``base`` (on either side) are added at the end without running git,
-    when the other side left the last line of ``base`` where it was.
-    """
-    if ours.link or base.link or theirs.link:
-        return None
-    for a, b in ((ours, theirs), (theirs, ours)):
-        tail = appended(base.data, b.data)
-        if tail is not None and a.data.endswith(_last_line(base.data)):
-            return a.data + tail
-    try:
-        mine, old, other = (x.data.decode("utf-8") for x in (ours, base, theirs))
-    except UnicodeDecodeError:
-        return None
-    if "\0" in mine + old + other:
-        return None
-    merged, clashes = merge_texts(mine, old, other)
-    return None if clashes else merged.encode("utf-8")
 
 
 @dataclass
@@ -284,7 +180,7 @@ def _write_temp(tmp: Path, content: Content, mode: int | None) -> int | None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
     fd = os.open(tmp, flags, fresh if mode is None else 0o600)
     try:
-        _write_all(fd, content.data)
+        write_all(fd, content.data)
         if mode is not None:
             os.fchmod(fd, stat.S_IMODE(mode))
         os.fsync(fd)
@@ -292,12 +188,6 @@ def _write_temp(tmp: Path, content: Content, mode: int | None) -> int | None:
         os.close(fd)
         raise
     return fd
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def sync_folder(folder: Path) -> None:
@@ -320,7 +210,7 @@ def _with_appended(landing: Landing, now: Content | None) -> Landing | None:
         return None
     tail = appended(pre.data, now.data)
     if tail is None or not (
-        post.data.endswith(_last_line(pre.data)) or appended(pre.data, post.data) is not None
+        post.data.endswith(last_line(pre.data)) or appended(pre.data, post.data) is not None
     ):
         return None
     return dataclasses.replace(
@@ -446,7 +336,7 @@ def _replace(
             grown = None if fd is None else _with_appended(landing, now)
             if fd is None or grown is None or grown.post is None or landing.post is None:
                 return landing, now, False
-            _write_all(fd, grown.post.data[len(landing.post.data) :])
+            write_all(fd, grown.post.data[len(landing.post.data) :])
             landing, seen = grown, now
         else:
             return landing, held.read(), False
