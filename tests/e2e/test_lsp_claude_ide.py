@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import re
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -52,7 +53,8 @@ class Rig:
             found = [t for t in result["tasks"] if t["worker"] == "claude-code"]
             return found[0] if found else None
 
-        for _ in range(int(STEP * 10)):
+        deadline = time.monotonic() + 3 * STEP  # a loaded machine: generous, by the clock
+        while time.monotonic() < deadline:
             task = await find()
             if task is not None:
                 return task

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import hmac
 import logging
 import os
 import stat
@@ -46,6 +45,7 @@ from baton.surfaces.ide.host import (
     IdeClient,
     IdeHost,
 )
+from baton.surfaces.ws.handshake import same
 
 log = logging.getLogger(__name__)
 
@@ -231,7 +231,7 @@ class IdeServer:
         if "Origin" in request.headers:
             return _refuse(conn, HTTPStatus.FORBIDDEN, "requests with an Origin header are refused")
         presented = request.headers.get_all(TOKEN_HEADER)
-        if len(presented) != 1 or not _same(presented[0], self.token):
+        if len(presented) != 1 or not same(presented[0], self.token):
             return _refuse(conn, HTTPStatus.UNAUTHORIZED, "missing or wrong token")
         if len(self._conns) >= self.limits.max_connections:
             return _refuse(conn, HTTPStatus.SERVICE_UNAVAILABLE, "too many connections")
@@ -472,10 +472,6 @@ def _select_subprotocol(
     if not offered:
         return None
     raise NegotiationError("unsupported subprotocol; this server speaks mcp")
-
-
-def _same(a: str, b: str) -> bool:
-    return hmac.compare_digest(a.encode("utf-8", "replace"), b.encode("utf-8", "replace"))
 
 
 def _refuse(conn: ServerConnection, status: HTTPStatus, text: str) -> Response:
