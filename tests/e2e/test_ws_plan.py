@@ -116,3 +116,21 @@ async def test_a_question_is_answered_with_reply(
         read = (await call(rpc, "plan", id=tid, timeout=90))["result"]
         assert read["task"]["state"] == "answered" and read["nodes"] == PLAN
         assert read["problems"] == []
+
+
+async def test_a_planner_still_working_answers_with_its_line(
+    broker: Endpoint, repo: Path, tmp_path: Path
+) -> None:
+    planner(repo, tmp_path, {"steps": [{"sleep": 30}], "summary": json.dumps(PLAN)})
+    async with connect(broker.url, additional_headers=headers(broker)) as ws:
+        rpc = Rpc(ws)
+        read = (await call(rpc, "plan", goal="Slow", worker="planner", timeout=0.5))["result"]
+        assert set(read) == {"task"} and read["task"]["state"] in ("queued", "preparing", "running")
+        early = (await call(rpc, "plan", id=read["task"]["id"], approve=True))["error"]
+        assert early["code"] == p.WRONG_STATE and early["data"]["problems"] == [
+            "the planner is still working"
+        ]
+        assert "result" in await rpc.call("cancel", id=read["task"]["id"])
+        ended = (await call(rpc, "plan", id=read["task"]["id"], timeout=60))["result"]
+        assert ended["task"]["state"] == "cancelled" and ended["nodes"] is None
+        assert ended["problems"][0].startswith("the planner ended cancelled")

@@ -143,7 +143,11 @@ class Planning:
                     found.approved,
                 )
             if found.state != SETTLED_:
-                why = "asks a question (reply to it)" if found.state == QUESTION else "works"
+                why = (
+                    "asks a question (reply to it)"
+                    if found.state == QUESTION
+                    else "is still working"
+                )
                 raise PlanRefused(f"the planner {found.task.id} {why}", [f"the planner {why}"])
             chosen: Any = found.nodes if nodes is None else nodes
             wrong = found.problems
