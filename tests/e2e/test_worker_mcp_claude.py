@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +23,10 @@ from tests.e2e.test_worker_claude import claude_profile, require, world
 from tests.support.modelserver import Answer, ModelServer, Script
 from tests.support.modelserver.server import _Handler
 
-#: The sandbox gives the agent a private /tmp, where only what its own command line names is
-#: readable: an MCP server whose program or script lives under the temporary folder (this
-#: repository, in a CI clone made there) cannot start inside it. Baton does not yet make the
-#: files of the MCP servers a CLI is configured with readable in the sandbox.
-IN_TMP = Path(__file__).resolve().is_relative_to(Path(tempfile.gettempdir()).resolve())
-needs_visible_probe = pytest.mark.skipif(
-    IN_TMP, reason="the probe MCP server lives under the temporary folder, private in the sandbox"
-)
-pytestmark = [pytest.mark.agents, needs_visible_probe]
+#: The probe's script is wherever this repository is — under the temporary folder in a CI
+#: clone, which the sandbox makes private: Baton shows the sandbox the files each MCP server
+#: names (baton.agents.mcp_files), so it starts there too.
+pytestmark = pytest.mark.agents
 
 PROBE = Path(__file__).parent.parent / "support" / "mcp_probe_server.py"
 SERVER = "probe"

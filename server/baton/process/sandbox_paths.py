@@ -21,6 +21,9 @@ folder reached through a link is hidden too):
   secrets file; Claude Code's IDE lock folders; the state
   folders of every other provider and account; container-engine sockets; the credential
   stores in :data:`HOME_SECRETS`.
+- **shown for MCP servers**: the files of the MCP servers the agent's CLI starts, as
+  :mod:`baton.process.sandbox_mcp` decides (what it will not show is in
+  :attr:`Plan.warnings`).
 - **protected** (read-only inside writable folders), for a checkout that is a linked
   worktree: git metadata that git commands run later outside the sandbox would obey — the
   checkout's ``.git`` file, the git dir's ``config``, ``config.worktree``, ``hooks``,
@@ -39,9 +42,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from baton.agents.mcp_files import ServerFiles
 from baton.agents.state import all_state_paths, state_paths
 from baton.config.layers import user_config_path
 from baton.config.secretsfile import secrets_file
+from baton.process.sandbox_mcp import show
 
 #: Credential stores under ``$HOME`` that no agent sees (its own CLI's state aside).
 HOME_SECRETS = (
@@ -70,6 +75,7 @@ class Plan:
     readable: list[str] = field(default_factory=list)
     hidden: list[str] = field(default_factory=list)
     protected: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # MCP server files it does not show
 
 
 def real(path: str) -> str:
@@ -190,6 +196,7 @@ def plan(
     readable: Sequence[str],
     writable: Sequence[str],
     hide: Sequence[str],
+    mcp: Sequence[ServerFiles] = (),
 ) -> Plan:
     """Every path of one launch's policy (see the module's docstring)."""
     memo: dict[str, str] = {}
@@ -246,6 +253,12 @@ def plan(
     found.readable += [
         p for p in map(real, programs) if not any(inside(p, h) or p == h for h in secret)
     ]
+    homes_of_user = [real(e.get("HOME") or "~") for e in (env, os.environ)]
+    private = [real(p) for p in PRIVATE_TMP]
+    shown = show(mcp, secret=secret, private=private, writable=found.writable, homes=homes_of_user)
+    found.readable += shown.readable
+    hidden += shown.hidden
+    found.warnings = shown.warnings
     found.writable = [p for p in found.writable if os.path.exists(p)]
     found.hidden = [p for p in (real(h) for h in hidden) if os.path.exists(p)]
     found.readable = [p for p in found.readable if os.path.exists(p)]
