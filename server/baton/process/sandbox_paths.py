@@ -10,9 +10,9 @@ folder reached through a link is hidden too):
 - **readable** (shown even where a parent is hidden): what the launch reads
   (``Launch.readable``: a prompt file in the task's folder); the agent's program and the
   folder it lives in (an npm CLI's whole ``node_modules``), and so for a script its command
-  line names (``python3 /path/agent.py``) — under the private ``/tmp`` too, never inside
-  anything else hidden (a command line may name the discovery file); ``$HOME``
-  and ``$GIT_CONFIG_GLOBAL`` (read-only, even when they lie in the private ``/tmp``); the
+  line names (``python3 /path/agent.py``) — as resolved and, reached through a symlink, as
+  named — under the private ``/tmp`` too, never inside anything else hidden (a command line
+  may name the discovery file); ``$HOME`` and ``$GIT_CONFIG_GLOBAL`` (read-only, even when they lie in the private ``/tmp``); the
   checkout's common git folder and the object stores it borrows from.
 - **hidden**: ``/tmp`` and ``/var/tmp`` (private, empty); the task's folder; Baton's state
   folder (``$BATON_HOME``: the database, every task's folder and checkout) and runtime folder
@@ -250,8 +250,10 @@ def plan(
     # A program is shown under the private /tmp, never inside what else is hidden (a
     # command line may name the discovery file it must not read).
     secret = [real(h) for h in hidden if h not in PRIVATE_TMP]
+    # As resolved, and as named where a symlink leads there (a linked folder under /tmp).
+    named_too = {os.path.normpath(p) for p in programs} | {real(p) for p in programs}
     found.readable += [
-        p for p in map(real, programs) if not any(inside(p, h) or p == h for h in secret)
+        p for p in sorted(named_too) if not any(inside(q, h) for h in secret for q in (p, real(p)))
     ]
     homes_of_user = [real(e.get("HOME") or "~") for e in (env, os.environ)]
     private = [real(p) for p in PRIVATE_TMP]
