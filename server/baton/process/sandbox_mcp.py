@@ -50,10 +50,10 @@ def _refusal(path: str, real: str, *, secret: Sequence[str], private: Sequence[s
         return "which the sandbox hides on purpose (Baton's state, a credential store, …)"
     if ".git" in real.split(os.sep) or ".git" in path.split(os.sep):
         return "inside a .git folder, which is never shown"
-    if any(_inside(home, real) for home in homes):
-        return "your home folder or one holding it, which is never shown whole"
     if real in private or path in private:
         return "the whole temporary folder, which is never shown"
+    if any(_inside(home, real) for home in homes):
+        return "your home folder or one holding it, which is never shown whole"
     return ""
 
 
