@@ -257,3 +257,18 @@ def test_for_profile_reads_the_clis_config(tmp_path: Path) -> None:
     assert sorted(found) == ["mine", "off", "theirs"]
     assert "not on the agent's PATH" in found["mine"].problems[0]
     assert "/etc/hostname" in found["mine"].read
+
+
+def test_doctor_names_a_server_that_will_not_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from baton.cli.doctor import run_doctor
+
+    profile, cwd = claude(tmp_path, {"add": {"gone": {"command": "/nowhere/mcp", "args": []}}})
+    monkeypatch.chdir(cwd)
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    report = run_doctor({"c": profile}, path=str(empty))
+    notes = next(p.notes for p in report.profiles if p.name == "c")
+    said = "warning: MCP server gone will not start: its command /nowhere/mcp does not exist"
+    assert said in notes, notes

@@ -204,8 +204,14 @@ def files_of(server: Server, env: Mapping[str, str], cwd: str) -> ServerFiles:
     )
 
 
-def for_profile(profile: Profile, agent_env: Mapping[str, str], cwd: str) -> list[ServerFiles]:
+def for_profile(
+    profile: Profile,
+    agent_env: Mapping[str, str],
+    cwd: str,
+    config_env: Mapping[str, str] | None = None,
+) -> list[ServerFiles]:
     """:func:`files_of` for every server :func:`started` finds for ``profile``'s agent, whose
-    environment is ``agent_env``, in ``cwd``."""
-    config_env = {**os.environ, **profile.env}
-    return [files_of(s, agent_env, cwd) for s in started(profile, config_env, cwd)]
+    environment is ``agent_env``, in ``cwd``; its CLI's config files are found with
+    ``config_env`` (the broker's environment with the profile's ``env`` by default)."""
+    found = config_env if config_env is not None else {**os.environ, **profile.env}
+    return [files_of(s, agent_env, cwd) for s in started(profile, found, cwd)]

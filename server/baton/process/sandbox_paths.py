@@ -12,8 +12,9 @@ folder reached through a link is hidden too):
   folder it lives in (an npm CLI's whole ``node_modules``), and so for a script its command
   line names (``python3 /path/agent.py``) — as resolved and, reached through a symlink, as
   named — under the private ``/tmp`` too, never inside anything else hidden (a command line
-  may name the discovery file); ``$HOME`` and ``$GIT_CONFIG_GLOBAL`` (read-only, even when they lie in the private ``/tmp``); the
-  checkout's common git folder and the object stores it borrows from.
+  may name the discovery file); ``$HOME`` and ``$GIT_CONFIG_GLOBAL`` (read-only, even when
+  they lie in the private ``/tmp``); the checkout's common git folder and the object stores
+  it borrows from.
 - **hidden**: ``/tmp`` and ``/var/tmp`` (private, empty); the task's folder; Baton's state
   folder (``$BATON_HOME``: the database, every task's folder and checkout) and runtime folder
   (``$XDG_RUNTIME_DIR`` as a whole: discovery files with tokens, sockets, the ssh and gpg
