@@ -1,4 +1,5 @@
-"""The real sandbox (bubblewrap) and the files of an agent's MCP servers.
+"""The real sandbox (bubblewrap) and the files of an agent's MCP servers; the warnings of a
+launch reaching the task's log at warning level.
 
 An MCP server's script under the private ``/tmp`` is readable inside the sandbox once it is
 among the servers the agent's CLI starts — and not without (the check can fail) — while its
@@ -10,17 +11,24 @@ names, and nowhere else of the private ``/tmp``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from baton.agents.base import Launch
 from baton.agents.mcp_files import Server, files_of
+from baton.agents.registry import ADAPTERS
+from baton.core.events import EventType
 from baton.process.sandbox import confine, status
 from baton.process.spawn import spawn, wait_exit
+from baton.runtime.requests import DelegateRequest
+from baton.runtime.supervisor import Supervisor
+from tests.conftest import fake_script, settle
 
 needs_sandbox = pytest.mark.skipif(
     not status().works, reason=f"no sandbox can run here: {status().why}"
@@ -102,3 +110,37 @@ async def test_an_mcp_servers_files_under_tmp_are_shown_read_only_and_alone(
     found = await run(tmp_path, writes, [server])  # as options.sandbox.write = [logs] does
     assert found["write_log"] is True and log.read_text() == "started\n"
     assert found["read_sibling"] is False
+
+
+class WarnedAdapter:
+    """The fake agent, whose launch carries a note and a warning (as worker_mcp's do)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.provider = inner.provider
+
+    def launch(self, turn: Any, profile: Any) -> Launch:
+        launch = self.inner.launch(turn, profile)
+        notes = ("worker_mcp for Fake: kept none", "warning: MCP server notes will not start")
+        return dataclasses.replace(launch, notes=notes)
+
+    def parser(self) -> Any:
+        return self.inner.parser()
+
+
+async def test_launch_warnings_are_logged_at_warning_level(
+    sup: Supervisor, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(ADAPTERS, "fake", WarnedAdapter(ADAPTERS["fake"]))
+    task = await sup.delegate(DelegateRequest(instruction=fake_script(), root=str(repo)))
+    await settle(sup, task.id)
+    logged = [
+        (e.data.get("level"), str(e.data.get("message")))
+        for e in await sup.events(task.id)
+        if e.type == EventType.LOG
+    ]
+    warned = [m for level, m in logged if level == "warning"]
+    assert warned == ["native turn 1: warning: MCP server notes will not start"], logged
+    how = [m for level, m in logged if m.startswith("native turn 1: worker_mcp for Fake")]
+    assert len(how) == 1 and "warning" not in how[0], logged
+    assert [lv for lv, m in logged if m == how[0]] == ["info"]

@@ -272,3 +272,22 @@ def test_doctor_names_a_server_that_will_not_start(
     notes = next(p.notes for p in report.profiles if p.name == "c")
     said = "warning: MCP server gone will not start: its command /nowhere/mcp does not exist"
     assert said in notes, notes
+
+
+def test_a_command_on_path_is_shown_where_it_is_hidden(tmp_path: Path) -> None:
+    """``node``, ``npx``, ``uvx`` in /usr/bin are in the read-only rest already (no rule); one
+    found on PATH under the private /tmp is shown, by its real path."""
+    _, task, launch = place(tmp_path)
+    (tmp_path / "bin").mkdir()
+    program = tmp_path / "bin" / "notes-mcp"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    env = {"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin"}
+    mine = files_of(Server("notes", "notes-mcp"), env, "/")
+    system = files_of(Server("sys", "env"), env, "/")
+    assert mine.program == (str(program),) and system.problems == ()
+    policy = sandbox.policy_for(launch, task, {}, mcp=[mine, system])
+    shown = rules(policy)
+    assert shown[str(program.resolve())] == READ
+    assert not any(p.startswith("/usr/") for p in shown)
+    assert policy.warnings == ()
