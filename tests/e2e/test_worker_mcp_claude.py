@@ -12,27 +12,22 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from baton.config.profiles import Profile
+from baton.core.events import EventType
 from baton.core.lifecycle import TaskState
 from tests.e2e.test_worker_claude import claude_profile, require, world
 from tests.support.modelserver import Answer, ModelServer, Script
 from tests.support.modelserver.server import _Handler
 
-#: The sandbox gives the agent a private /tmp, where only what its own command line names is
-#: readable: an MCP server whose program or script lives under the temporary folder (this
-#: repository, in a CI clone made there) cannot start inside it. Baton does not yet make the
-#: files of the MCP servers a CLI is configured with readable in the sandbox.
-IN_TMP = Path(__file__).resolve().is_relative_to(Path(tempfile.gettempdir()).resolve())
-needs_visible_probe = pytest.mark.skipif(
-    IN_TMP, reason="the probe MCP server lives under the temporary folder, private in the sandbox"
-)
-pytestmark = [pytest.mark.agents, needs_visible_probe]
+#: The probe's script is wherever this repository is — under the temporary folder in a CI
+#: clone, which the sandbox makes private: Baton shows the sandbox the files each MCP server
+#: names (baton.agents.mcp_files), so it starts there too.
+pytestmark = pytest.mark.agents
 
 PROBE = Path(__file__).parent.parent / "support" / "mcp_probe_server.py"
 SERVER = "probe"
@@ -50,8 +45,16 @@ def tool_names(srv: ModelServer) -> list[str]:
     return [tool.name for tool in dialect.tools(first.body)]
 
 
-async def run_task(home: Path, repo: Path, tmp_path: Path, worker_mcp: dict[str, Any]) -> list[str]:
-    """One task with an account whose config has the probe server; the tools the model saw."""
+async def run_task(
+    home: Path,
+    repo: Path,
+    tmp_path: Path,
+    worker_mcp: dict[str, Any],
+    options: dict[str, Any] | None = None,
+    logged: list[tuple[str, str]] | None = None,
+) -> list[str]:
+    """One task with an account whose config has the probe server; the tools the model saw
+    (``logged`` gets the task's log as (level, message))."""
     config_file: list[Path] = []
 
     def profile(srv: ModelServer, agent_home: Path, proxy: str) -> Profile:
@@ -63,6 +66,7 @@ async def run_task(home: Path, repo: Path, tmp_path: Path, worker_mcp: dict[str,
         path.write_text(json.dumps({"mcpServers": {SERVER: server}}), encoding="utf-8")
         config_file.append(path)
         made.worker_mcp = worker_mcp
+        made.options = {**made.options, **(options or {})}
         return made
 
     async with world(home, tmp_path, Script.of(Answer("Nothing to change.")), profile) as w:
@@ -70,7 +74,10 @@ async def run_task(home: Path, repo: Path, tmp_path: Path, worker_mcp: dict[str,
         task_id = await w.delegate(repo, "Say hello; change nothing.")
         state = await w.settle(task_id)
         assert state == TaskState.ANSWERED, (await w.sup.get(task_id)).message
-        logs = [str(e.data.get("message")) for e in await w.sup.events(task_id)]
+        events = [e for e in await w.sup.events(task_id) if e.type == EventType.LOG]
+        logs = [str(e.data.get("message")) for e in events]
+        if logged is not None:
+            logged += [(str(e.data.get("level")), str(e.data.get("message"))) for e in events]
         if worker_mcp:
             assert any("worker_mcp for Claude Code" in m for m in logs), logs
         # Claude Code itself rewrites the file (its user id, …); its servers stay as they were.
@@ -105,3 +112,49 @@ async def test_all_disabled_and_one_added(baton_home: Path, repo: Path, tmp_path
     names = await run_task(baton_home, repo, tmp_path, {"disable": ["*"], "add": added})
     assert probe_tools(names, TOOL) == []
     assert [n for n in names if n.startswith("mcp__")] == [f"mcp__extra__{ADDED_TOOL}"], names
+
+
+async def test_a_server_that_cannot_start_is_a_warning(
+    baton_home: Path, repo: Path, tmp_path: Path
+) -> None:
+    """A server whose command does not exist: the task runs, its log says at warning level
+    which server will not start and why; the other servers still reach the model."""
+    require("claude")
+    added = {"broken": {"command": str(tmp_path / "no-such-server"), "args": [], "env": {}}}
+    logged: list[tuple[str, str]] = []
+    names = await run_task(baton_home, repo, tmp_path, {"add": added}, logged=logged)
+    assert probe_tools(names, TOOL) == [f"mcp__{SERVER}__{TOOL}"], names
+    warned = [m for level, m in logged if level == "warning"]
+    assert any(
+        "warning: MCP server broken will not start: its command" in m and "does not exist" in m
+        for m in warned
+    ), logged
+    assert not any("MCP server" in m for level, m in logged if level != "warning"), logged
+
+
+async def test_a_log_the_server_writes_under_tmp_needs_options_sandbox_write(
+    baton_home: Path, repo: Path, tmp_path: Path
+) -> None:
+    """The added probe writes its start to a log in a fresh folder of the private /tmp: without
+    that folder in the profile's ``options.sandbox.write`` the write fails, the probe dies and
+    its tool is missing — which the task's log says, at warning level, beforehand; with it,
+    the probe starts and its log is written."""
+    require("claude")
+    logs = tmp_path / "mcp-logs"
+    logs.mkdir()
+    log = logs / "probe.log"
+    env = {"MCP_PROBE_LOG": str(log)}
+    added = {"extra": {"command": sys.executable, "args": [str(PROBE), ADDED_TOOL], "env": env}}
+    plan = {"disable": ["*"], "add": added}
+    logged: list[tuple[str, str]] = []
+    names = await run_task(baton_home, repo, tmp_path, plan, logged=logged)
+    assert [n for n in names if n.startswith("mcp__")] == [], names
+    assert not log.exists()
+    assert any(level == "warning" and f"MCP server extra names {log}" in m for level, m in logged)
+
+    (tmp_path / "again").mkdir()
+    names = await run_task(
+        baton_home, repo, tmp_path / "again", plan, options={"sandbox": {"write": [str(logs)]}}
+    )
+    assert [n for n in names if n.startswith("mcp__")] == [f"mcp__extra__{ADDED_TOOL}"], names
+    assert log.read_text() == f"started {ADDED_TOOL}\n"

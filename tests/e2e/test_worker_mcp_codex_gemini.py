@@ -26,12 +26,11 @@ from tests.e2e.test_worker_mcp_claude import (
     ADDED_TOOL,
     PROBE,
     TOOL,
-    needs_visible_probe,
     tool_names,
 )
 from tests.support.modelserver import Answer, ModelServer, Script, env_for_codex, env_for_gemini
 
-pytestmark = [pytest.mark.agents, needs_visible_probe]
+pytestmark = [pytest.mark.agents]
 
 SERVER = "probe"
 

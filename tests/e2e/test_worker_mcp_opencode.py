@@ -19,10 +19,10 @@ import pytest
 from baton.config.profiles import Profile
 from baton.core.lifecycle import TaskState
 from tests.e2e.test_worker_claude import profile_from, require, world
-from tests.e2e.test_worker_mcp_claude import PROBE, TOOL, needs_visible_probe, tool_names
+from tests.e2e.test_worker_mcp_claude import PROBE, TOOL, tool_names
 from tests.support.modelserver import Answer, ModelServer, Script, env_for_opencode
 
-pytestmark = [pytest.mark.agents, needs_visible_probe]
+pytestmark = [pytest.mark.agents]
 
 SERVER = "probe"
 

@@ -158,7 +158,8 @@ class AcpTransport:
         launch, note = self.launch_attempt(turn, profile, attempt)
         proc = await asyncio.to_thread(procs.spawn, launch, task_dir, attempt, UNCONFINED)
         how = "a new runner" + (f" resuming session {turn.session_id}" if turn.session_id else "")
-        return Started(proc, f"{how}; its agent {note}")
+        said, _, warned = note.partition("; warning: ")  # the warning at warning level
+        return Started(proc, f"{how}; its agent {said}", (f"warning: {warned}",) if warned else ())
 
     async def interrupt(self, task_dir: Path, record: procs.ProcessRecord, grace: float) -> None:
         """``session/cancel``: the turn ends as cancelled and the session (and its runner)

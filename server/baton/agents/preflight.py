@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from baton.agents import mcp_files
 from baton.agents.gemini import skipped_reason
 from baton.agents.worker_mcp import doctor_notes
 from baton.config.profiles import Profile
@@ -97,9 +98,11 @@ def check(profile: Profile, env: Mapping[str, str], state: Path | None = None) -
 
 def check_setup(profile: Profile, env: Mapping[str, str], state: Path | None = None) -> Findings:
     """:func:`check`, and what the profile's ``worker_mcp`` does (or cannot do) in the current
-    folder (for doctor)."""
+    folder, and which MCP servers its agent would get that cannot start (for doctor)."""
     found = check(profile, env, state)
     found.notes.extend(doctor_notes(profile, env, os.getcwd()))
+    servers = mcp_files.for_profile(profile, env, os.getcwd(), config_env=env)
+    found.notes.extend(p for server in servers for p in server.problems)
     return found
 
 

@@ -40,17 +40,22 @@ SUPPORTED = ("claude", "codex", "gemini", "opencode")
 UNSUPPORTED = ("pi",)
 #: The file holding a Claude Code task's MCP servers, in the task's folder.
 CLAUDE_FILE = "claude-mcp.json"
+#: Set in a profile's ``worker_mcp`` (by the config loader) when its ``add`` was written in a
+#: project's file: the sandbox then shows those servers no file outside the checkout.
+ADDED_BY_PROJECT = "added_by_project"
 #: A server name Codex's ``-c`` dotted keys can carry as it is.
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 @dataclass(frozen=True, slots=True)
 class WorkerMcp:
-    """A profile's ``worker_mcp``: the servers it disables (``all_``: every one) and adds."""
+    """A profile's ``worker_mcp``: the servers it disables (``all_``: every one) and adds
+    (``add_own``: written in the user's config, not a project's)."""
 
     disable: frozenset[str] = frozenset()
     all_: bool = False
     add: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    add_own: bool = True
 
     @classmethod
     def of(cls, profile: Profile) -> WorkerMcp | None:
@@ -61,7 +66,8 @@ class WorkerMcp:
         if not disable and not add:
             return None
         named = frozenset(n for n in disable if n != "*")
-        return cls(disable=named, all_="*" in disable, add=dict(add))
+        own = not raw.get(ADDED_BY_PROJECT)
+        return cls(disable=named, all_="*" in disable, add=dict(add), add_own=own)
 
     def keeps(self, name: str) -> bool:
         """Whether a server of the CLI's own config stays (an added one of that name wins)."""
@@ -358,6 +364,31 @@ _LABELS = {
 }
 
 
+def configured(profile: Profile, env: Mapping[str, str], cwd: str) -> dict[str, dict[str, Any]]:
+    """The servers of the config files ``profile``'s CLI would read in ``cwd`` (``env``: the
+    broker's environment with the profile's ``env``), as each CLI writes them."""
+    env = dict(env)
+    match profile.provider:
+        case "claude":
+            if profile.config_dir:
+                env["CLAUDE_CONFIG_DIR"] = profile.config_dir
+            return claude_servers(env, cwd)
+        case "opencode":
+            if profile.config_dir:
+                env["OPENCODE_CONFIG_DIR"] = profile.config_dir
+            return opencode_servers(env, cwd)
+        case "codex":
+            raw = profile.config_dir or env.get("CODEX_HOME") or "~/.codex"
+            return codex_servers(Path(os.path.expanduser(raw)), cwd)
+        case "gemini":
+            raw = profile.config_dir or env.get("GEMINI_CLI_HOME") or str(_home(env))
+            system = Path(
+                env.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or "/etc/gemini-cli/settings.json"
+            )
+            return gemini_servers(Path(os.path.expanduser(raw)), cwd, system)[0]
+    return {}
+
+
 def doctor_notes(profile: Profile, env: Mapping[str, str], cwd: str) -> list[str]:
     """What ``profile``'s ``worker_mcp`` does with the config files its CLI would read in
     ``cwd``, and what it cannot do; nothing is written."""
@@ -367,23 +398,4 @@ def doctor_notes(profile: Profile, env: Mapping[str, str], cwd: str) -> list[str
     if profile.provider not in SUPPORTED:
         label = "Pi" if profile.provider == "pi" else f"provider {profile.provider}"
         return [unsupported(label)]
-    env = dict(env)
-    match profile.provider:
-        case "claude":
-            if profile.config_dir:
-                env["CLAUDE_CONFIG_DIR"] = profile.config_dir
-            found = claude_servers(env, cwd)
-        case "opencode":
-            if profile.config_dir:
-                env["OPENCODE_CONFIG_DIR"] = profile.config_dir
-            found = opencode_servers(env, cwd)
-        case "codex":
-            raw = profile.config_dir or env.get("CODEX_HOME") or "~/.codex"
-            found = codex_servers(Path(os.path.expanduser(raw)), cwd)
-        case _:
-            raw = profile.config_dir or env.get("GEMINI_CLI_HOME") or str(_home(env))
-            system = Path(
-                env.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or "/etc/gemini-cli/settings.json"
-            )
-            found = gemini_servers(Path(os.path.expanduser(raw)), cwd, system)[0]
-    return summary(_LABELS[profile.provider], plan, found)
+    return summary(_LABELS[profile.provider], plan, configured(profile, env, cwd))

@@ -231,6 +231,9 @@ def _worker_mcp(values: Values, name: str) -> dict[str, Any]:
         out["disable"] = disable
     if add:
         out["add"] = add
+        key = S.WORKER_MCP_ADD.key(name)
+        if key in values.items and values.items[key][1].layer == "project":
+            out["added_by_project"] = True  # baton.agents.worker_mcp.ADDED_BY_PROJECT
     return out
 
 

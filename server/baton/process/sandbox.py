@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.agents.base import Launch
+from baton.agents.mcp_files import ServerFiles
 from baton.errors import Unavailable
 from baton.process.sandbox_paths import inside, plan, private_tmp
 
@@ -80,9 +81,13 @@ class Policy:
     cwd: str
     mounts: tuple[Mount, ...] = ()
     network: bool = True
+    # What it was asked to show and does not (an MCP server's file it hides): "warning: …".
+    warnings: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, cwd: str, mounts: Iterable[Mount], network: bool = True) -> Policy:
+    def of(
+        cls, cwd: str, mounts: Iterable[Mount], network: bool = True, warnings: Iterable[str] = ()
+    ) -> Policy:
         """A policy whose rules are put in the order they apply: one rule per path (the
         strongest access), shallowest path first."""
         best: dict[str, Mount] = {}
@@ -104,7 +109,7 @@ class Policy:
             if m.access != READ or any(_within(m.path, o) and m.path != o for o in opened)
         ]
         ordered = sorted(kept, key=lambda m: (_depth(m.path), _RANK[m.access], m.path))
-        return cls(cwd=cwd, mounts=tuple(ordered), network=network)
+        return cls(cwd, tuple(ordered), network, tuple(warnings))
 
     def paths(self, access: str) -> list[str]:
         return [m.path for m in self.mounts if m.access == access]
@@ -251,6 +256,8 @@ class Confinement:
     suffix: tuple[str, ...] = ()  # between the sandbox and the agent (signals restored)
     env: dict[str, str] = field(default_factory=dict)  # set in the agent's environment
     policy: Policy | None = None
+    # For the task's log at warning level: MCP servers that will not start or will miss files.
+    warnings: tuple[str, ...] = ()
 
     @property
     def sandboxed(self) -> bool:
@@ -275,14 +282,17 @@ def confine(
     network: bool = True,
     hide: Sequence[str] = (),
     protect: Sequence[str] = (),
+    mcp: Sequence[ServerFiles] = (),
 ) -> Confinement:
     """How ``launch`` (whose environment is ``env``) runs under the ``sandbox`` setting
-    ``mode``; raises :class:`SandboxUnavailable` when ``mode`` is ``require`` and no sandbox
-    works here, :class:`ValueError` for an unknown mode."""
+    ``mode``, its CLI starting the MCP servers ``mcp`` (their files are shown in the sandbox,
+    see :mod:`baton.process.sandbox_mcp`); raises :class:`SandboxUnavailable` when ``mode``
+    is ``require`` and no sandbox works here, :class:`ValueError` for an unknown mode."""
     if mode not in MODES:
         raise ValueError(f"unknown sandbox setting {mode!r}; one of {', '.join(MODES)}")
+    problems = tuple(p for server in mcp for p in server.problems)
     if mode == "off":
-        return Confinement('unsandboxed (sandbox = "off")')
+        return Confinement('unsandboxed (sandbox = "off")', warnings=problems)
     found = status()
     if not (found.works and (found.default or mode == "require")):
         if mode == "require":
@@ -290,10 +300,12 @@ def confine(
                 f'sandbox = "require" but no sandbox can run here: {found.why}; '
                 "the agent was not started"
             )
-        return Confinement(f'UNSANDBOXED: {found.why} (sandbox = "auto")')
+        return Confinement(f'UNSANDBOXED: {found.why} (sandbox = "auto")', warnings=problems)
     policy = policy_for(
-        launch, task_dir, env, provider=provider, network=network, hide=hide, protect=protect
-    )
+        launch, task_dir, env, provider=provider, network=network, hide=hide, protect=protect,
+        mcp=mcp,
+    )  # fmt: skip
+    problems += policy.warnings
     reach = "network allowed" if network else "no network"
     own_tmp = _writable_tmp(policy, env)
     if found.kind == "sandbox-exec":
@@ -303,6 +315,7 @@ def confine(
             prefix=(found.binary or "sandbox-exec", "-p", seatbelt_profile(policy, tmp)),
             env={"TMPDIR": tmp},
             policy=policy,
+            warnings=problems,
         )
     prefix = bwrap_argv(policy, found.binary or "bwrap")
     suffix: tuple[str, ...] = ()
@@ -317,6 +330,7 @@ def confine(
         suffix=suffix,
         env={"TMPDIR": own_tmp or TMP},
         policy=policy,
+        warnings=problems,
     )
 
 
@@ -338,10 +352,11 @@ def policy_for(
     network: bool = True,
     hide: Sequence[str] = (),
     protect: Sequence[str] = (),
+    mcp: Sequence[ServerFiles] = (),
 ) -> Policy:
     """The policy of one launch (see :mod:`baton.process.sandbox_paths` for the paths);
     ``protect``: more paths kept read-only though inside writable ones (a read-only task's
-    checkout).
+    checkout); ``mcp``: the MCP servers its CLI starts, whose files it shows.
 
     Folders it must write that do not exist yet (a CLI's state folder) are created (0700).
     """
@@ -357,13 +372,14 @@ def policy_for(
         readable=(*launch.readable, *_baton_itself()),
         writable=launch.writable,
         hide=hide,
+        mcp=mcp,
     )
     mounts = [Mount(p, WRITE, os.path.isdir(p)) for p in found.writable]
     mounts += [Mount(p, READ, os.path.isdir(p)) for p in found.readable]
     mounts += [Mount(p, HIDE, os.path.isdir(p)) for p in found.hidden]
     protected = [*found.protected, *(os.path.realpath(p) for p in protect)]
     mounts += [Mount(p, PROTECT, os.path.isdir(p)) for p in protected]
-    return Policy.of(found.cwd, mounts, network)
+    return Policy.of(found.cwd, mounts, network, found.warnings)
 
 
 def _baton_itself() -> tuple[str, ...]:

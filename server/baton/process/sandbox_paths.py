@@ -10,10 +10,11 @@ folder reached through a link is hidden too):
 - **readable** (shown even where a parent is hidden): what the launch reads
   (``Launch.readable``: a prompt file in the task's folder); the agent's program and the
   folder it lives in (an npm CLI's whole ``node_modules``), and so for a script its command
-  line names (``python3 /path/agent.py``) — under the private ``/tmp`` too, never inside
-  anything else hidden (a command line may name the discovery file); ``$HOME``
-  and ``$GIT_CONFIG_GLOBAL`` (read-only, even when they lie in the private ``/tmp``); the
-  checkout's common git folder and the object stores it borrows from.
+  line names (``python3 /path/agent.py``) — as resolved and, reached through a symlink, as
+  named — under the private ``/tmp`` too, never inside anything else hidden (a command line
+  may name the discovery file); ``$HOME`` and ``$GIT_CONFIG_GLOBAL`` (read-only, even when
+  they lie in the private ``/tmp``); the checkout's common git folder and the object stores
+  it borrows from.
 - **hidden**: ``/tmp`` and ``/var/tmp`` (private, empty); the task's folder; Baton's state
   folder (``$BATON_HOME``: the database, every task's folder and checkout) and runtime folder
   (``$XDG_RUNTIME_DIR`` as a whole: discovery files with tokens, sockets, the ssh and gpg
@@ -21,6 +22,9 @@ folder reached through a link is hidden too):
   secrets file; Claude Code's IDE lock folders; the state
   folders of every other provider and account; container-engine sockets; the credential
   stores in :data:`HOME_SECRETS`.
+- **shown for MCP servers**: the files of the MCP servers the agent's CLI starts, as
+  :mod:`baton.process.sandbox_mcp` decides (what it will not show is in
+  :attr:`Plan.warnings`).
 - **protected** (read-only inside writable folders), for a checkout that is a linked
   worktree: git metadata that git commands run later outside the sandbox would obey — the
   checkout's ``.git`` file, the git dir's ``config``, ``config.worktree``, ``hooks``,
@@ -39,9 +43,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from baton.agents.mcp_files import ServerFiles
 from baton.agents.state import all_state_paths, state_paths
 from baton.config.layers import user_config_path
 from baton.config.secretsfile import secrets_file
+from baton.process.sandbox_mcp import show
 
 #: Credential stores under ``$HOME`` that no agent sees (its own CLI's state aside).
 HOME_SECRETS = (
@@ -70,6 +76,7 @@ class Plan:
     readable: list[str] = field(default_factory=list)
     hidden: list[str] = field(default_factory=list)
     protected: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # MCP server files it does not show
 
 
 def real(path: str) -> str:
@@ -190,6 +197,7 @@ def plan(
     readable: Sequence[str],
     writable: Sequence[str],
     hide: Sequence[str],
+    mcp: Sequence[ServerFiles] = (),
 ) -> Plan:
     """Every path of one launch's policy (see the module's docstring)."""
     memo: dict[str, str] = {}
@@ -243,9 +251,17 @@ def plan(
     # A program is shown under the private /tmp, never inside what else is hidden (a
     # command line may name the discovery file it must not read).
     secret = [real(h) for h in hidden if h not in PRIVATE_TMP]
+    # As resolved, and as named where a symlink leads there (a linked folder under /tmp).
+    named_too = {os.path.normpath(p) for p in programs} | {real(p) for p in programs}
     found.readable += [
-        p for p in map(real, programs) if not any(inside(p, h) or p == h for h in secret)
+        p for p in sorted(named_too) if not any(inside(q, h) for h in secret for q in (p, real(p)))
     ]
+    homes_of_user = [real(e.get("HOME") or "~") for e in (env, os.environ)]
+    private = [real(p) for p in PRIVATE_TMP]
+    shown = show(mcp, secret=secret, private=private, writable=found.writable, homes=homes_of_user)
+    found.readable += shown.readable
+    hidden += shown.hidden
+    found.warnings = shown.warnings
     found.writable = [p for p in found.writable if os.path.exists(p)]
     found.hidden = [p for p in (real(h) for h in hidden) if os.path.exists(p)]
     found.readable = [p for p in found.readable if os.path.exists(p)]

@@ -18,12 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from baton.agents import mcp_files
 from baton.agents.base import Adapter, Launch, Parser, Turn
 from baton.config.profiles import Profile
 from baton.process.sandbox import Confinement, confine
 from baton.process.spawn import ProcessRecord, agent_env, kill_tree, spawn
 
 NATIVE = "native"
+#: How a note for the task's log that is a warning starts.
+WARNING = "warning:"
 ACP = "acp"
 
 
@@ -33,6 +36,7 @@ class Started:
 
     record: ProcessRecord
     how: str = ""  # a note for the task's log ("" when there is nothing to say)
+    warnings: tuple[str, ...] = ()  # for the task's log at warning level ("warning: …")
 
 
 class Transport(Protocol):
@@ -59,6 +63,15 @@ class Transport(Protocol):
         ...
 
 
+def started(record: ProcessRecord, launch: Launch, confinement: Confinement) -> Started:
+    """``record`` with what the task's log says of it: the launch's notes and how it runs,
+    and apart, at warning level, the notes that are warnings ("warning: …")."""
+    notes = [n for n in (*launch.notes, confinement.note) if n]
+    how = "; ".join(n for n in notes if not n.startswith(WARNING))
+    warned = (*(n for n in notes if n.startswith(WARNING)), *confinement.warnings)
+    return Started(record, how, tuple(dict.fromkeys(warned)))
+
+
 def _paths(value: object) -> tuple[str, ...]:
     if not isinstance(value, list):
         return ()
@@ -68,7 +81,8 @@ def _paths(value: object) -> tuple[str, ...]:
 def confinement_for(launch: Launch, task_dir: Path, turn: Turn, profile: Profile) -> Confinement:
     """How ``launch`` of ``profile`` runs under the turn's ``sandbox`` setting (see
     :func:`baton.process.sandbox.confine`), with the paths the profile's ``options.sandbox``
-    adds (``{read = [...], write = [...]}``); raises ``SandboxUnavailable`` (an OSError)."""
+    adds (``{read = [...], write = [...]}``) and the files of the MCP servers its CLI starts
+    (:mod:`baton.agents.mcp_files`); raises ``SandboxUnavailable`` (an OSError)."""
     extra = profile.options.get("sandbox")
     if isinstance(extra, dict):  # more paths the profile's agent needs (user config only)
         launch = dataclasses.replace(
@@ -76,15 +90,17 @@ def confinement_for(launch: Launch, task_dir: Path, turn: Turn, profile: Profile
             readable=(*launch.readable, *_paths(extra.get("read"))),
             writable=(*launch.writable, *_paths(extra.get("write"))),
         )
+    env = agent_env(launch)
     return confine(
         launch,
         task_dir,
-        agent_env(launch),
+        env,
         provider=profile.provider,
         mode=turn.sandbox,
         network=profile.network != "none",
         hide=turn.hide,
         protect=(turn.cwd,) if turn.read_only else (),  # baton ask: its checkout read-only
+        mcp=mcp_files.for_profile(profile, env, launch.cwd or turn.cwd),
     )
 
 
@@ -108,7 +124,7 @@ class NativeTransport:
         task_dir = Path(turn.task_dir)
         confinement = confinement_for(launch, task_dir, turn, profile)
         record = await asyncio.to_thread(spawn, launch, task_dir, attempt, confinement)
-        return Started(record, "; ".join(n for n in (*launch.notes, confinement.note) if n))
+        return started(record, launch, confinement)
 
     async def interrupt(self, task_dir: Path, record: ProcessRecord, grace: float) -> None:
         """Kill the attempt's process tree (SIGTERM, then SIGKILL after ``grace``)."""

@@ -214,6 +214,8 @@ class Attempts:
                 self._no_launch.set()
         if started.how:
             await self.book.log(task, f"{transport.name} turn {n}: {started.how}")
+        for warning in started.warnings:  # worker_mcp and MCP servers' files: said loudly
+            await self.book.log(task, f"{transport.name} turn {n}: {warning}", level="warning")
         return attempt, transport, started.record
 
     def sandbox_of(self, task: Task, profile: Profile | None) -> dict[str, Any]:
