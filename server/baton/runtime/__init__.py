@@ -9,7 +9,7 @@ interdiff), :func:`rewrites` (a revision's hunks over lines accepted before it),
 :class:`Redecided` (an undo or redo decided once) and :func:`read_current` (a file's text
 as a proposal is merged into it).
 ``baton stats`` reads the ledger of outcomes and cool-downs offline through
-:mod:`baton.runtime.accounts`.
+:mod:`baton.runtime.accounts`, and the bench runs through :func:`bench_stats`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from baton.runtime import accounts
+    from baton.runtime.bench import bench_stats
     from baton.runtime.broker import Limits, TaskError, broker_alive
     from baton.runtime.editing import TaskEdit
     from baton.runtime.proposals import read_current
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from baton.runtime.supervisor import Supervisor
 
 _HOME = {
+    "bench_stats": "bench",
     "Limits": "broker",
     "TaskError": "broker",
     "broker_alive": "broker",
@@ -62,6 +64,7 @@ __all__ = [
     "TaskEdit",
     "TaskError",
     "accounts",
+    "bench_stats",
     "broker_alive",
     "read_current",
     "redone_of",

@@ -32,6 +32,7 @@ from baton.core.task import Target, next_moves
 from baton.errors import NotFound
 from baton.runtime import DelegateRequest, GraphNode, Supervisor, TaskError, broker_alive
 from baton.surfaces.workers import workers_answer
+from baton.surfaces.ws.bench import Benches
 from baton.surfaces.ws.love import Defaults
 from baton.surfaces.ws.settled import Settled
 from baton.surfaces.ws.unstarted import Unstarted
@@ -88,6 +89,7 @@ class Methods:
             "edit": unstarted.edit,
             "ask": unstarted.ask,
             "love": Defaults(roots).love,
+            "bench": Benches(sup, roots).bench,
             "events": self.events,
             "memory": self.memory,
             "workers": self.workers,
