@@ -214,3 +214,56 @@ def test_ctrl_c_cancels_the_unfinished_tasks_and_counts_none_of_them(
     states = {t["state"] for t in again["tasks"] if t["worker"] == "slow"}
     assert states == {"cancelled"}
     assert by_worker(again)["slow"]["stopped"] == 3 and by_worker(again)["slow"]["run"] == 0
+
+
+def test_a_broker_killed_mid_bench_loses_nothing_and_counts_each_task_once(
+    baton_home: Path, repo: Path, tmp_path: Path
+) -> None:
+    from baton.surfaces.ws import discovery
+
+    workers(
+        repo, tmp_path, slow={"steps": [{"sleep": 3}, {"write": "answer.txt", "content": "42\n"}]}
+    )
+    one = suite(
+        tmp_path,
+        '[[case]]\nkey = "right"\ninstruction = "Answer"\n'
+        f'checks = [["python3", "-c", "{RIGHT}"]]\n',
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "baton.cli", "bench", "--json", "--cwd", str(repo), str(one),
+         "--workers", "good,slow"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    run_dir = tmp_path / "run" / "baton"
+    try:
+        deadline = time.monotonic() + 60
+        listed: list[Any] = []
+        while time.monotonic() < deadline and not listed:
+            listed = as_json(baton("tasks", "--json", "--worker", "slow", "--state", "running"))
+            time.sleep(0.1)
+        assert listed, "the slow worker never ran"
+        for broker in discovery.live_brokers(run_dir):  # the bench's (and any other)
+            os.kill(broker.pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, out + err
+    said = json.loads(out)["error"]
+    assert "baton bench --run b" in said, said
+    run = said.rsplit("--run ", 1)[1].split()[0]
+
+    # The next broker (started on demand) adopts the slow task; the run finishes.
+    done = bench(repo, "--run", run)
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = as_json(done)
+    table = by_worker(doc)
+    assert (table["good"]["passed"], table["good"]["run"]) == (1, 1)
+    assert (table["slow"]["passed"], table["slow"]["run"]) == (1, 1)
+    again = as_json(bench(repo, "--run", run))  # read twice: counted once
+    assert by_worker(again) == table
+    stats = as_json(baton("stats", "--json"))
+    assert {(r["worker"], r["run"], r["benches"]) for r in stats["bench"]} == {
+        ("good", 1, 1),
+        ("slow", 1, 1),
+    }
