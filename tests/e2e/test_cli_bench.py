@@ -156,6 +156,20 @@ def test_bad_suites_and_workers_are_refused_with_the_reason(
     unknown_run = bench(repo, "--run", "bnothing")
     assert unknown_run.returncode == 2 and "no bench run" in as_json(unknown_run)["error"]
 
+    # A worker routing refuses (disabled) stops the run: what it had delegated is cancelled.
+    with (repo / ".baton.toml").open("a") as f:
+        f.write('[profiles.off]\nprovider = "fake"\nenabled = false\n')
+    off = bench(repo, str(suite(tmp_path)), "--workers", "good,off")
+    assert off.returncode == 2, off.stdout
+    assert "case right on off: worker 'off' is disabled" in as_json(off)["error"]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        left = as_json(baton("tasks", "--json", "--archived"))
+        if [t["state"] for t in left] == ["cancelled"]:
+            break
+        time.sleep(0.2)
+    assert [t["state"] for t in left] == ["cancelled"]
+
 
 def test_a_question_fails_the_case_and_the_project_checks_serve_a_case_without_any(
     baton_home: Path, repo: Path, tmp_path: Path

@@ -29,7 +29,7 @@ from baton.core.bench import Suite
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import SETTLED, TaskState
 from baton.core.task import Target, Task, new_task_id
-from baton.errors import InvalidInput, NotFound
+from baton.errors import BatonError, InvalidInput, NotFound
 from baton.runtime.book import Book
 from baton.runtime.requests import DelegateRequest
 from baton.store import AsyncStore, Store
@@ -114,12 +114,26 @@ class Bench:
             for case in suite.cases:
                 for worker in workers:
                     req = _request(suite, case, worker, root, run, n)
-                    task = await self.delegate(req)
+                    try:
+                        task = await self.delegate(req)
+                    except BatonError as exc:  # routing refused it: the run does not start
+                        await self._undo([t for t, *_ in started])
+                        raise InvalidInput(
+                            f"case {case.key} on {worker}: {exc} (the run's {len(started)} "
+                            "task(s) already delegated were cancelled)"
+                        ) from None
                     row: dict[str, Any] = {"task_id": task.id, "run_id": run}
                     row |= {"suite": suite.name, "case_key": case.key, "worker": worker, "n": n}
                     await self.store.call(_insert, "bench_tasks", [row])
                     started.append((task, case.key, worker, n))
         return Started(run, started)
+
+    async def _undo(self, tasks: Sequence[Task]) -> None:
+        for task in tasks:
+            try:
+                await self.cancel(task.id)
+            except BatonError as exc:
+                log.info("bench: could not cancel %s: %s", task.id, exc)
 
     def _project_checks(self, root: str) -> bool:
         try:
