@@ -17,6 +17,9 @@ from typing import Any
 
 import pytest
 
+from baton.runtime import accounts
+from baton.store import Store
+from baton.store.paths import db_path
 from tests.e2e.test_cli import as_json, baton, stop_brokers
 
 RIGHT = "import sys; sys.exit(open('answer.txt').read().strip() != '42')"
@@ -123,7 +126,10 @@ def test_a_suite_on_two_workers_gives_exact_numbers_and_accumulates(
     assert (rows["good"]["suite"], rows["good"]["benches"]) == ("smoke", 2)
     assert (rows["good"]["passed"], rows["good"]["run"], rows["good"]["tokens"]) == (4, 6, 720)
     assert (rows["bad"]["passed"], rows["bad"]["run"], rows["bad"]["cost"]) == (2, 6, 0.03)
-    assert stats["stats"] == []  # bench tasks stay out of the per-worker table
+    assert stats["stats"] == []  # bench tasks stay out of the per-worker table…
+    with Store(db_path(baton_home)) as store:  # …and of the evidence routing breaks ties with
+        assert accounts.evidence(store) == {}
+        assert store.db.execute("SELECT COUNT(*) FROM ledger").fetchone() == (12,)
     said = baton("stats", "--cwd", str(repo))
     assert "bench (every run" in said.stdout and "smoke" in said.stdout
 

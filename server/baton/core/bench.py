@@ -19,7 +19,7 @@ import re
 import statistics
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from baton.errors import InvalidInput
@@ -289,7 +289,6 @@ class Line:
     median_seconds: float | None = None
     tokens: int = 0
     cost: float | None = None
-    cases: dict[str, list[bool]] = field(default_factory=dict)
 
     @property
     def rate(self) -> float | None:
@@ -322,9 +321,6 @@ def summarize(runs: Iterable[Run], workers: Sequence[str] = ()) -> list[Line]:
     for w in order:
         judged = [r for r in by[w] if r.verdict.passed is not None]
         costs = [r.cost for r in judged if r.cost is not None]
-        cases: dict[str, list[bool]] = {}
-        for r in judged:
-            cases.setdefault(r.case, []).append(bool(r.verdict.passed))
         lines.append(
             Line(
                 worker=w,
@@ -335,7 +331,6 @@ def summarize(runs: Iterable[Run], workers: Sequence[str] = ()) -> list[Line]:
                 median_seconds=statistics.median(r.seconds for r in judged) if judged else None,
                 tokens=sum(r.tokens for r in judged),
                 cost=sum(costs) if costs else None,
-                cases=cases,
             )
         )
     return lines

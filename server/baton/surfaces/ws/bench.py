@@ -50,9 +50,6 @@ class Benches:
                 suite = read_toml(text, path.stem)
                 shown: str | None = str(path.resolve())
             else:
-                for bad in ("name", "repairRounds"):
-                    if bad in params and not isinstance(params[bad], (str, int)):
-                        raise SuiteError(f"{bad}: a text or a number")
                 inline = {"case": params.get("cases"), "name": params.get("name", "inline")}
                 if "repairRounds" in params:
                     inline["repair_rounds"] = params["repairRounds"]
