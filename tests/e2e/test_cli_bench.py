@@ -141,9 +141,6 @@ def test_bad_suites_and_workers_are_refused_with_the_reason(
     missing = bench(repo, str(tmp_path / "nope.toml"), "--workers", "good")
     assert missing.returncode == 2 and "cannot read it" in as_json(missing)["error"]
 
-    broken = bench(repo, str(suite(tmp_path, "[[case]\nkey =")), "--workers", "good")
-    assert broken.returncode == 2 and "not valid TOML" in as_json(broken)["error"]
-
     no_instruction = suite(tmp_path, '[[case]]\nkey = "x"\nchecks = [["true"]]\n')
     said = bench(repo, str(no_instruction), "--workers", "good")
     assert said.returncode == 2, said.stdout
@@ -152,29 +149,9 @@ def test_bad_suites_and_workers_are_refused_with_the_reason(
     unknown = bench(repo, str(suite(tmp_path)), "--workers", "good,nobody")
     assert unknown.returncode == 2 and "unknown worker 'nobody'" in as_json(unknown)["error"]
 
-    unchecked = suite(tmp_path, '[[case]]\ninstruction = "do it"\n')
-    said = bench(repo, str(unchecked), "--workers", "good")
-    assert said.returncode == 2 and "has no checks" in as_json(said)["error"]
-
     no_workers = bench(repo, str(suite(tmp_path)))
     assert no_workers.returncode == 2 and "--workers" in as_json(no_workers)["error"]
-    assert as_json(baton("tasks", "--json")) == []  # nothing was started
-    unknown_run = bench(repo, "--run", "bnothing")
-    assert unknown_run.returncode == 2 and "no bench run" in as_json(unknown_run)["error"]
-
-    # A worker routing refuses (disabled) stops the run: what it had delegated is cancelled.
-    with (repo / ".baton.toml").open("a") as f:
-        f.write('[profiles.off]\nprovider = "fake"\nenabled = false\n')
-    off = bench(repo, str(suite(tmp_path)), "--workers", "good,off")
-    assert off.returncode == 2, off.stdout
-    assert "case right on off: worker 'off' is disabled" in as_json(off)["error"]
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        left = as_json(baton("tasks", "--json", "--archived"))
-        if [t["state"] for t in left] == ["cancelled"]:
-            break
-        time.sleep(0.2)
-    assert [t["state"] for t in left] == ["cancelled"]
+    assert as_json(baton("tasks", "--json", "--archived")) == []  # nothing was started
 
 
 def test_a_question_fails_the_case_and_the_project_checks_serve_a_case_without_any(

@@ -36,6 +36,8 @@ async def test_bench_answers_at_once_and_reads_a_run(
     broker: Endpoint, repo: Path, tmp_path: Path
 ) -> None:
     workers(repo, tmp_path)
+    with (repo / ".baton.toml").open("a") as f:
+        f.write('[profiles.off]\nprovider = "fake"\nenabled = false\n')
     async with connect(broker.url, additional_headers=headers(broker)) as ws:
         rpc = Rpc(ws)
         made = await rpc.call(
@@ -78,3 +80,24 @@ async def test_bench_answers_at_once_and_reads_a_run(
         assert "no bench run" in nowhere["message"]
         missing = await refused(suite="missing.toml", workers=["good"], cwd=str(repo))
         assert "cannot read it" in missing["message"]
+        (tmp_path / "broken.toml").write_text("[[case]\nkey =")
+        broken = await refused(suite=str(tmp_path / "broken.toml"), workers=["good"])
+        assert "not valid TOML" in broken["message"]
+        unchecked = await refused(cases=[{"instruction": "do it"}], workers=["good"])
+        assert "has no checks and the project has no verify step" in unchecked["message"]
+        runs = await refused(cases=CASES, workers=["good"], runs=0)
+        assert "runs" in runs["message"]
+
+        # A worker routing refuses (disabled) stops the run: what it delegated is cancelled.
+        before = {t["id"] for t in started["tasks"]}
+        off = await refused(cases=CASES, workers=["good", "off"], cwd=str(repo))
+        assert "case right on off: worker 'off' is disabled" in off["message"]
+        assert "1 task(s) already delegated were cancelled" in off["message"]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            listed = (await rpc.call("tasks", archived=True))["result"]["tasks"]
+            new = [t["state"] for t in listed if t["id"] not in before]
+            if new == ["cancelled"]:
+                break
+            await asyncio.sleep(0.1)
+        assert new == ["cancelled"]
