@@ -161,7 +161,9 @@ def test_a_question_fails_the_case_and_the_project_checks_serve_a_case_without_a
     with (repo / ".baton.toml").open("a") as f:
         f.write('[[verify]]\nname = "present"\nargv = ["test", "-f", "answer.txt"]\n')
     plain = suite(tmp_path, '[[case]]\nkey = "plain"\ninstruction = "Write answer.txt"\n')
-    ran = bench(repo, str(plain), "--workers", "good,asker")
+    # A relative suite path is the shell's: here, relative to tmp_path, not to --cwd.
+    args = ("bench", "--json", "--cwd", str(repo), plain.name, "--workers", "good,asker")
+    ran = baton(*args, cwd=tmp_path, timeout=120)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     doc = as_json(ran)
     table = by_worker(doc)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
+from pathlib import Path
 from typing import Any
 
 from baton.cli.remote import EXIT_FAILED, EXIT_OK, UsageError, folder_of
@@ -40,9 +41,8 @@ async def bench(args: argparse.Namespace, out: Output) -> int:
             workers = [w.strip() for w in (args.workers or "").split(",") if w.strip()]
             if not workers:
                 raise UsageError("--workers: name one or more workers, e.g. --workers a,b")
-            started = await call(
-                c, "bench", suite=args.suite, workers=workers, runs=args.runs, cwd=root
-            )
+            suite = str(Path(args.suite).expanduser().resolve())  # as the shell meant it
+            started = await call(c, "bench", suite=suite, workers=workers, runs=args.runs, cwd=root)
             run = started["run"]
             out.info(
                 f"bench {started['suite']} run {run}: {len(started['tasks'])} task(s) on "
