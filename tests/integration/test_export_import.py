@@ -62,6 +62,17 @@ async def record(sup: Supervisor, repo: Path, baton_home: Path) -> Path:
     await settle(sup, asked.id)
     await sup.memory(str(repo), add="the tests run with pytest")
     await sup.memory(str(repo), add="keep the public API")
+    with Store(db_path(baton_home)) as store, store.db.atomic():  # a bench run of one task
+        store.db.execute(
+            "INSERT INTO bench_runs (id, suite, root, workers, runs, cases, created_at) "
+            "VALUES ('b1', 'smoke', ?, '[\"fake\"]', 1, '[]', 1.0)",
+            [str(repo)],
+        )
+        store.db.execute(
+            "INSERT INTO bench_tasks (task_id, run_id, suite, case_key, worker) "
+            "VALUES (?, 'b1', 'smoke', 'c', 'fake')",
+            [pending.id],
+        )
     return db_path(baton_home)
 
 
@@ -75,6 +86,7 @@ def test_round_trip_into_an_empty_home_is_equal_table_by_table(
     assert written.rows["tasks"] == 3 and written.rows["events"] > 10
     assert written.rows["hunk_states"] == 2 and written.rows["memory"] == 2
     assert written.rows["ledger"] >= 1 and written.rows["attempts"] == 3
+    assert written.rows["bench_runs"] == 1 and written.rows["bench_tasks"] == 1
     assert (tmp_path / "backup.jsonl").stat().st_mode & 0o777 == 0o600
     other = tmp_path / "other" / "baton.db"
     with Store(other) as store:

@@ -50,7 +50,7 @@ def test_migrations_are_recorded_by_sqlite_utils_and_idempotent(db_file: Path) -
     s = Store(db_file)  # a second open applies nothing new
     try:
         applied = [m.name for m in MIGRATIONS.applied(s.db)]
-        assert applied == ["0001_initial", "0002_accounts", "0003_archive"]
+        assert applied == ["0001_initial", "0002_accounts", "0003_archive", "0004_bench"]
         rows = s.db.execute(
             "SELECT migration_set, name FROM _sqlite_migrations ORDER BY id"
         ).fetchall()
@@ -58,6 +58,7 @@ def test_migrations_are_recorded_by_sqlite_utils_and_idempotent(db_file: Path) -
             ("baton", "0001_initial"),
             ("baton", "0002_accounts"),
             ("baton", "0003_archive"),
+            ("baton", "0004_bench"),
         ]
         assert MIGRATIONS.pending(s.db) == []
         assert {"tasks", "attempts", "events", "diffs", "hunk_states", "memory", "brokers"} <= set(

@@ -241,6 +241,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("store_cmds", "import_"),
     "adapter": ("adapter_check", "adapter"),
     "plan": ("plan_cmd", "plan"),
+    "bench": ("bench_cmd", "bench"),
     "edit": ("task_cmds", "edit"),
     "ask": ("task_cmds", "ask"),
     "love": ("love_cmd", "love"),

@@ -40,7 +40,10 @@ def add_commands(cmd: Callable[[str, str], argparse.ArgumentParser]) -> None:
     )
     c.add_argument("--reveal", action="store_true", help="get: print the value itself")
 
-    c = cmd("stats", "outcomes per worker, model and kind (the evidence ledger); cool-downs")
+    c = cmd(
+        "stats",
+        "outcomes per worker, model and kind (the evidence ledger); cool-downs; bench runs",
+    )
     c.add_argument("--cwd", help="only tasks of this project folder")
 
 
@@ -205,23 +208,43 @@ async def stats(args: argparse.Namespace, out: Output) -> int:
     import asyncio
     from pathlib import Path
 
-    from baton.runtime import accounts
+    from baton.runtime import accounts, bench_stats
     from baton.store import Store
     from baton.store.paths import db_path, state_home
 
     root = str(Path(args.cwd).resolve()) if args.cwd else None
 
-    def read() -> tuple[list[accounts.Stat], dict[str, accounts.Cooldown]]:
+    def read() -> tuple[list[accounts.Stat], dict[str, accounts.Cooldown], list[Any]]:
         with Store(db_path(state_home())) as store:
-            return accounts.stats(store, root), accounts.cooldowns(store)
+            found = accounts.stats(store, root), accounts.cooldowns(store)
+            return (*found, bench_stats(store, root))
 
-    rows, cooling = await asyncio.to_thread(read)
+    rows, cooling, benches = await asyncio.to_thread(read)
     doc = {
         "stats": [r.to_json() for r in rows],
         "cooldowns": [c.to_json() for c in cooling.values()],
+        "bench": benches,
     }
-    out.result(doc, format_stats(rows, list(cooling.values())))
+    text = format_stats(rows, list(cooling.values()))
+    out.result(doc, text + ("\n" + format_bench(benches) if benches else ""))
     return EXIT_OK
+
+
+def format_bench(rows: list[dict[str, Any]]) -> str:
+    """The bench section: per suite and worker, every run of it summed."""
+    lines = ["bench (every run of each suite, per worker):"]
+    head = f"{'suite':<16} {'worker':<16} {'benches':>7} {'passed':>8} {'rate':>6} "
+    lines.append(head + f"{'median s':>9} {'tokens':>9} {'cost':>9}")
+    for r in rows:
+        rate = f"{r['rate']:.0%}" if r["rate"] is not None else "-"
+        median = f"{r['medianSeconds']:.1f}" if r["medianSeconds"] is not None else "-"
+        cost = f"{r['cost']:.4f}" if r["cost"] is not None else "-"
+        passed = f"{r['passed']}/{r['run']}"
+        lines.append(
+            f"{r['suite']:<16} {r['worker']:<16} {r['benches']:>7} {passed:>8} {rate:>6} "
+            f"{median:>9} {r['tokens']:>9} {cost:>9}"
+        )
+    return "\n".join(lines)
 
 
 def format_stats(rows: list[Any], cooling: list[Any]) -> str:

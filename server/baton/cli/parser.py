@@ -308,6 +308,18 @@ def build() -> argparse.ArgumentParser:
     c.add_argument("--dry-run", action="store_true", help="check the plan; start nothing")
 
     c = cmd(
+        "bench",
+        "run a suite's cases on several workers, each judged by its checks and never "
+        "applied; print per worker the cases passed, time, tokens and cost",
+    )
+    c.add_argument("suite", nargs="?", help="the suite, a TOML file (see docs: bench)")
+    c.add_argument("--workers", metavar="A,B,…", help="the workers to compare")
+    c.add_argument("--runs", type=int, default=1, metavar="N", help="run each case N times")
+    c.add_argument("--cwd", default=".", help="the project folder (default: .)")
+    c.add_argument("--run", metavar="RUN", help="read (or wait for) an earlier run instead")
+    c.add_argument("--timeout", type=float, help="stop waiting after this many seconds (exit 1)")
+
+    c = cmd(
         "adapter",
         "check a program against the adapter protocol (a worker with provider external): "
         "baton adapter check -- CMD [ARG …]",

@@ -56,7 +56,7 @@ def folder_of(args: argparse.Namespace) -> Path:
 
 
 #: The commands that may go to any broker of this state home (they name a task by id).
-_BY_FOLDER = frozenset({"delegate", "run", "memory", "graph"})
+_BY_FOLDER = frozenset({"delegate", "run", "memory", "graph", "bench"})
 
 
 def any_broker(args: argparse.Namespace) -> bool:

@@ -10,7 +10,7 @@ interdiff), :func:`rewrites` (a revision's hunks over lines accepted before it),
 as a proposal is merged into it); and :class:`Planning` (a planner's graph proposed,
 checked and approved: its :class:`Proposal` and :class:`PlanRefused`).
 ``baton stats`` reads the ledger of outcomes and cool-downs offline through
-:mod:`baton.runtime.accounts`.
+:mod:`baton.runtime.accounts`, and the bench runs through :func:`bench_stats`.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from baton.runtime import accounts
+    from baton.runtime.bench import bench_stats
     from baton.runtime.broker import Limits, TaskError, broker_alive
     from baton.runtime.editing import TaskEdit
     from baton.runtime.planning import Planning, PlanRefused, Proposal
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from baton.runtime.supervisor import Supervisor
 
 _HOME = {
+    "bench_stats": "bench",
     "Limits": "broker",
     "TaskError": "broker",
     "broker_alive": "broker",
@@ -70,6 +72,7 @@ __all__ = [
     "TaskEdit",
     "TaskError",
     "accounts",
+    "bench_stats",
     "broker_alive",
     "read_current",
     "redone_of",

@@ -138,11 +138,16 @@ def record_outcome(store: Store, task: Task) -> None:
         )
 
 
+#: Bench tasks (``baton bench``) stay out of the routing evidence and the per-worker table:
+#: the bench rejects their hunks, which says nothing of the work (``bench_stats`` sums them).
+_NOT_BENCH = "task_id NOT IN (SELECT task_id FROM bench_tasks)"
+
+
 def evidence(store: Store) -> dict[tuple[str, str | None, str], Evidence]:
     """Evidence per (worker, model, kind), for breaking routing ties."""
     rows = store.db.execute(
         "SELECT worker, model, kind, COUNT(*), SUM(ok), SUM(hunks_decided), SUM(hunks_accepted) "
-        "FROM ledger GROUP BY worker, model, kind"
+        f"FROM ledger WHERE {_NOT_BENCH} GROUP BY worker, model, kind"
     ).fetchall()
     return {(w, m, k): Evidence(int(n), int(ok), int(d), int(a)) for w, m, k, n, ok, d, a in rows}
 
@@ -192,8 +197,11 @@ class Stat:
 
 
 def stats(store: Store, root: str | None = None) -> list[Stat]:
-    """The ledger per worker, model and kind (of one project folder when ``root`` is given)."""
-    where, params = ("WHERE root = ?", [root]) if root else ("", [])
+    """The ledger per worker, model and kind (of one project folder when ``root`` is given),
+    bench tasks left out."""
+    where, params = (
+        (f"WHERE root = ? AND {_NOT_BENCH}", [root]) if root else (f"WHERE {_NOT_BENCH}", [])
+    )
     rows = store.db.execute(
         "SELECT worker, model, kind, COUNT(*), SUM(ok), SUM(hunks_decided), "
         "SUM(hunks_accepted), AVG(duration), SUM(input_tokens), SUM(output_tokens), "

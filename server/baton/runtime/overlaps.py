@@ -163,6 +163,19 @@ async def standing(task: Task, files: Sequence[FileDiff]) -> dict[str, Standing]
     return await asyncio.to_thread(in_background, _standing, task, files)
 
 
+async def diff_notes(book: Book, task: Task, files: Sequence[FileDiff]) -> dict[str, Any]:
+    """What a diff answer adds when it applies: ``overlaps`` (:func:`overlaps`) and
+    ``standing`` (:func:`standing`), each left out when empty."""
+    found = await overlaps(book, task, files)
+    stands = await standing(task, files)
+    notes: dict[str, Any] = {}
+    if found:
+        notes["overlaps"] = [o.to_json() for o in found]
+    if stands:
+        notes["standing"] = {h: s.to_json() for h, s in stands.items()}
+    return notes
+
+
 async def tell_overlapping(book: Book, task: Task, texts: Mapping[str, str | None]) -> list[str]:
     """After ``task``'s accept gave files the ``texts`` (path → new text; None: deleted):
     a log event on every other live task with pending hunks there, saying which still apply

@@ -23,7 +23,8 @@ holds no task logic itself:
 - :mod:`~baton.runtime.archive` — settled tasks hidden from task lists;
 - :mod:`~baton.runtime.editing` — a task that has not started, changed (or requeued);
 - :mod:`~baton.runtime.adoption` — taking over from a broker that is gone;
-- :mod:`~baton.runtime.graph` — tasks that wait for others.
+- :mod:`~baton.runtime.graph` — tasks that wait for others;
+- :mod:`~baton.runtime.bench` — a suite's cases on several workers (``bench``).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from baton.process import spawn as procs
 from baton.runtime.adoption import Adoption
 from baton.runtime.archive import archive
 from baton.runtime.attempts import Attempts
+from baton.runtime.bench import Bench
 from baton.runtime.book import OWNED, Book, count_by_state
 from baton.runtime.broker import Limits, TaskError, broker_alive, broker_id
 from baton.runtime.budgets import BudgetWatch
@@ -63,12 +65,10 @@ from baton.runtime.drafts import Drafts
 from baton.runtime.editing import Editing, TaskEdit
 from baton.runtime.graph import Dependents, close_group
 from baton.runtime.groups import Shifts
-from baton.runtime.overlaps import overlaps, standing
+from baton.runtime.overlaps import diff_notes
 from baton.runtime.prepare import Preparer
 from baton.runtime.proposals import ProposalDesk
-from baton.runtime.recorded import (
-    configured_profile,
-)
+from baton.runtime.recorded import configured_profile
 from baton.runtime.reopen import Redecided
 from baton.runtime.requests import DelegateRequest, GraphNode
 from baton.runtime.revision import Revisions
@@ -151,6 +151,9 @@ class Supervisor:
         self._editing = Editing(
             book, settings, availability, loop, dependents, spawn, adoption.owned_or_adopt
         )
+        self.bench = Bench(self.store, book, settings, spawn, self.delegate, self.cancel,
+                           self.reject, self.profiles_for)  # fmt: skip
+        self.bus.add_listener(self.bench.on_event)
 
     # ------------------------------------------------------------------ lifecycle of the broker
 
@@ -168,6 +171,7 @@ class Supervisor:
             await self._decisions.finish_journals()
             await self._adoption.sweep_if_alone()
             await self.adopt()
+            self._spawn(self.bench.sweep(), "bench sweep")
         self._spawn(self._tick(), "tick")
 
     async def _tick(self) -> None:
@@ -329,15 +333,7 @@ class Supervisor:
         """What a diff answer adds when it applies (see :mod:`baton.runtime.overlaps`):
         ``overlaps``, the other live tasks changing the same files, and ``standing``, where
         each pending hunk of a file changed on disk since the snapshot stands now."""
-        task = await self.get(task_id)
-        found = await overlaps(self.book, task, files)
-        stands = await standing(task, files)
-        notes: dict[str, Any] = {}
-        if found:
-            notes["overlaps"] = [o.to_json() for o in found]
-        if stands:
-            notes["standing"] = {h: s.to_json() for h, s in stands.items()}
-        return notes
+        return await diff_notes(self.book, await self.get(task_id), files)
 
     async def owner_of(self, task_id: str) -> str | None:
         """The broker that supervises the task now (None when none needs to)."""

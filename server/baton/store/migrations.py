@@ -203,6 +203,41 @@ def archive(db: Database) -> None:
     db.execute("ALTER TABLE tasks ADD COLUMN archived_at REAL")
 
 
+@MIGRATIONS(name="0004_bench")
+def bench(db: Database) -> None:
+    """Bench runs (``baton bench``): each run of a suite, and which case, worker and repeat
+    each of its tasks is. How a task went stays in the task and the ledger."""
+    db.execute(
+        """
+        CREATE TABLE bench_runs (
+            id TEXT PRIMARY KEY,
+            suite TEXT NOT NULL,
+            path TEXT,
+            root TEXT NOT NULL,
+            workers TEXT NOT NULL DEFAULT '[]',
+            runs INTEGER NOT NULL DEFAULT 1,
+            cases TEXT NOT NULL DEFAULT '[]',
+            created_at REAL NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE bench_tasks (
+            task_id TEXT PRIMARY KEY REFERENCES tasks(id) ON DELETE CASCADE,
+            run_id TEXT NOT NULL,
+            suite TEXT NOT NULL,
+            case_key TEXT NOT NULL,
+            worker TEXT NOT NULL,
+            n INTEGER NOT NULL DEFAULT 1,
+            note TEXT NOT NULL DEFAULT ''
+        )
+        """
+    )
+    db.table("bench_tasks").create_index(["run_id"], index_name="idx_bench_tasks_run")
+    db.table("bench_tasks").create_index(["suite", "worker"], index_name="idx_bench_tasks_suite")
+
+
 def apply(db: Database) -> None:
     """Apply every pending migration, all under one write lock.
 

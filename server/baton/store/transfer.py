@@ -1,6 +1,6 @@
 """Export the record to a file and import it into another state home (``baton export`` and
-``baton import``): tasks, attempts, events, diffs, hunk decisions, the ledger, cool-downs and
-project memory.
+``baton import``): tasks, attempts, events, diffs, hunk decisions, the ledger, cool-downs,
+project memory and bench runs.
 
 The format (``docs/reference/export.md``) is JSON Lines: a header naming the format, its
 version and each table's columns; one line per row (``{"t": table, "r": [values…]}``, values
@@ -45,9 +45,11 @@ TABLES: dict[str, str | None] = {
     "ledger": "task_id",
     "cooldowns": None,
     "memory": None,
+    "bench_runs": None,
+    "bench_tasks": "task_id",
 }
 #: The column ``--since`` compares, per table without a task column.
-_STAMP = {"cooldowns": "recorded_at", "memory": "created_at"}
+_STAMP = {"cooldowns": "recorded_at", "memory": "created_at", "bench_runs": "created_at"}
 
 
 class TransferError(StoreError):
@@ -258,6 +260,6 @@ def _add(conn: sqlite3.Connection, table: str, row: dict[str, Any], skipped: set
     names = list(row)
     cols = ", ".join(f'"{c}"' for c in names)
     marks = ", ".join("?" for _ in names)
-    verb = "INSERT OR IGNORE" if table in ("cooldowns", "ledger") else "INSERT"
+    verb = "INSERT OR IGNORE" if table in ("cooldowns", "ledger", "bench_runs") else "INSERT"
     cur = conn.execute(f'{verb} INTO "{table}" ({cols}) VALUES ({marks})', list(row.values()))
     return cur.rowcount > 0

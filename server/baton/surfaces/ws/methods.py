@@ -32,6 +32,7 @@ from baton.core.task import next_moves
 from baton.errors import NotFound
 from baton.runtime import DelegateRequest, GraphNode, Supervisor, TaskError, broker_alive
 from baton.surfaces.workers import workers_answer
+from baton.surfaces.ws.bench import Benches
 from baton.surfaces.ws.love import Defaults
 from baton.surfaces.ws.planner import Plans
 from baton.surfaces.ws.settled import Settled
@@ -91,6 +92,7 @@ class Methods:
             "ask": unstarted.ask,
             "love": Defaults(roots).love,
             "plan": Plans(sup, self._moved, self._request).plan,
+            "bench": Benches(sup, roots).bench,
             "events": self.events,
             "memory": self.memory,
             "workers": self.workers,
