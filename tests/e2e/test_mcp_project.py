@@ -1,10 +1,12 @@
 """The ``project`` tool of ``baton mcp`` (issue 21): a planner's graph proposed, checked,
 approved once and run; a question answered with ``task`` reply; the project's default worker
-shown and set (the project's file only); ``clean``; ``memory``."""
+shown and set (the project's file only); a bench started and its run read; ``clean``;
+``memory``."""
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.test_cli import stop_brokers
+from tests.e2e.test_cli_bench import RIGHT, workers
 from tests.e2e.test_mcp_bridge import McpProcess, initialize
 from tests.integration.test_planning import PLAN, planner
 
@@ -106,3 +109,30 @@ def test_love_clean_and_memory(mcp: McpProcess, repo: Path, tmp_path: Path) -> N
     assert answer(mcp, "project", op="memory", id=added[0]["id"]) == []
     text, error = mcp.tool("project", op="memory", id="first")
     assert error and "not a fact's number" in text
+
+
+def test_a_bench_is_started_and_its_run_read(mcp: McpProcess, repo: Path, tmp_path: Path) -> None:
+    workers(repo, tmp_path)
+    suite = repo / "bench.toml"
+    suite.write_text(
+        'name = "mcp-smoke"\n[[case]]\nkey = "right"\ninstruction = "Write the answer"\n'
+        f'checks = [["python3", "-c", {json.dumps(RIGHT)}]]\n'
+    )
+    started = answer(mcp, "project", op="bench", text="bench.toml", worker="good, bad")
+    assert started["suite"] == "mcp-smoke"
+    assert [(t["case"], t["worker"]) for t in started["tasks"]] == [
+        ("right", "good"), ("right", "bad"),
+    ]  # fmt: skip
+    deadline = time.monotonic() + 90
+    while not (read := answer(mcp, "project", op="bench", id=started["run"]))["done"]:
+        assert time.monotonic() < deadline, read
+        time.sleep(0.2)
+    table = {line["worker"]: (line["passed"], line["run"]) for line in read["table"]}
+    assert table == {"good": (1, 1), "bad": (0, 1)}
+
+    text, error = mcp.tool("project", op="bench", text="bench.toml")
+    assert error and "needs worker" in text
+    text, error = mcp.tool("project", op="bench", id=started["run"], worker="good")
+    assert error and "new run only" in text
+    text, error = mcp.tool("project", op="bench", text="nope.toml", worker="good")
+    assert error and "nope.toml" in text

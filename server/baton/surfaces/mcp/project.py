@@ -9,6 +9,8 @@ one task, each op a websocket method.
 - ``love`` shows the project's default worker, or with ``worker`` sets it in the project's
   file — never the user's own config (``global``) nor a model: those stay with
   ``baton love``.
+- ``bench`` (``text``: a suite file, ``worker``: the workers, comma-separated) starts
+  ``baton bench``: ``{run, suite, tasks}``; with ``id`` (a run) it reads that run's table.
 - ``clean`` is ``baton clean``; ``memory`` lists the project's facts, adds ``text`` or
   removes fact ``id``; ``health`` is the broker's ``health``.
 """
@@ -23,6 +25,7 @@ from typing import Any
 OPS: dict[str, tuple[str, ...]] = {
     "plan": ("text", "id", "worker"),
     "approve": ("id", "nodes"),
+    "bench": ("text", "worker", "id"),
     "love": ("worker",),
     "clean": (),
     "memory": ("text", "id"),
@@ -63,6 +66,17 @@ async def project(call: Call, folder: Path, op: str, **given: Any) -> dict[str, 
         if task_id is None:
             raise ProjectError("op approve needs id: the planner")
         return dict(await call("plan", id=str(task_id), approve=True, nodes=given.get("nodes")))
+    if op == "bench":
+        if (text is None) == (task_id is None):
+            raise ProjectError("op bench needs text (a suite file) or id (a run), not both")
+        if task_id is not None:
+            if given.get("worker") is not None:
+                raise ProjectError("op bench takes workers for a new run only")
+            return dict(await call("bench", run=str(task_id)))
+        workers = [w.strip() for w in str(given.get("worker") or "").split(",") if w.strip()]
+        if not workers:
+            raise ProjectError("op bench needs worker: the workers, comma-separated")
+        return dict(await call("bench", suite=str(text), workers=workers, cwd=str(folder)))
     if op == "love":
         return dict(await call("love", worker=given.get("worker"), root=str(folder)))
     if op in ("clean", "health"):

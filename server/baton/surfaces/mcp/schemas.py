@@ -88,7 +88,9 @@ OUTPUT: dict[str, dict[str, Any]] = {
         question=_STR,
         nodes={"type": ["array", "null"]},
         problems=_STRS,
-        tasks={"type": "object"},
+        tasks={"type": ["object", "array"]},  # approve: key → line; bench: the run's tasks
+        run=_STR,
+        table=_OBJS,
         memory=_OBJS,
     ),
     "workers": _obj(("workers",), default=_STR, workers=_OBJS),

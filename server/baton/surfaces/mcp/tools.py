@@ -142,13 +142,14 @@ TOOLS: dict[str, ToolSpec] = {
         ),
         ToolSpec(
             "project",
-            "plan a goal as a task graph, approve it; love: default worker; clean; memory; health.",
+            "plan a goal as a task graph, approve it; bench a suite; love: default worker; "
+            "clean; memory; health.",
             {
                 "op": _enum("what", list(OPS)),
-                "text": _s("goal, or fact to add"),
-                "id": _s("planner, or fact"),
+                "text": _s("goal, suite, fact"),
+                "id": _s("planner, run, fact"),
                 "nodes": _list("edited plan"),
-                "worker": _s("planner; to love"),
+                "worker": _s("planner; to love; a,b"),
             },
             ("op",),
         ),
