@@ -7,7 +7,8 @@ readers of what a task records that the language server shows — :func:`redone_
 user's text a hunk was redone against), :func:`since_last_review` (a revised task's
 interdiff), :func:`rewrites` (a revision's hunks over lines accepted before it),
 :class:`Redecided` (an undo or redo decided once) and :func:`read_current` (a file's text
-as a proposal is merged into it).
+as a proposal is merged into it); and :class:`Planning` (a planner's graph proposed,
+checked and approved: its :class:`Proposal` and :class:`PlanRefused`).
 ``baton stats`` reads the ledger of outcomes and cool-downs offline through
 :mod:`baton.runtime.accounts`.
 """
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from baton.runtime import accounts
     from baton.runtime.broker import Limits, TaskError, broker_alive
     from baton.runtime.editing import TaskEdit
+    from baton.runtime.planning import Planning, PlanRefused, Proposal
     from baton.runtime.proposals import read_current
     from baton.runtime.redo import redone_of
     from baton.runtime.reopen import Redecided
@@ -36,6 +38,9 @@ _HOME = {
     "GraphNode": "requests",
     "Supervisor": "supervisor",
     "TaskEdit": "editing",
+    "Planning": "planning",
+    "PlanRefused": "planning",
+    "Proposal": "planning",
     "read_current": "proposals",
     "redone_of": "redo",
     "since_last_review": "revision",
@@ -57,6 +62,9 @@ __all__ = [
     "DelegateRequest",
     "GraphNode",
     "Limits",
+    "PlanRefused",
+    "Planning",
+    "Proposal",
     "Redecided",
     "Supervisor",
     "TaskEdit",
