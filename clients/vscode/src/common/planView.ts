@@ -50,6 +50,8 @@ export class PlanView implements vscode.TextDocumentContentProvider, vscode.Disp
   /** The latest proposal of each planner this window started, until approved or rejected. */
   private readonly plans = new Map<string, PlanProposal>();
   private readonly goals = new Map<string, string>();
+  /** Proposals decided in this window, with what became of them (their documents say it). */
+  private readonly decided = new Map<string, { plan: PlanProposal; note: string }>();
   /** Ends the progress of a planner at work. */
   private readonly working = new Map<string, () => void>();
   /** Planners asking a question: their progress starts again once they work again. */
@@ -62,8 +64,11 @@ export class PlanView implements vscode.TextDocumentContentProvider, vscode.Disp
 
   provideTextDocumentContent(uri: vscode.Uri): string {
     const taskId = taskOfPlan(uri);
-    const plan = taskId === undefined ? undefined : this.plans.get(taskId);
-    return plan === undefined ? "This plan was approved, rejected or is gone.\n" : planMarkdown(plan);
+    if (taskId === undefined) return "";
+    const plan = this.plans.get(taskId);
+    if (plan !== undefined) return planMarkdown(plan);
+    const done = this.decided.get(taskId);
+    return done === undefined ? "This plan is gone (the server restarted).\n" : `> **${done.note}**\n\n${planMarkdown(done.plan)}`;
   }
 
   /** Ask for the goal (unless given), start the planner, show a progress until it stops. */
@@ -194,9 +199,10 @@ export class PlanView implements vscode.TextDocumentContentProvider, vscode.Disp
     }
     const result = (await this.request(ServerPlan.approve, { taskId: plan.taskId })) as { tasks?: Record<string, string> };
     const ids = result.tasks ?? {};
-    this.forget(plan.taskId);
+    const listed = Object.entries(ids).map(([k, id]) => `${k} ${id}`).join(", ");
+    this.forget(plan.taskId, `Approved: its tasks run (${listed}).`);
     const n = Object.keys(ids).length;
-    traceInfo(`plan ${plan.taskId} approved: ${Object.entries(ids).map(([k, id]) => `${k} ${id}`).join(", ")}`);
+    traceInfo(`plan ${plan.taskId} approved: ${listed}`);
     void showInformationMessage(`Baton: the plan runs: ${n} task${n === 1 ? "" : "s"} started (see the task view).`);
     await this.tasksChanged().catch(() => undefined);
   }
@@ -205,12 +211,14 @@ export class PlanView implements vscode.TextDocumentContentProvider, vscode.Disp
     const taskId = taskIdOfArg(Array.isArray(arg) ? arg[0] : arg) ?? (await this.pick(arg, "reject"))?.taskId;
     if (taskId === undefined) return;
     await this.request(ServerPlan.reject, { taskId });
-    this.forget(taskId);
+    this.forget(taskId, "Rejected: nothing of it runs.");
     traceInfo(`plan ${taskId} rejected`);
   }
 
-  private forget(taskId: string): void {
+  private forget(taskId: string, note: string): void {
     const goal = this.goals.get(taskId) ?? this.plans.get(taskId)?.goal ?? taskId;
+    const plan = this.plans.get(taskId);
+    if (plan !== undefined) this.decided.set(taskId, { plan, note });
     this.plans.delete(taskId);
     this.replied.delete(taskId);
     this.working.get(taskId)?.();
