@@ -94,3 +94,21 @@ def test_a_question_from_the_planner_comes_to_the_user(
     assert asked.returncode == 1, asked.stdout + asked.stderr
     doc = as_json(asked)
     assert doc["question"] == "Which database?" and doc["plan"] is None
+
+
+def test_an_answered_planner_is_gone_on_with_by_its_id(
+    baton_home: Path, repo: Path, tmp_path: Path
+) -> None:
+    profiles(repo, tmp_path, {"steps": [{"ask": "Which database?"}], "summary": json.dumps(PLAN)})
+    asked = as_json(plan(repo, "Add storage", "--yes"))
+    tid = asked["task"]
+    assert f"baton plan --task {tid}" in baton("plan", "--cwd", str(repo), "--task", tid).stdout
+    replied = baton("reply", tid, "SQLite")
+    assert replied.returncode == 0, replied.stdout + replied.stderr
+    ran = baton("plan", "--json", "--cwd", str(repo), "--task", tid, "--yes", timeout=120)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert sorted(as_json(ran)["tasks"]) == ["join", "left", "right"]
+    again = baton("plan", "--json", "--cwd", str(repo), "--task", tid, "--yes", timeout=120)
+    assert again.returncode == 1 and "approved already" in again.stdout, again.stdout
+    both = baton("plan", "--cwd", str(repo), "--task", tid, "Another goal")
+    assert both.returncode == 2 and "give a goal, or --task" in both.stderr + both.stdout

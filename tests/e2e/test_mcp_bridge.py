@@ -234,7 +234,7 @@ def test_a_trimmed_tool_list(baton_home: Path, repo: Path, tmp_path: Path) -> No
         tools = proc.request("tools/list")["result"]["tools"]
         assert [t["name"] for t in tools] == five.split(",")
         assert size(tools) <= 1200, size(tools)
-        res = proc.request("tools/call", {"name": "health", "arguments": {}})
+        res = proc.request("tools/call", {"name": "tasks", "arguments": {}})
         assert "error" in res or res["result"].get("isError"), res
     finally:
         proc.close()
@@ -316,11 +316,12 @@ def test_a_long_diff_is_cut_and_goes_on_at_its_offset(mcp: McpProcess, repo: Pat
 
 
 def test_memory_and_workers_tools(mcp: McpProcess, repo: Path) -> None:
-    added = json.loads(mcp.tool("memory", op="add", text="Run make test before finishing.")[0])
-    assert [m["text"] for m in added] == ["Run make test before finishing."]
+    fact = "Run make test before finishing."
+    added = json.loads(mcp.tool("project", op="memory", text=fact)[0])
+    assert [m["text"] for m in added] == [fact]
     workers = json.loads(mcp.tool("workers")[0])
     assert "fake" in [w["name"] for w in workers["workers"]]
-    health = json.loads(mcp.tool("health")[0])
+    health = json.loads(mcp.tool("project", op="health")[0])
     assert health["ok"] and health["roots"] == [str(repo)]
 
 
@@ -336,13 +337,13 @@ def test_tool_definitions_describe_every_parameter_and_hint_their_effects() -> N
         jsonschema.Draft202012Validator.check_schema(d["outputSchema"])
     hints = {t.name: t.definition()["annotations"] for t in TOOLS.values()}
     read_only = {n for n, h in hints.items() if h.get("readOnlyHint")}
-    assert read_only == {"watch", "inspect", "diff", "tasks", "workers", "health"}
-    for name in ("accept", "reject", "task"):
+    assert read_only == {"watch", "inspect", "diff", "tasks", "workers"}
+    for name in ("accept", "reject", "task", "project"):
         assert hints[name] == {"readOnlyHint": False, "destructiveHint": True}
     assert hints["delegate"]["destructiveHint"] is False
     props = {t.name: t.properties for t in TOOLS.values()}
     assert "review" in props["tasks"]["state"]["items"]["enum"]
-    assert props["memory"]["op"]["enum"] == ["list", "add", "remove"]
+    assert props["project"]["op"]["enum"][:5] == ["plan", "approve", "love", "clean", "memory"]
     assert "mechanical" in props["delegate"]["kind"]["enum"]
     assert TOOLS["task"].required == ("id", "action") and TOOLS["ask"].required == ("question",)
     assert (

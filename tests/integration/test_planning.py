@@ -41,6 +41,7 @@ async def test_a_plan_is_proposed_checked_and_approved_once(
     assert await settle(sup, task.id) == TaskState.ANSWERED
     found = await plans.proposal(task.id)
     assert (found.state, found.nodes, found.problems) == ("settled", PLAN, [])
+    assert found.goal == "Split the work" and found.question is None
 
     created = await plans.approve(task.id)
     assert sorted(created) == ["join", "left", "right"]

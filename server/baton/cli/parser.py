@@ -300,7 +300,8 @@ def build() -> argparse.ArgumentParser:
         "ask a worker to plan a goal as a task graph; it is checked, shown, and run as a "
         "graph once you approve it",
     )
-    c.add_argument("goal", help="what to achieve ('-' reads it from stdin)")
+    c.add_argument("goal", nargs="?", help="what to achieve ('-' reads it from stdin)")
+    c.add_argument("--task", help="go on with this planner (after baton reply) instead")
     c.add_argument("--worker", help="the planner's profile (default: routing for reasoning)")
     c.add_argument("--cwd", default=".", help="the project folder (default: .)")
     c.add_argument("--yes", action="store_true", help="run the plan without asking")

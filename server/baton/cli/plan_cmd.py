@@ -1,12 +1,13 @@
 """``baton plan "<goal>"``: a worker proposes a task graph, Baton checks it, you approve it,
-it runs as a graph (``baton graph``).
+it runs as a graph — over the broker's ``plan`` method (:mod:`baton.runtime.planning` holds
+the flow every surface shares).
 
-The planner is a task like any other (``--worker``, else the project's routing for a
-``reasoning`` task), asked to change no file and to answer with a JSON list of nodes
-(:mod:`baton.core.plan` holds the brief and the checks). A question it asks instead comes
-to you (answer it on the terminal; with ``--yes`` or ``--json`` it ends the command). A plan
-that fails a check is refused, every reason said; one that passes is shown, and runs once
-you say yes (``--yes``: at once). ``--dry-run`` stops after the check.
+The planner is a read-only task (``--worker``, else the project's routing for a
+``reasoning`` task), asked to answer with a JSON list of nodes (:mod:`baton.core.plan`
+holds the brief and the checks). A question it asks instead comes to you (answer it on the
+terminal; with ``--yes`` or ``--json`` it ends the command: answer with ``baton reply``).
+A plan that fails a check is refused, every reason said; one that passes is shown, and
+runs once you say yes (``--yes``: at once). ``--dry-run`` stops after the check.
 """
 
 from __future__ import annotations
@@ -19,34 +20,22 @@ from typing import Any
 from baton.cli.remote import EXIT_FAILED, EXIT_OK, UsageError, folder_of, read_text
 from baton.cli.render import Output
 from baton.cli.watching import STOP, broker, call
-from baton.core import plan as plans
-from baton.surfaces.ws.client import Client, events_until
+from baton.surfaces.ws.client import BrokerError, Client, events_until
 
 #: How many questions the planner may ask before the command gives up.
 MAX_QUESTIONS = 5
 
 
-async def _settle(c: Client, task_id: str, out: Output) -> dict[str, Any]:
+async def _read_plan(c: Client, task_id: str, out: Output) -> dict[str, Any]:
+    """The planner's answer once it settles or asks (its state changes shown meanwhile)."""
+
     def show(event: Any, history: bool) -> None:
         if not history and str(event.type) == "state":
             out.info(f"planner {task_id}: {event.data.get('to')}")
 
     await events_until(c, [task_id], lambda s: s in STOP, show)
-    task: dict[str, Any] = (await call(c, "get", id=task_id))["task"]
-    return task
-
-
-async def _answer_text(c: Client, task_id: str) -> str:
-    """The planner's last final text (its answer), from its events."""
-    text, after = "", 0
-    while True:
-        got = await call(c, "events", id=task_id, after=after)
-        for e in got["events"]:
-            if e["type"] == "final":
-                text = str(e["data"].get("text", ""))
-            after = max(after, int(e["seq"]))
-        if not got["more"] or not got["events"]:
-            return text
+    found: dict[str, Any] = await call(c, "plan", id=task_id)
+    return found
 
 
 async def _read(prompt: str) -> str:
@@ -72,52 +61,55 @@ def _show(out: Output, nodes: list[dict[str, Any]]) -> None:
         out.console.print(f"[bold]{n['key']}[/bold]{who}{after}{where}: {n['instruction']}")
 
 
+def _worker(args: argparse.Namespace) -> dict[str, str]:
+    return {"worker": args.worker} if args.worker else {}
+
+
+def _refused(out: Output, task_id: str, nodes: Any, wrong: list[str]) -> int:
+    listed = "\n".join(f"  - {w}" for w in wrong)
+    out.result(
+        {"task": task_id, "plan": nodes, "problems": wrong},
+        f"the plan of task {task_id} is refused:\n{listed}",
+    )
+    return EXIT_FAILED
+
+
 async def plan(args: argparse.Namespace, out: Output) -> int:
-    goal = read_text(args.goal)
-    if not goal.strip():
+    if (args.goal is None) == (args.task is None):
+        raise UsageError("give a goal, or --task with a planner's id")
+    goal = read_text(args.goal) if args.goal is not None else None
+    if goal is not None and not goal.strip():
         raise UsageError("the goal is empty")
+    if args.task is not None and args.worker:
+        raise UsageError("--worker is for a new planner, not with --task")
     root = str(folder_of(args).resolve())
     interactive = not (args.yes or out.json_mode) and sys.stdin.isatty()
     async with broker(args) as c:
-        listed = await call(c, "workers", root=root)
-        allowed = [w["name"] for w in listed["workers"] if w["allowed"] and w["can_run"]]
-        params = {"instruction": plans.brief(goal, allowed), "cwd": root}
-        params |= {"worker": args.worker} if args.worker else {"kind": "reasoning"}
-        task_id = (await call(c, "delegate", **params))["task"]["id"]
-        task = await _settle(c, task_id, out)
+        if goal is not None:
+            params = {"goal": goal, "cwd": root}
+            task_id = (await call(c, "plan", **params, **_worker(args)))["task"]["id"]
+        else:
+            task_id = (await call(c, "get", id=args.task))["task"]["id"]
+        found = await _read_plan(c, task_id, out)
         for _ in range(MAX_QUESTIONS):
-            if task["state"] != "needs_input":
+            if "question" not in found:
                 break
-            reply = await _ask(out, str(task.get("message", "")), interactive)
+            reply = await _ask(out, str(found["question"]), interactive)
             if reply is None:
                 out.result(
-                    {"task": task_id, "question": task.get("message"), "plan": None},
-                    f"the planner asks: {task.get('message')}\n"
-                    f'answer with: baton reply {task_id} "…" (then baton plan again)',
+                    {"task": task_id, "question": found["question"], "plan": None},
+                    f"the planner asks: {found['question']}\n"
+                    f'answer with: baton reply {task_id} "…", then: baton plan --task {task_id}',
                 )
                 return EXIT_FAILED
             await call(c, "reply", id=task_id, text=reply)
-            task = await _settle(c, task_id, out)
-        if task["state"] not in ("answered", "review"):
-            why = task.get("message") or task.get("completion") or ""
-            out.error(f"the planner {task_id} ended {task['state']}: {why}")
+            found = await _read_plan(c, task_id, out)
+        if "problems" not in found:  # still asking after MAX_QUESTIONS, or working
+            out.error(f"the planner {task_id} has not answered with a plan")
             return EXIT_FAILED
-        text = await _answer_text(c, task_id)
-        if task["state"] == "review":  # it changed files it was asked to leave alone
-            await call(c, "reject", id=task_id)
-            out.info(f"the planner changed files; its changes were rejected (task {task_id})")
-        try:
-            nodes: Any = plans.parse(text)
-            wrong = plans.problems(nodes, allowed)
-        except ValueError as exc:
-            nodes, wrong = None, [str(exc)]
+        nodes, wrong = found["nodes"], found["problems"]
         if wrong:
-            listed_ = "\n".join(f"  - {w}" for w in wrong)
-            out.result(
-                {"task": task_id, "plan": nodes, "problems": wrong},
-                f"the plan of task {task_id} is refused:\n{listed_}",
-            )
-            return EXIT_FAILED
+            return _refused(out, task_id, nodes, wrong)
         if not out.json_mode:
             _show(out, nodes)
         if args.dry_run:
@@ -132,7 +124,13 @@ async def plan(args: argparse.Namespace, out: Output) -> int:
             if said.lower() not in ("y", "yes"):
                 out.info("nothing started")
                 return EXIT_OK
-        res = await call(c, "graph", nodes=[{"cwd": root, **n} for n in nodes])
+        try:
+            res = await call(c, "plan", id=task_id, approve=True)
+        except BrokerError as exc:  # the policy changed meanwhile, or approved already
+            problems = (exc.data or {}).get("problems") if isinstance(exc.data, dict) else None
+            if not problems:
+                raise
+            return _refused(out, task_id, nodes, list(problems))
     ids = {k: t["id"] for k, t in res["tasks"].items()}
     out.result(
         {"task": task_id, "plan": nodes, "problems": [], "tasks": ids},

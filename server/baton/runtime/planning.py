@@ -63,7 +63,8 @@ class Proposal:
     """Where a planner task is. ``state``: ``working``, ``question`` (``question`` holds
     its text) or ``settled``; then ``nodes`` is the JSON list of its answer (None when it
     holds none, or the planner failed) and ``problems`` every reason it cannot be approved —
-    empty: it can. ``approved``: the graph's tasks (key → id) once approved."""
+    empty: it can. ``approved``: the graph's tasks (key → id) once approved; ``goal``: what
+    the planner was asked to plan."""
 
     task: Task
     state: str
@@ -71,6 +72,7 @@ class Proposal:
     nodes: list[Any] | None = None
     problems: list[str] = field(default_factory=list)
     approved: dict[str, str] | None = None
+    goal: str = ""
 
 
 class Planning:
@@ -115,19 +117,19 @@ class Planning:
         """Where the planner task ``task_id`` is (TaskError for a task that is no planner)."""
         task = await self.sup.get(task_id)
         record = _record(task)
-        approved = record.get("approved") or None
+        approved, goal = record.get("approved") or None, str(record.get("goal", ""))
         if task.state == S.NEEDS_INPUT:
-            return Proposal(task, QUESTION, question=task.message, approved=approved)
+            return Proposal(task, QUESTION, question=task.message, approved=approved, goal=goal)
         if task.state in (S.ANSWERED, S.REVIEW):
             nodes, problems = await self._check(await self._answer(task), task.root)
         elif task.state in SETTLED:
             why = task.message or str(task.completion or "")
             nodes, problems = None, [f"the planner ended {task.state}: {why}".rstrip(": ")]
         else:
-            return Proposal(task, WORKING, approved=approved)
+            return Proposal(task, WORKING, approved=approved, goal=goal)
         if approved:
             problems = [*problems, _approved_already(approved)]
-        return Proposal(task, SETTLED_, nodes=nodes, problems=problems, approved=approved)
+        return Proposal(task, SETTLED_, None, nodes, problems, approved, goal)
 
     async def approve(self, task_id: str, nodes: list[Any] | None = None) -> dict[str, Task]:
         """Run the planner's nodes (or ``nodes``, edited by the user) as a graph in its
@@ -143,7 +145,11 @@ class Planning:
                     found.approved,
                 )
             if found.state != SETTLED_:
-                why = "asks a question (reply to it)" if found.state == QUESTION else "works"
+                why = (
+                    "asks a question (reply to it)"
+                    if found.state == QUESTION
+                    else "is still working"
+                )
                 raise PlanRefused(f"the planner {found.task.id} {why}", [f"the planner {why}"])
             chosen: Any = found.nodes if nodes is None else nodes
             wrong = found.problems

@@ -2,10 +2,10 @@
 
 Each tool answers with a text block (the compact JSON, or the diff's text, that the agent
 reads) and the same answer as ``structuredContent``, which :data:`OUTPUT` describes. A list
-answer (``tasks``, ``memory``) is an object there (``{"tasks": [...]}``): structured content
-is always an object. Output schemas and annotations are for the agent's client (it checks
-the answer, asks before a destructive call); clients hand the model only each tool's name,
-description and input schema, so these cost the agent nothing per step.
+answer (``tasks``, ``project``'s ``memory``) is an object there (``{"tasks": [...]}``):
+structured content is always an object. Output schemas and annotations are for the agent's
+client (it checks the answer, asks before a destructive call); clients hand the model only
+each tool's name, description and input schema, so these cost the agent nothing per step.
 """
 
 from __future__ import annotations
@@ -83,19 +83,26 @@ OUTPUT: dict[str, dict[str, Any]] = {
     "task": {"type": "object", "anyOf": _MOVED},
     "ask": _obj(("task",), task=LINE, answer=_STR, timeout={"type": "number"}),
     "tasks": _obj(("tasks",), tasks={"type": "array", "items": LINE}),
-    "memory": _obj(("memory",), memory=_OBJS),
+    "project": _obj(
+        task=LINE,
+        question=_STR,
+        nodes={"type": ["array", "null"]},
+        problems=_STRS,
+        tasks={"type": "object"},
+        memory=_OBJS,
+    ),
     "workers": _obj(("workers",), default=_STR, workers=_OBJS),
-    "health": {"type": "object"},
 }
 
 #: MCP tool annotations. Read-only tools change nothing; ``accept`` writes the project's
-#: files, ``reject`` drops hunks, ``task`` may cancel (kill an agent) and ``memory`` may
-#: remove a fact: destructive. The others add (a task, an answer) and destroy nothing.
+#: files, ``reject`` drops hunks, ``task`` may cancel (kill an agent) and ``project`` may
+#: remove a fact, a default worker or what ``clean`` removes: destructive. The others add
+#: (a task, an answer) and destroy nothing.
 _READ_ONLY = {"readOnlyHint": True}
 _DESTRUCTIVE = {"readOnlyHint": False, "destructiveHint": True}
 _ADDITIVE = {"readOnlyHint": False, "destructiveHint": False}
 ANNOTATIONS: dict[str, dict[str, bool]] = {
-    **dict.fromkeys(("watch", "inspect", "diff", "tasks", "workers", "health"), _READ_ONLY),
-    **dict.fromkeys(("accept", "reject", "task", "memory"), _DESTRUCTIVE),
+    **dict.fromkeys(("watch", "inspect", "diff", "tasks", "workers"), _READ_ONLY),
+    **dict.fromkeys(("accept", "reject", "task", "project"), _DESTRUCTIVE),
     **dict.fromkeys(("delegate", "ask"), _ADDITIVE),
 }

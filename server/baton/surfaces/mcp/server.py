@@ -20,6 +20,7 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent
 from mcp.types import Tool as MCPTool
 
+import baton.surfaces.mcp.project as projects
 from baton.surfaces.mcp.schemas import ACTIONS
 from baton.surfaces.mcp.tools import INSTRUCTIONS, ToolSpec, chosen
 from baton.surfaces.ws.client import (
@@ -54,7 +55,8 @@ class Bridge:
         self.folder = folder
 
     async def call(self, method: str, **params: Any) -> Any:
-        client = await connect_for(self.folder, any_broker=method not in ("delegate", "memory"))
+        own = method in ("delegate", "memory", "plan")  # the folder's broker
+        client = await connect_for(self.folder, any_broker=not own)
         try:
             return await _call(client, method, **params)
         finally:
@@ -164,17 +166,22 @@ def _handlers(folder: Path, bridge: Bridge) -> dict[str, Callable[..., Awaitable
         res = await guarded("tasks", state=state, text=text, limit=max(1, min(limit, 200)))
         return _answer(res, _dump(res["tasks"]))
 
-    async def memory(
-        op: str = "list", text: str | None = None, id: int | None = None
+    async def project(
+        op: str,
+        text: str | None = None,
+        id: str | int | None = None,
+        nodes: list[Any] | None = None,
+        worker: str | None = None,
     ) -> CallToolResult:
-        res = await guarded("memory", op=op, text=text, id=id, root=str(folder))
-        return _answer({"memory": res["memory"]}, _dump(res["memory"]))
+        given = {"text": text, "id": id, "nodes": nodes, "worker": worker}
+        try:
+            res = await projects.project(guarded, folder, op, **given)
+        except projects.ProjectError as exc:
+            raise ToolError(str(exc)) from None
+        return _answer(res, _dump(res["memory"]) if op == "memory" else None)
 
     async def workers() -> CallToolResult:
         return _answer(await guarded("workers"))
-
-    async def health() -> CallToolResult:
-        return _answer(await guarded("health"))
 
     return {
         "delegate": delegate,
@@ -186,9 +193,8 @@ def _handlers(folder: Path, bridge: Bridge) -> dict[str, Callable[..., Awaitable
         "task": task,
         "ask": ask,
         "tasks": tasks,
-        "memory": memory,
+        "project": project,
         "workers": workers,
-        "health": health,
     }
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from baton.core.routing import KINDS
 from baton.errors import InvalidInput
+from baton.surfaces.mcp.project import OPS
 from baton.surfaces.mcp.schemas import ACTIONS, ANNOTATIONS, OUTPUT, STATES
 from baton.surfaces.ws.answers import DETAILS
 
@@ -98,7 +99,7 @@ TOOLS: dict[str, ToolSpec] = {
         ),
         ToolSpec(
             "watch",
-            "Wait for the first to settle.",
+            "Wait until one settles.",
             {"ids": _list("task ids"), "timeout": _num("seconds")},
             ("ids",),
         ),
@@ -114,8 +115,8 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec("reject", "Drop hunks.", _HUNKS),
         ToolSpec(
             "task",
-            "Move a task on. text: the reply or guidance, the permission option (allow, reject "
-            "or an id), the evidence it is done, or a queued task's new instruction.",
+            "Move a task on. text: reply, guidance, permission option (allow, reject, id), "
+            "evidence of done, or new instruction.",
             {
                 "id": _TASK,
                 "action": _enum("move", ACTIONS),
@@ -126,7 +127,7 @@ TOOLS: dict[str, ToolSpec] = {
         ),
         ToolSpec(
             "ask",
-            "Ask a cheap worker about the project; answers, changes nothing.",
+            "Ask a cheap worker about the project; read-only.",
             {"question": _s("the question")},
             ("question",),
         ),
@@ -140,16 +141,18 @@ TOOLS: dict[str, ToolSpec] = {
             },
         ),
         ToolSpec(
-            "memory",
-            "Facts put into every brief.",
+            "project",
+            "plan a goal as a task graph, approve it; love: default worker; clean; memory; health.",
             {
-                "op": _enum("default list", ["list", "add", "remove"]),
-                "text": _s("fact to add"),
-                "id": _num("fact to remove"),
+                "op": _enum("what", list(OPS)),
+                "text": _s("goal, or fact to add"),
+                "id": _s("planner, or fact"),
+                "nodes": _list("edited plan"),
+                "worker": _s("planner; to love"),
             },
+            ("op",),
         ),
         ToolSpec("workers", "Agent profiles.", {}),
-        ToolSpec("health", "Broker state.", {}),
     )
 }
 

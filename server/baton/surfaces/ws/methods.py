@@ -28,12 +28,14 @@ from baton.config.layers import ConfigError
 from baton.core import revision
 from baton.core.effort import LEVELS
 from baton.core.lifecycle import TaskState
-from baton.core.task import Target, next_moves
+from baton.core.task import next_moves
 from baton.errors import NotFound
 from baton.runtime import DelegateRequest, GraphNode, Supervisor, TaskError, broker_alive
 from baton.surfaces.workers import workers_answer
 from baton.surfaces.ws.love import Defaults
+from baton.surfaces.ws.planner import Plans
 from baton.surfaces.ws.settled import Settled
+from baton.surfaces.ws.targets import targets_of
 from baton.surfaces.ws.unstarted import Unstarted
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -88,6 +90,7 @@ class Methods:
             "edit": unstarted.edit,
             "ask": unstarted.ask,
             "love": Defaults(roots).love,
+            "plan": Plans(sup, self._moved, self._request).plan,
             "events": self.events,
             "memory": self.memory,
             "workers": self.workers,
@@ -177,7 +180,7 @@ class Methods:
             root=str(root),
             action=p.choice(params, "action", ACTIONS, "delegate"),
             kind=p.opt_text(params, "kind", 100),
-            targets=_targets(params.get("targets")),
+            targets=targets_of(params.get("targets")),
             scope=p.texts(params, "scope") or [],
             worker=worker,
             model=p.opt_text(params, "model", 200),
@@ -490,22 +493,3 @@ def _one(task_id: str) -> str:
     if not task_id.strip():
         raise p.RpcError(p.INVALID_PARAMS, "ids: must not hold an empty id")
     return task_id.strip()
-
-
-def _targets(value: Any) -> list[Target]:
-    if value is None:
-        return []
-    if not isinstance(value, list) or len(value) > 100:
-        raise p.RpcError(p.INVALID_PARAMS, "targets: must be a list of {path, start?, end?}")
-    out = []
-    for item in value:
-        if not isinstance(item, dict):
-            raise p.RpcError(p.INVALID_PARAMS, "targets: each item is {path, start?, end?}")
-        p.known(item, "path", "start", "end")
-        path = p.nonempty(item, "path", limit=4096)
-        start = p.integer(item, "start", lo=1)
-        end = p.integer(item, "end", lo=1)
-        if end is not None and (start is None or end < start):
-            raise p.RpcError(p.INVALID_PARAMS, "targets: end needs a start and must be >= it")
-        out.append(Target(path, start, end))
-    return out
