@@ -65,17 +65,15 @@ def node_payload(i: int, node: object) -> dict[str, Any]:
     }
 
 
-def goal_of(found: Proposal) -> str:
-    record = found.task.options.get("planner")
-    goal = record.get("goal") if isinstance(record, dict) else None
-    return goal if isinstance(goal, str) else found.task.title
-
-
 def payload(found: Proposal) -> dict[str, Any]:
     """The ``baton/plan`` notification of a planner that stopped: ``proposed`` (its nodes,
     and every problem with them: empty when it can be approved), ``asks`` (its question) or
     ``failed`` (no plan: ``message`` says why)."""
-    out: dict[str, Any] = {"taskId": found.task.id, "goal": goal_of(found), "nodes": []}
+    out: dict[str, Any] = {
+        "taskId": found.task.id,
+        "goal": found.goal or found.task.title,
+        "nodes": [],
+    }
     if found.state == "question":
         return out | {"state": "asks", "question": found.question or "", "problems": []}
     if found.nodes is None:
