@@ -1,8 +1,8 @@
 """The "Baton: Plan…" command in real VS Code (code-server, headless Chromium, the built
-.vsix and the real ``baton lsp``; the harness of test_vscode.py) with the fake agent as the project's planner
-(issue 21): the goal typed in the input box, a progress while the planner works, the proposal
-shown as a document listing every node with its worker, prerequisites and scope, Approve
-runs it as a graph and its tasks appear in the task view. The clicking is
+.vsix and the real ``baton lsp``; the harness of test_vscode.py) with the fake agent as the
+project's planner (issue 21): the goal typed in the input box, a progress while the planner
+works, the proposal shown as a document listing every node with its worker, prerequisites
+and scope, Approve runs it as a graph and its tasks appear in the task view. The clicking is
 clients/vscode/test/e2e/plan.mjs; screenshots go to artifacts/vscode-plan/.
 """
 
