@@ -1,7 +1,8 @@
 """``:Baton plan`` in a real headless Neovim with the real ``baton lsp`` and the fake agent as
 the planner (issue 21): the goal is asked for at the prompt, the proposal opens in a float
 listing every node with its worker, prerequisites and scope, ``a`` approves it and the graph's
-tasks are created; a plan with problems lists them and ``a`` refuses it, ``r`` rejects it."""
+tasks are created; a plan with problems lists them and ``a`` refuses it, ``r`` rejects it; a
+question the planner asks comes as any task's, and once answered its plan opens."""
 
 from __future__ import annotations
 
@@ -122,5 +123,28 @@ def test_a_plan_with_problems_cannot_be_approved_and_is_rejected(
         )
         assert ed.lua("return vim.tbl_count(require('baton.plan').proposals)") == 0
         assert len(as_json(baton("tasks", "--json"))) == 1  # the planner
+    finally:
+        ed.close()
+
+
+def test_a_question_of_the_planner_is_answered_then_its_plan_opens(
+    repo: Path, baton_home: Path, tmp_path: Path
+) -> None:
+    project(repo, tmp_path, {"steps": [{"ask": "Which database?"}], "summary": json.dumps(PLAN)})
+    ed = start(repo, tmp_path)
+    try:
+        ed.command("Baton plan Add storage")
+        note = wait_for(
+            lambda: next((n for n in ed.notes() if "Which database?" in n["msg"]), None),
+            timeout=60,
+            what="the planner's question, as any task's",
+        )
+        assert "needs input" in note["msg"]
+        assert ed.lua("return require('baton.plan').shown.win") is None  # no plan yet
+        planner = as_json(baton("tasks", "--json"))[0]
+        assert planner["state"] == "needs_input"
+        ed.command(f"Baton reply {planner['id']} SQLite")
+        lines = wait_for(lambda: float_lines(ed), timeout=60, what="the plan after the answer")
+        assert lines[0] == "Plan: Add storage" and "3 task(s), checked." in lines
     finally:
         ed.close()
