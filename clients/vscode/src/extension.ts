@@ -8,7 +8,7 @@
 
 import type * as vscode from "vscode";
 
-import { CONFIG_SECTION, CONTEXT_SERVER_STATE, Command, PERMISSION_SCHEME, PROPOSAL_SCHEME, TASK_VIEW, TRANSCRIPT_SCHEME } from "./common/constants";
+import { CONFIG_SECTION, CONTEXT_SERVER_STATE, Command, PERMISSION_SCHEME, PLAN_SCHEME, PROPOSAL_SCHEME, TASK_VIEW, TRANSCRIPT_SCHEME } from "./common/constants";
 import { HunkLenses } from "./common/codeLensProvider";
 import { App, notify, refreshTasks, registerCommands, run } from "./common/commands";
 import { Debounce } from "./common/debounce";
@@ -22,6 +22,7 @@ import { registerLogger, traceError, traceInfo } from "./common/log";
 import { answerPermissionCommand } from "./common/permissionCommand";
 import { PermissionView } from "./common/permissionView";
 import { Permissions, waitingText } from "./common/permissions";
+import { PlanView } from "./common/planView";
 import { ProposalView } from "./common/proposalView";
 import { ServerCommand, WORKING_STATES } from "./common/protocol";
 import { ServerInstaller } from "./common/install";
@@ -98,6 +99,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
   const transcripts = new TranscriptView(toServer);
   const dashboard = new DashboardPanel(toServer);
+  const plans = new PlanView(toServer, () => refreshTasks(app));
   const comments = new ReviewComments(reviews, toServer);
   proposals.agentText = async (taskId, uri) => {
     const r = await server?.request<{ text?: unknown }>(ServerCommand.proposed, { taskId, path: uri });
@@ -128,6 +130,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
           app.diffsChanged(reviews.remove(t.id));
         }
       }
+      for (const t of list) plans.taskState(t.id, t.state);
       taskView.refresh();
       // A draft whose task stopped working loses its "working…" lens now, not when the
       // final diff comes (common/codeLens).
@@ -143,6 +146,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     },
     permission: (request) => permissions.update(request),
     transcript: (change) => transcripts.onChange(change),
+    plan: (proposal) => plans.onPlan(proposal),
     state: (s) => {
       status.setServer(s);
       void setContext(CONTEXT_SERVER_STATE, s);
@@ -198,6 +202,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     dashboard,
     registerCommand(Command.openDashboard, () => run("open dashboard", () => dashboard.open())),
     registerCommand(Command.openDashboardInBrowser, () => run("open dashboard", () => dashboard.openInBrowser())),
+    plans,
+    registerTextDocumentContentProvider(PLAN_SCHEME, plans),
+    registerCommand(Command.plan, (arg) => run("plan", () => plans.start(arg))),
+    registerCommand(Command.approvePlan, (arg) => run("approve the plan", () => plans.approve(arg))),
+    registerCommand(Command.rejectPlan, (arg) => run("reject the plan", () => plans.reject(arg))),
     ...registerCommands(app),
     ...registerDiffReview(app),
     onDidChangeTextDocument((e) => {

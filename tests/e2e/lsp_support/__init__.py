@@ -52,6 +52,7 @@ class Recorder:
     status: list[dict[str, Any]] = field(default_factory=list)
     diffs: list[dict[str, Any]] = field(default_factory=list)
     transcripts: list[dict[str, Any]] = field(default_factory=list)
+    plans: list[dict[str, Any]] = field(default_factory=list)
     edits: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
     questions: list[types.ShowMessageRequestParams] = field(default_factory=list)
     lens_refreshes: int = 0
@@ -183,6 +184,10 @@ def _register(session: Session) -> None:
     @client.feature("baton/transcript")
     def on_transcript(params: Any) -> None:
         rec.transcripts.append(_plain(params))
+
+    @client.feature("baton/plan")
+    def on_plan(params: Any) -> None:
+        rec.plans.append(_plain(params))
 
     @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
     def on_refresh(params: Any) -> None:

@@ -110,6 +110,9 @@ local function handlers()
     ['baton/transcript'] = function(_, params, ctx)
       require('baton.transcript').on_transcript(ctx.client_id, params)
     end,
+    ['baton/plan'] = function(_, params, ctx)
+      require('baton.plan').on_plan(ctx.client_id, params)
+    end,
     -- a document of Baton's own (an Explain answer) opens as a scratch buffer: no server
     ['window/showDocument'] = function(err, params, ctx)
       local uri = type(params) == 'table' and params.uri or nil
@@ -207,6 +210,7 @@ function M.attach(buf, quiet)
         require('baton.diff').forget_client(client_id)
         require('baton.status').forget_client(client_id)
         require('baton.permission').forget_client(client_id)
+        require('baton.plan').forget_client(client_id)
       end)
     end,
   }, { bufnr = buf })

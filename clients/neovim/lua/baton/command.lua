@@ -63,6 +63,13 @@ M.subcommands = {
     end
     require('baton.ask').ask(opts)
   end,
+  plan = function(_, words)
+    local opts, goal = M.parse(words)
+    require('baton.plan').plan(goal, opts.worker)
+  end,
+  plan_show = function(_, words)
+    require('baton.plan').show_waiting(words[1])
+  end,
   accept = function(a)
     require('baton.diff').accept(a.range > 0 and { a.line1, a.line2 } or nil)
   end,

@@ -34,6 +34,9 @@ export const Command = {
   openServerSettings: "baton.client.openServerSettings",
   openDashboard: "baton.client.openDashboard",
   openDashboardInBrowser: "baton.client.openDashboardInBrowser",
+  plan: "baton.client.plan",
+  approvePlan: "baton.client.approvePlan",
+  rejectPlan: "baton.client.rejectPlan",
 } as const;
 
 /** The comment controller's id (`commentController == baton` in menus). */
@@ -50,4 +53,6 @@ export const PROPOSAL_SCHEME = "baton-proposal";
 export const PERMISSION_SCHEME = "baton-permission";
 /** Scheme of the read-only live transcripts of tasks ("Inspect"). */
 export const TRANSCRIPT_SCHEME = "baton-transcript";
+/** Scheme of the read-only proposals of planners ("Baton: Plan…"). */
+export const PLAN_SCHEME = "baton-plan";
 export const TASK_VIEW = "baton.tasks";

@@ -41,6 +41,7 @@ import {
 import { InstallError, ServerInstaller } from "./install";
 import { selectedInterpreter } from "./python";
 import { ServerLaunch, resolveServerLaunch } from "./serverLaunch";
+import { NOTIFY_PLAN, PlanProposal, readPlan } from "./plan";
 import { NOTIFY_TRANSCRIPT, TranscriptChange, readTranscriptChange } from "./transcript";
 import { openServerSettings } from "./serverSettings";
 import { Settings, serverSettings } from "./settings";
@@ -53,6 +54,8 @@ export interface ServerEvents {
   permission(request: PermissionRequest): void;
   /** A followed transcript changed (`baton/transcript`). */
   transcript(change: TranscriptChange): void;
+  /** A planner stopped (`baton/plan`): its proposal, question or failure. */
+  plan(proposal: PlanProposal): void;
   state(state: ServerState): void;
   /** The server is up (after every start): time to load the task list. */
   started(): void;
@@ -247,6 +250,7 @@ export class BatonServer implements vscode.Disposable {
       client.onNotification(NOTIFY_TRANSCRIPT, (params: unknown) =>
         this.guard(NOTIFY_TRANSCRIPT, () => this.events.transcript(readTranscriptChange(params))),
       ),
+      client.onNotification(NOTIFY_PLAN, (params: unknown) => this.guard(NOTIFY_PLAN, () => this.events.plan(readPlan(params)))),
     );
     this.events.state("starting");
     try {

@@ -26,6 +26,7 @@ def create_language_server() -> BatonServer:
     from baton.surfaces.lsp.ide import ClaudeIde
     from baton.surfaces.lsp.notify import Notifier
     from baton.surfaces.lsp.permissions import PermissionPrompts
+    from baton.surfaces.lsp.planning import Plans
     from baton.surfaces.lsp.progress import Progress
     from baton.surfaces.lsp.server import BatonServer
     from baton.surfaces.lsp.transcripts import Transcripts
@@ -34,7 +35,10 @@ def create_language_server() -> BatonServer:
     progress = Progress(
         server, server.cancel_or_warn, server.spawn, lambda: server.settings.progress_interval
     )
-    notifier = Notifier(server, followed=lambda task_id: task_id in progress.followed)
+    plans = Plans(server)  # a planner's answer is its plan (baton/plan), never shown as text
+    notifier = Notifier(
+        server, followed=lambda task_id: task_id in progress.followed and not plans.owns(task_id)
+    )
 
     def resend(task_id: str) -> None:
         notifier.touch(task_id, diff=True)
@@ -48,6 +52,7 @@ def create_language_server() -> BatonServer:
     server.add_feature(BudgetAlerts(server, lambda task_id: task_id in progress.followed))
     server.add_feature(PermissionPrompts(server))
     server.add_feature(Foresee(server, resend))
+    server.add_feature(plans)
     register_features(server)
     register_commands(server)
     return server

@@ -16,6 +16,7 @@ from lsprotocol import types
 import baton.surfaces.lsp.asking as asking
 import baton.surfaces.lsp.hunk_commands as hunks
 import baton.surfaces.lsp.placement as placement
+import baton.surfaces.lsp.planning as planning
 import baton.surfaces.lsp.questions as questions
 import baton.surfaces.lsp.settled as settled
 from baton.config.layers import ConfigError
@@ -307,6 +308,9 @@ HANDLERS: dict[str, tuple[Handler, bool]] = {
     "baton.handoff": (settled.handoff, False),
     "baton.archive": (settled.archive, False),
     "baton.ask": (questions.ask, False),
+    planning.PLAN: (planning.plan, False),
+    planning.APPROVE: (planning.approve, False),
+    planning.REJECT: (planning.reject, False),
     "baton.accept": (hunks.accept, False),
     "baton.reject": (hunks.reject, False),
     "baton.resolve": (hunks.resolve, False),
