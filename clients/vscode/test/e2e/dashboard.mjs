@@ -1,12 +1,14 @@
 // "Baton: Open Dashboard" in code-server in headless Chromium: a task is delegated and
 // reviewed as a user does it, then the command opens the broker's dashboard page in a webview
-// panel, framed from its loopback origin; the page inside shows the task live. A screenshot
-// per step. Run by tests/e2e/test_vscode_dashboard.py.
+// panel, framed from its loopback origin; the page inside shows the task live, with a framed
+// session (no cookie, nothing stored), and its CSV export downloads. A screenshot per step.
+// Run by tests/e2e/test_vscode_dashboard.py, with code-server opened at 127.0.0.1 (the same
+// site as the page) and at localhost (another site, as desktop VS Code's webviews are).
 //
 // Env: BATON_E2E_URL, _ARTIFACTS, _PROFILE, _CHROMIUM as drive.mjs; BATON_E2E_FILE (the file
 //      to select), BATON_E2E_INSTRUCTION.
 import { chromium } from "playwright-core";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { env, harness } from "./harness.mjs";
 
 const url = env("BATON_E2E_URL");
@@ -95,8 +97,22 @@ try {
     await frame.locator("#live.on").waitFor({ timeout: 60000 });
     await frame.locator("#task-table tbody tr").first().waitFor({ timeout: 60000 });
     await page.waitForTimeout(500); // the charts draw
+    const origin = new URL(frame.url()).origin;
     return {
       frameUrl: frame.url(),
+      panelOrigin: new URL(frame.parentFrame()?.url() ?? "about:blank").origin,
+      // The framed session is in the page's memory only: no cookie of the page's site, no
+      // storage, and the element it came in is gone.
+      cookies: (await context.cookies(origin)).map((c) => c.name),
+      // (a frame of another site may be denied storage altogether: nothing stored either)
+      stored: await frame.evaluate(() => {
+        try {
+          return localStorage.length + sessionStorage.length;
+        } catch (err) {
+          return err instanceof DOMException && err.name === "SecurityError" ? "denied" : String(err);
+        }
+      }),
+      sessionInDom: await frame.evaluate(() => document.querySelector('meta[name="baton-session"]') !== null),
       tab: await page.locator(".tab.active").innerText(),
       live: await frame.locator("#live").innerText(),
       summary: await frame.locator("#summary").innerText(),
@@ -122,6 +138,13 @@ try {
       hunks: await frame.locator("#diff .hunk").count(),
       buttons: await frame.locator("button.act").count(),
     };
+  });
+  await step("csv-downloaded", async () => {
+    const [download] = await Promise.all([page.waitForEvent("download", { timeout: 30000 }), frame.locator("#csv").click()]);
+    const failure = await download.failure();
+    if (failure) throw new Error(`the download failed: ${failure}`);
+    const lines = readFileSync(await download.path(), "utf8").trim().split(/\r?\n/);
+    return { name: download.suggestedFilename(), header: lines[0], rows: lines.slice(1), title: await frame.locator("#csv").getAttribute("title") };
   });
   log("done", { status: await statusLabel() });
 } finally {
