@@ -9,6 +9,7 @@
 //      to select), BATON_E2E_INSTRUCTION.
 import { chromium } from "playwright-core";
 import { mkdirSync, readFileSync } from "node:fs";
+import { URL } from "node:url";
 import { env, harness } from "./harness.mjs";
 
 const url = env("BATON_E2E_URL");
@@ -107,9 +108,9 @@ try {
       // (a frame of another site may be denied storage altogether: nothing stored either)
       stored: await frame.evaluate(() => {
         try {
-          return localStorage.length + sessionStorage.length;
+          return globalThis.localStorage.length + globalThis.sessionStorage.length;
         } catch (err) {
-          return err instanceof DOMException && err.name === "SecurityError" ? "denied" : String(err);
+          return err?.name === "SecurityError" ? "denied" : String(err);
         }
       }),
       sessionInDom: await frame.evaluate(() => document.querySelector('meta[name="baton-session"]') !== null),
