@@ -82,6 +82,8 @@ def test_open_dashboard_shows_the_brokers_page_in_a_panel(
             300,
             BATON_E2E_FILE="app.py",
             BATON_E2E_INSTRUCTION=INSTRUCTION,
+            BATON_E2E_BATON=str(ROOT / ".venv" / "bin" / "baton"),
+            BATON_E2E_REPO=str(repo),
         )
     by = {s["step"]: s for s in steps}
     assert "done" in by
@@ -106,7 +108,8 @@ def test_open_dashboard_shows_the_brokers_page_in_a_panel(
         timeout=60,
     )
     assert listed.returncode == 0, listed.stderr
-    (task,) = json.loads(listed.stdout)
+    pushed = by["task-pushed"]
+    (task,) = [t for t in json.loads(listed.stdout) if t["id"] != pushed["id"]]
     assert opened["tasks"] == [{"id": task["id"], "state": "review"}]
     assert opened["workers"] == [{"worker": "fake", "input": "1234", "output": "78"}]
     picked = by["task-picked"]
@@ -116,5 +119,7 @@ def test_open_dashboard_shows_the_brokers_page_in_a_panel(
     assert exported["name"] == "baton-tasks-24h.csv" and exported["title"] is None
     assert exported["header"].startswith("id,title,worker,provider,model,state,")
     assert [row.split(",")[0] for row in exported["rows"]] == [task["id"]]
+    # A task delegated while the panel was open came over the live socket, not by a read.
+    assert pushed["rows"] == 2 and pushed["snapshotsAfter"] == pushed["snapshotsBefore"] == 1
     shots = sorted(p.name for p in artifacts.glob("*.png"))
-    assert len(shots) == 5 and not any("FAILED" in s for s in shots), shots
+    assert len(shots) == 6 and not any("FAILED" in s for s in shots), shots

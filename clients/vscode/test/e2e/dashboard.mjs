@@ -6,8 +6,10 @@
 // site as the page) and at localhost (another site, as desktop VS Code's webviews are).
 //
 // Env: BATON_E2E_URL, _ARTIFACTS, _PROFILE, _CHROMIUM as drive.mjs; BATON_E2E_FILE (the file
-//      to select), BATON_E2E_INSTRUCTION.
+//      to select), BATON_E2E_INSTRUCTION; BATON_E2E_BATON (the baton CLI, which delegates a
+//      second task while the panel is open) and BATON_E2E_REPO (the folder it works in).
 import { chromium } from "playwright-core";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync } from "node:fs";
 import { URL } from "node:url";
 import { env, harness } from "./harness.mjs";
@@ -19,6 +21,8 @@ const instruction = env("BATON_E2E_INSTRUCTION");
 mkdirSync(artifacts, { recursive: true });
 
 let page;
+/** The dashboard's URLs the browser asked for. */
+const reads = [];
 const { log, step } = harness(artifacts, () => page);
 
 const STATUS_ID = "baton.baton.baton.status";
@@ -64,6 +68,9 @@ const context = await chromium.launchPersistentContext(env("BATON_E2E_PROFILE"),
 try {
   page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(20000);
+  page.on("request", (r) => {
+    if (/^http:\/\/127\.0\.0\.1:\d+\/dashboard\//.test(r.url())) reads.push(r.url());
+  });
 
   await step("workbench-idle", async () => {
     await page.goto(url);
@@ -146,6 +153,19 @@ try {
     if (failure) throw new Error(`the download failed: ${failure}`);
     const lines = readFileSync(await download.path(), "utf8").trim().split(/\r?\n/);
     return { name: download.suggestedFilename(), header: lines[0], rows: lines.slice(1), title: await frame.locator("#csv").getAttribute("title") };
+  });
+  await step("task-pushed", async () => {
+    // A task delegated while the panel is open arrives over the live socket (the page never
+    // polls: no snapshot is read again).
+    const snapshots = () => reads.filter((r) => r.includes("/dashboard/api/snapshot")).length;
+    const before = snapshots();
+    const id = execFileSync(env("BATON_E2E_BATON"), ["delegate", "--cwd", env("BATON_E2E_REPO"), "A second task, delegated from the shell"], { encoding: "utf8", timeout: 60000 }).trim();
+    await frame.waitForFunction(
+      (taskId) => document.querySelector(`#task-table tr[data-task="${taskId}"] [data-col=state]`)?.textContent === "review",
+      id,
+      { timeout: 90000 },
+    );
+    return { id, rows: await frame.locator("#task-table tbody tr").count(), snapshotsBefore: before, snapshotsAfter: snapshots() };
   });
   log("done", { status: await statusLabel() });
 } finally {
