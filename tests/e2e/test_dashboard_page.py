@@ -9,6 +9,12 @@ allows only the page's own scripts, styles, API and socket (no inline script or 
 Screenshots go to artifacts/dashboard/. The clicking and reading is
 clients/dashboard/test/e2e/page.mjs.
 
+Framed by another site, as an editor's webview frames it (clients/dashboard/test/e2e/framed.mjs,
+screenshots in artifacts/dashboard-framed/): the page holds a framed session — no cookie, its
+id sent as a header and never as a Referer — shows the tasks live, downloads its CSV and
+accepts a hunk; the framing page, given the id, can use it neither by fetch nor by WebSocket;
+the link framed again is refused, and the frame reloaded has no session.
+
 Set-up as the VS Code e2e (scripts/install-vscode-test: Chromium, Node 24, playwright-core);
 if it cannot, this test FAILS saying what is missing.
 """
@@ -38,6 +44,8 @@ pytestmark = pytest.mark.slow
 
 ARTIFACTS = ROOT / "artifacts" / "dashboard"
 DRIVER = ROOT / "clients" / "dashboard" / "test" / "e2e" / "page.mjs"
+FRAMED_DRIVER = DRIVER.with_name("framed.mjs")
+FRAMED_ARTIFACTS = ROOT / "artifacts" / "dashboard-framed"
 PLAYWRIGHT = ROOT / "clients" / "vscode" / "node_modules" / "playwright-core"
 WORKERS = ("fake-a", "fake-b", "fake-c")
 TASKS = 20
@@ -249,3 +257,80 @@ def test_the_dashboard_shows_twenty_streaming_tasks_live(
     assert done["requests"].count("/dashboard/api/snapshot") == 3, done["requests"]
     shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
     assert len(shots) == 8 and not any("FAILED" in s for s in shots), shots
+
+
+def test_a_framed_page_has_a_session_no_other_origin_can_use(
+    tools: Tools,  # noqa: F811
+    broker: BlockingClient,
+    repo: Path,
+    tmp_path: Path,
+) -> None:
+    shutil.rmtree(FRAMED_ARTIFACTS, ignore_errors=True)
+    FRAMED_ARTIFACTS.mkdir(parents=True)
+    ids = [
+        broker.call(
+            "delegate",
+            instruction=_task(n, "fake-a"),
+            cwd=str(repo),
+            worker="fake-a",
+            title=f"t{n}",
+        )["task"]["id"]
+        for n in (1, 2)
+    ]
+    deadline = time.monotonic() + 240
+    while {broker.call("get", id=i)["task"]["state"] for i in ids} != {"review"}:
+        assert time.monotonic() < deadline, [broker.call("get", id=i)["task"] for i in ids]
+        time.sleep(0.5)
+    url = broker.call("dashboard")["url"]
+    env = {
+        **os.environ,
+        "BATON_E2E_URL": url,
+        "BATON_E2E_ARTIFACTS": str(FRAMED_ARTIFACTS),
+        "BATON_E2E_PROFILE": str(tmp_path / "chromium"),
+        "BATON_E2E_CHROMIUM": str(tools.chromium),
+        "BATON_E2E_TASKS": str(len(ids)),
+        "BATON_E2E_PLAYWRIGHT": str(PLAYWRIGHT),
+    }
+    proc = subprocess.run(
+        [str(tools.node24), str(FRAMED_DRIVER)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    steps = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    (FRAMED_ARTIFACTS / "steps.json").write_text(json.dumps(steps, indent=2))
+    assert proc.returncode == 0, f"{proc.stderr[-4000:]}\nsteps: {json.dumps(steps)[-4000:]}"
+    by = {s["step"]: s for s in steps}
+    port = url.split(":")[2].split("/")[0]
+
+    live = by["framed-live"]
+    assert live["frameUrl"] == f"http://127.0.0.1:{port}/dashboard/", live  # the token gone
+    assert live["live"] == "live" and live["rows"] == len(ids)
+    assert live["cookies"] == [] and live["sessionInDom"] is False, live
+    # Every request of the page carried the session as its header, none a cookie or a Referer.
+    sent = by["done"]["sent"]
+    api = [r for r in sent if "/api/" in r["path"]]  # (the socket's are not listed)
+    assert "/dashboard/api/snapshot" in {r["path"] for r in api}, sent
+    assert all(r["session"] for r in api), api
+    assert not [r for r in sent if r["cookie"] or r["referer"]], sent
+
+    exported = by["csv-framed"]
+    assert exported["name"] == "baton-tasks-24h.csv"
+    assert sorted(r["id"] for r in csv.DictReader(io.StringIO(exported["text"]))) == sorted(ids)
+
+    accepted = by["hunk-accepted-framed"]
+    assert accepted["result"] == "accept: done", accepted
+    assert broker.call("get", id=accepted["id"])["task"]["state"] == "applied"
+
+    refused = by["other-origin-refused"]
+    assert refused["sessionLength"] >= 40
+    assert refused["fetch"].startswith("failed"), refused  # CORS: refused, never read
+    assert refused["noCors"] == "opaque", refused  # sent without the header: nothing to read
+    assert refused["socket"] == "refused", refused
+    assert refused["contentDocument"] is None and refused["location"] == "SecurityError"
+
+    assert "used already" in (by["replayed-link-refused"]["text"] or ""), by
+    reloaded = by["reloaded-has-no-session"]
+    assert reloaded["url"].startswith(live["frameUrl"]) and reloaded["status"] == 401, reloaded
+    assert "no dashboard session" in reloaded["text"]

@@ -3,8 +3,12 @@ real HTTP over loopback (http.client) and the live socket (websockets' client).
 
 The one-time link is traded once for an HttpOnly SameSite=Strict cookie; a wrong Host or
 Origin, no cookie, a replayed link, a POST without the CSRF token or while actions are off
-are refused; the snapshot, a task's detail and the CSV hold 20 fake-agent tasks of three
-workers as the store has them; the live socket pushes a streaming task's events and rows.
+are refused; a framed page's link (``&framed=1``) is traded for a session in the page itself,
+sent back as ``X-Baton-Session`` (the live socket: a subprotocol), with the same refusals
+(no header, a wrong one, a replayed link, its header from another origin) and its id never
+in a cookie, a URL, a Referer or the broker's debug log; the snapshot, a task's detail and
+the CSV hold 20 fake-agent tasks of three workers as the store has them; the live socket
+pushes a streaming task's events and rows.
 """
 
 from __future__ import annotations
@@ -14,21 +18,23 @@ import http.client
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from urllib.parse import urlsplit
 
 import psutil
 import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import ClientConnection, connect
-from websockets.typing import Origin
+from websockets.typing import Origin, Subprotocol
 
+from baton.surfaces.dashboard.server import STATIC
 from tests.conftest import fake_script, git, user_config
 from tests.e2e.test_cli import as_json, baton, stop_brokers
 
@@ -109,13 +115,13 @@ def open_page(url: str) -> Page:
     return Page(parts.port, pair)
 
 
-def serve(repo: Path) -> subprocess.Popen[str]:
+def serve(repo: Path, log: IO[str] | None = None, **env: str) -> subprocess.Popen[str]:
     server = subprocess.Popen(
         [sys.executable, "-m", "baton.cli", "serve", "--root", str(repo), "--json"],
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.PIPE if log is None else log,
         text=True,
-        env={**os.environ, "COLUMNS": "200"},
+        env={**os.environ, "COLUMNS": "200", **env},
     )
     assert server.stdout is not None
     assert json.loads(server.stdout.readline())["url"].startswith("ws://127.0.0.1:")
@@ -426,3 +432,124 @@ def test_an_open_page_keeps_a_broker_started_on_demand(
     while psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie":
         assert time.monotonic() < deadline, "the broker did not exit once the page closed"
         time.sleep(0.1)
+
+
+@dataclass
+class Framed:
+    """A framed page's session: its id, sent as a header (no cookie)."""
+
+    port: int
+    session: str
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def get(self, path: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
+        return request(self.port, "GET", path, {"X-Baton-Session": self.session, **headers})
+
+    def live(self, session: str | None = None, origin: str | None = None) -> ClientConnection:
+        return connect(
+            f"ws://127.0.0.1:{self.port}/dashboard/live",
+            origin=Origin(origin or self.origin),
+            subprotocols=[Subprotocol("baton.dashboard")]
+            + ([] if session == "" else [Subprotocol(f"baton.session.{session or self.session}")]),
+            open_timeout=10,
+        )
+
+
+def open_framed(url: str) -> Framed:
+    """What the editor's panel does with the link: frame ``url&framed=1``; the page comes
+    back with its session id inside, no cookie set and no redirect."""
+    parts = urlsplit(url)
+    assert parts.port is not None
+    status, headers, body = request(parts.port, "GET", f"{parts.path}?{parts.query}&framed=1")
+    assert status == 200, (status, body)
+    assert "Set-Cookie" not in headers and "Location" not in headers, headers
+    assert headers["Content-Type"].startswith("text/html")
+    assert headers["Cache-Control"] == "no-store" and headers["Referrer-Policy"] == "no-referrer"
+    (session,) = re.findall(rb'<meta name="baton-session" content="([A-Za-z0-9_-]{40,})">', body)
+    return Framed(parts.port, session.decode())
+
+
+def test_framed_sessions_and_their_refusals(baton_home: Path, repo: Path, tmp_path: Path) -> None:
+    log = tmp_path / "broker.log"
+    with log.open("w") as out:
+        server = serve(repo, out, BATON_LOG="debug")
+    try:
+        url = link()
+        parts = urlsplit(url)
+        port = parts.port
+        assert port is not None
+        framed_path = f"{parts.path}?{parts.query}&framed=1"
+        # The framed link meets the same Host and Origin checks, which do not spend it.
+        assert request(port, "GET", framed_path, {"Host": f"localhost:{port}"})[0] == 403
+        assert request(port, "GET", framed_path, {"Origin": "http://evil.example"})[0] == 403
+        assert request(port, "GET", framed_path, {"Origin": "vscode-webview://x"})[0] == 403
+        page = open_framed(url)
+        # The link works once, framed or not.
+        status, _, body = request(port, "GET", framed_path)
+        assert status == 403 and b"used already" in body
+        assert request(port, "GET", f"{parts.path}?{parts.query}")[0] == 403
+        cookie_page = open_page(link())
+        wrong = page.session[:-4] + ("AAAA" if not page.session.endswith("AAAA") else "BBBB")
+        for path in ("/dashboard/", "/dashboard/api/snapshot", "/dashboard/api/export.csv"):
+            assert page.get(path)[0] == 200, path
+            assert page.get(path, Origin=page.origin)[0] == 200, path
+            assert request(port, "GET", path)[0] == 401, path  # no header
+            assert request(port, "GET", path, {"X-Baton-Session": wrong})[0] == 401, path
+            assert request(port, "GET", path, {"X-Baton-Session": ""})[0] == 401, path
+            # Its header from another origin, or through another Host name: refused.
+            assert page.get(path, Origin="http://evil.example")[0] == 403, path
+            assert page.get(path, Origin="null")[0] == 403, path
+            assert page.get(path, Host=f"localhost:{port}")[0] == 403, path
+            # A session is only taken the way it was handed out: a framed id is no cookie,
+            # a cookie's id no header, and a wrong header is not saved by a good cookie.
+            framed_cookie = f"baton_dashboard_{port}={page.session}"
+            assert request(port, "GET", path, {"Cookie": framed_cookie})[0] == 401, path
+            cookie_id = cookie_page.cookie.split("=", 1)[1]
+            assert request(port, "GET", path, {"X-Baton-Session": cookie_id})[0] == 401, path
+            both = {"X-Baton-Session": wrong, "Cookie": cookie_page.cookie}
+            assert request(port, "GET", path, both)[0] == 401, path
+        status, headers, body = page.get("/dashboard/api/export.csv?window=1h")
+        assert status == 200 and headers["Content-Type"].startswith("text/csv")
+        assert body.startswith(b"id,title,worker,")
+        # The page's code is answered without a session (it holds no data), to its own
+        # origin only.
+        status, headers, body = request(port, "GET", "/dashboard/static/index.html")
+        assert status == 200 and b"baton-session" not in body
+        for name in os.listdir(STATIC):
+            if not name.endswith(".html"):
+                status, headers, _ = request(port, "GET", f"/dashboard/static/{name}")
+                assert status == 200 and headers["Cross-Origin-Resource-Policy"] == "same-origin"
+        static = "/dashboard/static/dashboard.js"
+        assert request(port, "GET", static, {"Origin": "http://evil.example"})[0] == 403
+        assert request(port, "GET", static, {"Host": f"localhost:{port}"})[0] == 403
+        # The live socket: the session as a subprotocol, the same Origin check.
+        with page.live() as ws:
+            assert ws.subprotocol == "baton.dashboard"
+            assert json.loads(ws.recv(timeout=10))["type"] == "hello"
+        for session, origin in (("", None), (wrong, None), (None, "http://evil.example")):
+            with pytest.raises(InvalidStatus) as refused:
+                page.live(session, origin).close()
+            assert refused.value.response.status_code == (403 if origin else 401)
+        # Actions: the CSRF token of its own session, then the setting.
+        csrf = json.loads(page.get("/dashboard/api/snapshot")[2])["csrf"]
+        cookie_csrf = get_json(cookie_page, "/dashboard/api/snapshot")["csrf"]
+        assert csrf != cookie_csrf
+        act = "/dashboard/api/tasks/nosuchtask/cancel"
+        base = {"X-Baton-Session": page.session, "Origin": page.origin}
+        assert request(port, "POST", act, base)[0] == 403
+        assert request(port, "POST", act, {**base, "X-Baton-CSRF": cookie_csrf})[0] == 403
+        assert request(port, "POST", act, {"X-Baton-CSRF": csrf, "Origin": page.origin})[0] == 401
+        evil = {**base, "X-Baton-CSRF": csrf, "Origin": "http://evil.example"}
+        assert request(port, "POST", act, evil)[0] == 403
+        status, _, body = request(port, "POST", act, {**base, "X-Baton-CSRF": csrf})
+        assert status == 403 and b"actions are off" in body
+    finally:
+        server.terminate()
+        server.wait(10)
+    # The broker logged at debug level all along, and no session id is in it.
+    logged = log.read_text()
+    assert " DEBUG " in logged, logged[-2000:]
+    assert page.session not in logged and cookie_page.cookie.split("=", 1)[1] not in logged

@@ -172,9 +172,11 @@ def code_server(
     settings: dict[str, object],
     env_extra: dict[str, str],
     artifacts: Path,
+    host: str = "127.0.0.1",
 ) -> Iterator[Workbench]:
     """code-server on a free loopback port with the .vsix installed, opened on ``repo``, with
-    ``settings`` as the user's (their ``baton.server.*`` also as the machine's)."""
+    ``settings`` as the user's (their ``baton.server.*`` also as the machine's); the browser
+    opens it at ``host`` (``localhost``: another site than the broker's ``127.0.0.1``)."""
     user_data, extensions = tmp_path / "ud", tmp_path / "ext"
     (user_data / "User").mkdir(parents=True)
     (user_data / "User" / "settings.json").write_text(json.dumps(settings, indent=2))
@@ -220,7 +222,7 @@ def code_server(
     try:
         _wait_http(f"http://127.0.0.1:{port}/healthz", 30, proc, log)
         yield Workbench(
-            f"http://127.0.0.1:{port}/?folder={repo}",
+            f"http://{host}:{port}/?folder={repo}",
             repo,
             Path(env_extra.get("BATON_HOME", "")),
             tmp_path,

@@ -4,8 +4,13 @@ ready for review, the command asks the server for a one-time link (``baton.dashb
 and opens the broker's dashboard page in a webview panel, framed from its loopback origin;
 inside it the page is live (its socket open) and shows the task: its worker's lane, its row
 with the broker's token counts, its transcript and its diff, read-only (no action offered:
-the user's config leaves the page's actions off). The clicking is
-clients/vscode/test/e2e/dashboard.mjs; screenshots go to artifacts/vscode-dashboard/.
+the user's config leaves the page's actions off); its CSV export downloads. The page holds a
+framed session (no cookie, nothing stored, no token left in its address), so it works
+whether code-server is opened at ``127.0.0.1`` (the page's own site) or at ``localhost``
+(another site: the case of desktop VS Code's ``vscode-webview://`` panels, where the browser
+tab's SameSite=Strict cookie would never reach the page). The clicking is
+clients/vscode/test/e2e/dashboard.mjs; screenshots go to artifacts/vscode-dashboard/ and
+artifacts/vscode-dashboard-localhost/.
 """
 
 from __future__ import annotations
@@ -31,7 +36,10 @@ from tests.e2e.test_vscode import (  # noqa: F401 (the fixtures tools and vsix)
 
 pytestmark = pytest.mark.slow
 
-ARTIFACTS = ROOT / "artifacts" / "vscode-dashboard"
+ARTIFACTS = {
+    "127.0.0.1": ROOT / "artifacts" / "vscode-dashboard",
+    "localhost": ROOT / "artifacts" / "vscode-dashboard-localhost",
+}
 INSTRUCTION = "Make the first function return ten"
 SCRIPT = {
     "steps": [
@@ -43,15 +51,18 @@ SCRIPT = {
 }
 
 
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1"])
 def test_open_dashboard_shows_the_brokers_page_in_a_panel(
     tools: Tools,  # noqa: F811
     vsix: Path,  # noqa: F811
     repo: Path,
     baton_home: Path,
     tmp_path: Path,
+    host: str,
 ) -> None:
-    shutil.rmtree(ARTIFACTS, ignore_errors=True)
-    ARTIFACTS.mkdir(parents=True)
+    artifacts = ARTIFACTS[host]
+    shutil.rmtree(artifacts, ignore_errors=True)
+    artifacts.mkdir(parents=True)
     assert (repo / "app.py").read_text() == APP
     script = tmp_path / "script.json"
     script.write_text(json.dumps(SCRIPT))
@@ -61,15 +72,18 @@ def test_open_dashboard_shows_the_brokers_page_in_a_panel(
         "baton.server.env": {"BATON_HOME": str(baton_home), "BATON_FAKE_SCRIPT": str(script)},
     }
     env = {"BATON_HOME": str(baton_home)}
-    with code_server(tools, vsix, repo, tmp_path, settings, env, ARTIFACTS) as wb:
+    with code_server(tools, vsix, repo, tmp_path, settings, env, artifacts, host) as wb:
+        assert wb.url.startswith(f"http://{host}:")
         steps = drive(
             "dashboard.mjs",
             wb,
             tools,
-            ARTIFACTS,
+            artifacts,
             300,
             BATON_E2E_FILE="app.py",
             BATON_E2E_INSTRUCTION=INSTRUCTION,
+            BATON_E2E_BATON=str(ROOT / ".venv" / "bin" / "baton"),
+            BATON_E2E_REPO=str(repo),
         )
     by = {s["step"]: s for s in steps}
     assert "done" in by
@@ -79,6 +93,10 @@ def test_open_dashboard_shows_the_brokers_page_in_a_panel(
     # was exchanged for the session (no token left in the URL) and the live socket is open.
     assert opened["frameUrl"].startswith("http://127.0.0.1:"), opened["frameUrl"]
     assert opened["frameUrl"].endswith("/dashboard/"), opened["frameUrl"]
+    assert opened["panelOrigin"].startswith(f"http://{host}:"), opened["panelOrigin"]
+    # Its session is the framed one: in the page's memory, nowhere else.
+    assert not [c for c in opened["cookies"] if c.startswith("baton")], opened["cookies"]
+    assert opened["stored"] in (0, "denied") and opened["sessionInDom"] is False
     assert "Baton Dashboard" in opened["tab"]
     assert opened["live"] == "live"
     assert opened["lanes"] == ["fake"]
@@ -90,11 +108,18 @@ def test_open_dashboard_shows_the_brokers_page_in_a_panel(
         timeout=60,
     )
     assert listed.returncode == 0, listed.stderr
-    (task,) = json.loads(listed.stdout)
+    pushed = by["task-pushed"]
+    (task,) = [t for t in json.loads(listed.stdout) if t["id"] != pushed["id"]]
     assert opened["tasks"] == [{"id": task["id"], "state": "review"}]
     assert opened["workers"] == [{"worker": "fake", "input": "1234", "output": "78"}]
     picked = by["task-picked"]
     assert "looking at app.py" in picked["transcript"] and picked["hunks"] == 1
     assert picked["buttons"] == 0  # read-only: the user's config did not turn actions on
-    shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
-    assert len(shots) == 4 and not any("FAILED" in s for s in shots), shots
+    exported = by["csv-downloaded"]
+    assert exported["name"] == "baton-tasks-24h.csv" and exported["title"] is None
+    assert exported["header"].startswith("id,title,worker,provider,model,state,")
+    assert [row.split(",")[0] for row in exported["rows"]] == [task["id"]]
+    # A task delegated while the panel was open came over the live socket, not by a read.
+    assert pushed["rows"] == 2 and pushed["snapshotsAfter"] == pushed["snapshotsBefore"] == 1
+    shots = sorted(p.name for p in artifacts.glob("*.png"))
+    assert len(shots) == 6 and not any("FAILED" in s for s in shots), shots

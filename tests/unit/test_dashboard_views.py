@@ -186,3 +186,33 @@ def test_request_checks() -> None:
     assert auth.cookie_of(jar, auth.cookie_name(9)) is None
     cookie = auth.set_cookie("n", session)
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and cookie.startswith("n=id;")
+
+
+def test_a_framed_session_is_taken_only_from_its_header() -> None:
+    passes = auth.Passes()
+    framed = passes.redeem(passes.issue()[0], framed=True)
+    cookie = passes.redeem(passes.issue()[0])
+    assert framed is not None and framed.framed and cookie is not None and not cookie.framed
+    assert passes.session(framed.id, framed=True) == framed
+    assert passes.session(framed.id) is None  # a framed id is no cookie
+    assert passes.session(cookie.id, framed=True) is None  # a cookie's id is no header
+    # A framed token is spent by its first try like any other, framed or not.
+    token = passes.issue()[0]
+    assert passes.redeem(token, framed=True) is not None
+    assert passes.redeem(token, framed=True) is None and passes.redeem(token) is None
+
+
+def test_where_a_request_carries_a_framed_session() -> None:
+    def framed(*pairs: tuple[str, str]) -> str | None:
+        return auth.framed_id(Headers(list(pairs)))
+
+    assert framed() is None
+    assert framed(("Cookie", "baton_dashboard_1=x")) is None
+    assert framed(("X-Baton-Session", " abc ")) == "abc"
+    assert framed(("Sec-WebSocket-Protocol", "baton.dashboard, baton.session.abc")) == "abc"
+    assert framed(("Sec-WebSocket-Protocol", "baton.dashboard")) is None
+    # More than one, or both ways: matches no session.
+    assert framed(("X-Baton-Session", "a"), ("X-Baton-Session", "b")) == ""
+    assert framed(("X-Baton-Session", "a"), ("Sec-WebSocket-Protocol", "baton.session.a")) == ""
+    assert framed(("Sec-WebSocket-Protocol", "baton.session.a, baton.session.b")) == ""
+    assert framed(("X-Baton-Session", "")) == ""

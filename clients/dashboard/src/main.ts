@@ -5,18 +5,26 @@
  * (`follow`). The page never polls; a snapshot is fetched again only when the window changes
  * or the socket had to be opened anew, a task's detail when its tools, checks, review or
  * diff changed.
+ *
+ * Its session is the browser's cookie, or — framed by an editor — the id the broker put in
+ * the page, kept in memory only and sent with every request (./session).
  */
 
 import { WINDOWS, readDetail, readLive, readSnapshot } from "./api";
 import type { Event, Task, TranscriptChange } from "./api";
 import { byId, el, fill } from "./dom";
 import { DetailView } from "./detail";
+import { attachmentName, liveProtocols, requestInit, takeSession } from "./session";
 import { Board, isSettled } from "./model";
 import { taskTable, workerTable } from "./tables";
 import { timeline } from "./timeline";
 import { Trend } from "./trend";
 
 const API = "/dashboard/api";
+/** The framed session's id (null: the cookie is the session), taken out of the document
+ * before anything else runs; the link's spent token goes from the address too. */
+const framed = takeSession(document);
+if (framed !== null) history.replaceState(null, "", `/dashboard/${location.hash}`);
 const WORKING = new Set(["queued", "preparing", "running", "verifying", "needs_input", "rate_limited"]);
 
 const board = new Board();
@@ -48,9 +56,11 @@ function failed(err: unknown): void {
   setStatus("no session", "off");
   noSession = true; // nothing to reconnect with: a new link is a new page
   byId("summary").textContent =
-    window.self !== window.top
-      ? "No session in this panel: its browser does not send the page's cookie inside an editor's frame. Open the dashboard in the browser instead."
-      : "No session: the broker ended it, or the one-time link was used already. Ask for a new link: baton dashboard.";
+    framed !== null
+      ? "This panel's session ended (the broker stopped). Open the dashboard again."
+      : window.self !== window.top
+        ? "No session in this frame: its browser does not send the page's cookie inside another site's frame. Open the dashboard in the browser instead."
+        : "No session: the broker ended it, or the one-time link was used already. Ask for a new link: baton dashboard.";
 }
 
 function windowFromUrl(): string {
@@ -59,7 +69,7 @@ function windowFromUrl(): string {
 }
 
 async function getJson(path: string): Promise<unknown> {
-  const r = await fetch(path, { credentials: "same-origin", headers: { Accept: "application/json" } });
+  const r = await fetch(path, requestInit(framed, { headers: { Accept: "application/json" } }));
   if (!r.ok) throw new Error(`${r.status} ${(await r.text()).trim() || r.statusText}`);
   return (await r.json()) as unknown;
 }
@@ -95,16 +105,34 @@ function follow(): void {
 async function act(id: string, action: "accept" | "reject" | "cancel", hunks?: string[]): Promise<void> {
   const query = hunks === undefined ? "" : `?hunks=${encodeURIComponent(hunks.join(","))}`;
   try {
-    const r = await fetch(`${API}/tasks/${encodeURIComponent(id)}/${action}${query}`, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: { "X-Baton-CSRF": board.csrf },
-    });
+    const r = await fetch(
+      `${API}/tasks/${encodeURIComponent(id)}/${action}${query}`,
+      requestInit(framed, { method: "POST", headers: { "X-Baton-CSRF": board.csrf } }),
+    );
     const text = (await r.text()).trim();
     if (r.ok) await loadDetail(id);
     detail.acted(r.ok ? `${action}: done` : `${action} refused (${r.status}): ${text}`);
   } catch (err) {
     detail.acted(`${action} failed: ${String(err)}`);
+  }
+}
+
+/** The CSV of a framed page: a link cannot carry the session's header, so the page fetches
+ * the file and hands the browser a blob of it to save. */
+async function downloadCsv(link: HTMLAnchorElement): Promise<void> {
+  try {
+    const r = await fetch(link.href, requestInit(framed));
+    if (!r.ok) throw new Error(`${r.status} ${(await r.text()).trim() || r.statusText}`);
+    const name = attachmentName(r.headers.get("Content-Disposition"), `baton-tasks-${board.window}.csv`);
+    const href = URL.createObjectURL(await r.blob());
+    const save = el("a", { href, download: name, hidden: "" });
+    document.body.append(save);
+    save.click();
+    save.remove();
+    window.setTimeout(() => URL.revokeObjectURL(href), 60_000);
+    link.removeAttribute("title");
+  } catch (err) {
+    link.title = `export failed: ${String(err instanceof Error ? err.message : err)}`;
   }
 }
 
@@ -167,7 +195,8 @@ function onTranscript(change: TranscriptChange): void {
 function connect(): void {
   const url = new URL("/dashboard/live", location.href);
   url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
-  const ws = new WebSocket(url);
+  const protocols = liveProtocols(framed);
+  const ws = protocols.length === 0 ? new WebSocket(url) : new WebSocket(url, protocols);
   socket = ws;
   let hello = false;
   ws.onmessage = (m: MessageEvent<unknown>) => {
@@ -231,6 +260,13 @@ function setUp(): void {
   };
   byId("timeline").addEventListener("click", choose);
   byId("tasks").addEventListener("click", choose);
+  const csv = byId<HTMLAnchorElement>("csv");
+  if (framed !== null) {
+    csv.addEventListener("click", (e) => {
+      e.preventDefault();
+      void downloadCsv(csv);
+    });
+  }
   byId("tasks").addEventListener("keydown", (e) => {
     if (e.key === "Enter") choose(e);
   });

@@ -7,12 +7,18 @@
  * are its own loopback origin (its defence against DNS rebinding), and a mapped address —
  * code-server maps `127.0.0.1:PORT` to a forwarded port of its own — is another origin, so
  * the page would be refused there. The page works where the editor's UI runs on the broker's
- * machine and the panel is of the same site as the page: code-server opened at
- * `http://127.0.0.1:…`. The session cookie is `SameSite=Strict`, so where the panel is of
- * another site (desktop VS Code's `vscode-webview://` frames, code-server opened at
- * `localhost`) the page gets no session and says so; the panel's **Open in Browser** (also
- * the command **Baton: Open Dashboard in Browser**) opens a fresh link in the system's
- * browser instead.
+ * machine: desktop VS Code, code-server opened in a browser on that machine (at `localhost`
+ * or `127.0.0.1`).
+ *
+ * The frame opens the link as a *framed* page (`&framed=1`): the panel is of another site
+ * than `http://127.0.0.1:PORT` (desktop VS Code's `vscode-webview://` frames, code-server at
+ * `localhost`), where the browser tab's `SameSite=Strict` session cookie would never reach
+ * the page; instead the broker answers the link with the page and a session id in it, which
+ * the page keeps in memory and sends as a header (the live socket: a subprotocol). The
+ * extension host never sees the session: the token goes from the broker's answer straight
+ * into the frame's address, spent by the frame's first load. A reloaded panel (its link is
+ * spent) needs a fresh link: **Open Again** in the panel's bar; **Open in Browser** (also the
+ * command **Baton: Open Dashboard in Browser**) opens one in the system's browser instead.
  */
 
 import { randomBytes } from "node:crypto";
@@ -56,7 +62,7 @@ export class DashboardPanel implements vscode.Disposable {
       retainContextWhenHidden: true, // the URL works once: a hidden panel must not reload it
       portMapping: [{ webviewPort: link.port, extensionHostPort: link.port }],
       localResourceRoots: [],
-      enableCommandUris: [Command.openDashboardInBrowser],
+      enableCommandUris: [Command.openDashboardInBrowser, Command.openDashboard],
     };
     if (this.panel === undefined) {
       this.panel = vscode.window.createWebviewPanel(DASHBOARD_VIEW, "Baton Dashboard", vscode.ViewColumn.Active, options);
@@ -65,7 +71,7 @@ export class DashboardPanel implements vscode.Disposable {
       this.panel.webview.options = options;
       this.panel.reveal();
     }
-    this.panel.webview.html = dashboardHtml(link, randomBytes(16).toString("base64url"), Command.openDashboardInBrowser);
+    this.panel.webview.html = dashboardHtml(link, randomBytes(16).toString("base64url"), Command.openDashboardInBrowser, Command.openDashboard);
   }
 
   dispose(): void {

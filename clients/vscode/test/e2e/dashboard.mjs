@@ -1,12 +1,17 @@
 // "Baton: Open Dashboard" in code-server in headless Chromium: a task is delegated and
 // reviewed as a user does it, then the command opens the broker's dashboard page in a webview
-// panel, framed from its loopback origin; the page inside shows the task live. A screenshot
-// per step. Run by tests/e2e/test_vscode_dashboard.py.
+// panel, framed from its loopback origin; the page inside shows the task live, with a framed
+// session (no cookie, nothing stored), and its CSV export downloads. A screenshot per step.
+// Run by tests/e2e/test_vscode_dashboard.py, with code-server opened at 127.0.0.1 (the same
+// site as the page) and at localhost (another site, as desktop VS Code's webviews are).
 //
 // Env: BATON_E2E_URL, _ARTIFACTS, _PROFILE, _CHROMIUM as drive.mjs; BATON_E2E_FILE (the file
-//      to select), BATON_E2E_INSTRUCTION.
+//      to select), BATON_E2E_INSTRUCTION; BATON_E2E_BATON (the baton CLI, which delegates a
+//      second task while the panel is open) and BATON_E2E_REPO (the folder it works in).
 import { chromium } from "playwright-core";
-import { mkdirSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync } from "node:fs";
+import { URL } from "node:url";
 import { env, harness } from "./harness.mjs";
 
 const url = env("BATON_E2E_URL");
@@ -16,6 +21,8 @@ const instruction = env("BATON_E2E_INSTRUCTION");
 mkdirSync(artifacts, { recursive: true });
 
 let page;
+/** The dashboard's URLs the browser asked for. */
+const reads = [];
 const { log, step } = harness(artifacts, () => page);
 
 const STATUS_ID = "baton.baton.baton.status";
@@ -61,6 +68,9 @@ const context = await chromium.launchPersistentContext(env("BATON_E2E_PROFILE"),
 try {
   page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(20000);
+  page.on("request", (r) => {
+    if (/^http:\/\/127\.0\.0\.1:\d+\/dashboard\//.test(r.url())) reads.push(r.url());
+  });
 
   await step("workbench-idle", async () => {
     await page.goto(url);
@@ -95,8 +105,22 @@ try {
     await frame.locator("#live.on").waitFor({ timeout: 60000 });
     await frame.locator("#task-table tbody tr").first().waitFor({ timeout: 60000 });
     await page.waitForTimeout(500); // the charts draw
+    const origin = new URL(frame.url()).origin;
     return {
       frameUrl: frame.url(),
+      panelOrigin: new URL(frame.parentFrame()?.url() ?? "about:blank").origin,
+      // The framed session is in the page's memory only: no cookie of the page's site, no
+      // storage, and the element it came in is gone.
+      cookies: (await context.cookies(origin)).map((c) => c.name),
+      // (a frame of another site may be denied storage altogether: nothing stored either)
+      stored: await frame.evaluate(() => {
+        try {
+          return globalThis.localStorage.length + globalThis.sessionStorage.length;
+        } catch (err) {
+          return err?.name === "SecurityError" ? "denied" : String(err);
+        }
+      }),
+      sessionInDom: await frame.evaluate(() => document.querySelector('meta[name="baton-session"]') !== null),
       tab: await page.locator(".tab.active").innerText(),
       live: await frame.locator("#live").innerText(),
       summary: await frame.locator("#summary").innerText(),
@@ -122,6 +146,26 @@ try {
       hunks: await frame.locator("#diff .hunk").count(),
       buttons: await frame.locator("button.act").count(),
     };
+  });
+  await step("csv-downloaded", async () => {
+    const [download] = await Promise.all([page.waitForEvent("download", { timeout: 30000 }), frame.locator("#csv").click()]);
+    const failure = await download.failure();
+    if (failure) throw new Error(`the download failed: ${failure}`);
+    const lines = readFileSync(await download.path(), "utf8").trim().split(/\r?\n/);
+    return { name: download.suggestedFilename(), header: lines[0], rows: lines.slice(1), title: await frame.locator("#csv").getAttribute("title") };
+  });
+  await step("task-pushed", async () => {
+    // A task delegated while the panel is open arrives over the live socket (the page never
+    // polls: no snapshot is read again).
+    const snapshots = () => reads.filter((r) => r.includes("/dashboard/api/snapshot")).length;
+    const before = snapshots();
+    const id = execFileSync(env("BATON_E2E_BATON"), ["delegate", "--cwd", env("BATON_E2E_REPO"), "A second task, delegated from the shell"], { encoding: "utf8", timeout: 60000 }).trim();
+    await frame.waitForFunction(
+      (taskId) => document.querySelector(`#task-table tr[data-task="${taskId}"] [data-col=state]`)?.textContent === "review",
+      id,
+      { timeout: 90000 },
+    );
+    return { id, rows: await frame.locator("#task-table tbody tr").count(), snapshotsBefore: before, snapshotsAfter: snapshots() };
   });
   log("done", { status: await statusLabel() });
 } finally {

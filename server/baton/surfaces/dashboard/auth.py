@@ -4,7 +4,11 @@ checks every request passes. Pure: no I/O, the clock passed in where it matters.
 A client of the agents' websocket (it holds the broker's token) asks for a one-time token
 (:meth:`Passes.issue`); the browser trades it once (:meth:`Passes.redeem`) for a session,
 whose id travels in an HttpOnly, SameSite=Strict cookie and whose CSRF token the snapshot
-hands the page for its ``POST``\\ s. :func:`check_request` refuses what is not the page's own:
+hands the page for its ``POST``\\ s. A page framed by an editor (another site: no cookie
+reaches it) trades the token for a *framed* session instead, whose id the page keeps in
+memory and sends in :data:`SESSION_HEADER` (on the live socket, which takes no headers from a
+browser, as a :data:`SESSION_PROTOCOL` subprotocol); a cookie never carries a framed session
+nor the header a cookie's. :func:`check_request` refuses what is not the page's own:
 a ``Host`` other than ``127.0.0.1:PORT`` (DNS rebinding), an ``Origin`` other than
 ``http://127.0.0.1:PORT`` (another site, ``null``), a method other than GET and POST.
 """
@@ -31,6 +35,13 @@ _SPENT_KEPT = 1024
 MAX_SESSIONS = 256
 #: The header a ``POST`` carries the session's CSRF token in.
 CSRF_HEADER = "X-Baton-CSRF"
+#: The header a framed page's requests carry its session id in.
+SESSION_HEADER = "X-Baton-Session"
+#: The subprotocol a framed page's live socket asks for (the server answers with it) ...
+SUBPROTOCOL = "baton.dashboard"
+#: ... beside one made of this prefix and its session id (a browser's WebSocket can send no
+#: header of its own; the subprotocols are the one it can).
+SESSION_PROTOCOL = "baton.session."
 METHODS = ("GET", "POST")
 
 
@@ -45,11 +56,13 @@ def _digest(token: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Session:
-    """A browser let in: the cookie's value and the CSRF token its ``POST``\\ s carry."""
+    """A browser let in: the session's id (the cookie's value, or a framed page's
+    :data:`SESSION_HEADER`) and the CSRF token its ``POST``\\ s carry."""
 
     id: str
     csrf: str
     created: float
+    framed: bool = False
 
 
 @dataclass
@@ -70,9 +83,12 @@ class Passes:
         self._waiting[_digest(token)] = expires
         return token, expires
 
-    def redeem(self, token: str, now: float | None = None) -> Session | None:
-        """The new session ``token`` is traded for; None when it is unknown, expired or
-        spent. A token is spent by its first try, whatever that try's outcome."""
+    def redeem(
+        self, token: str, now: float | None = None, *, framed: bool = False
+    ) -> Session | None:
+        """The new session ``token`` is traded for (``framed``: one for the header, not the
+        cookie); None when it is unknown, expired or spent. A token is spent by its first
+        try, whatever that try's outcome."""
         now = time.time() if now is None else now
         key = _digest(token)
         expires = self._waiting.pop(key, None)
@@ -83,7 +99,7 @@ class Passes:
             self._spent.popitem(last=False)
         if expires < now:
             return None
-        session = Session(secrets.token_urlsafe(32), secrets.token_urlsafe(32), now)
+        session = Session(secrets.token_urlsafe(32), secrets.token_urlsafe(32), now, framed)
         self._sessions[_digest(session.id)] = session
         while len(self._sessions) > MAX_SESSIONS:
             self._sessions.popitem(last=False)
@@ -93,12 +109,15 @@ class Passes:
         """Whether ``token`` was traded already (a replay)."""
         return _digest(token) in self._spent
 
-    def session(self, cookie_value: str | None) -> Session | None:
-        """The session whose id is ``cookie_value``."""
-        if not cookie_value:
+    def session(self, given: str | None, *, framed: bool = False) -> Session | None:
+        """The session whose id is ``given``: a cookie's value, or (``framed``) a framed
+        page's header; a session is found only the way it was handed out."""
+        if not given:
             return None
-        found = self._sessions.get(_digest(cookie_value))
-        return found if found is not None and same(found.id, cookie_value) else None
+        found = self._sessions.get(_digest(given))
+        if found is None or found.framed is not framed:
+            return None
+        return found if same(found.id, given) else None
 
     def _forget_expired(self, now: float) -> None:
         for key in [k for k, expires in self._waiting.items() if expires < now]:
@@ -115,6 +134,21 @@ def cookie_of(headers: Headers, name: str) -> str | None:
         return None
     morsel = jar.get(name)
     return morsel.value if morsel is not None else None
+
+
+def framed_id(headers: Headers) -> str | None:
+    """The framed session id a request carries: its :data:`SESSION_HEADER`, or on a live
+    socket its ``baton.session.ID`` subprotocol. None when it carries neither (a cookie's
+    request); "" when it carries one that cannot be right (several, or both ways), which no
+    session matches."""
+    given = [v.strip() for v in headers.get_all(SESSION_HEADER)]
+    offered = [
+        p.strip() for value in headers.get_all("Sec-WebSocket-Protocol") for p in value.split(",")
+    ]
+    given += [p[len(SESSION_PROTOCOL) :] for p in offered if p.startswith(SESSION_PROTOCOL)]
+    if not given:
+        return None
+    return given[0] if len(given) == 1 else ""
 
 
 def set_cookie(name: str, session: Session) -> str:

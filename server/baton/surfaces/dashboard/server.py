@@ -8,16 +8,21 @@ only ``/dashboard/live`` go on to the upgrade, each request checked by
 :mod:`baton.surfaces.dashboard.auth` first. Requests carry no body (the server reads
 none), so actions take their parameters in the query string. docs/reference/dashboard.md
 is the contract.
+
+Its wire logger never logs below INFO: websockets logs every header at DEBUG, and the
+headers hold the sessions (``Cookie``, ``Set-Cookie``, ``X-Baton-Session``, the socket's
+subprotocols).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import json
 import logging
 import mimetypes
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
@@ -26,6 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
+from websockets.typing import Subprotocol
 
 import baton.surfaces.dashboard.auth as auth
 import baton.surfaces.dashboard.views as views
@@ -38,6 +44,9 @@ from baton.surfaces.dashboard.feed import Call, Feed
 from baton.surfaces.dashboard.live import Live
 
 log = logging.getLogger(__name__)
+#: The listener's own logger (websockets'): INFO at most, so no header is ever logged.
+wire = logging.getLogger(__name__ + ".wire")
+wire.setLevel(logging.INFO)
 
 #: The page's files (the page's build writes them; a placeholder ships).
 STATIC = Path(__file__).resolve().parent / "static"
@@ -59,6 +68,22 @@ _STATUS_OF = {
     p.WRONG_STATE: HTTPStatus.CONFLICT,
     p.INVALID_PARAMS: HTTPStatus.BAD_REQUEST,
 }
+
+
+def select_subprotocol(
+    conn: ServerConnection, offered: Sequence[Subprotocol]
+) -> Subprotocol | None:
+    """A framed page's live socket asks for :data:`auth.SUBPROTOCOL` (and sends its session
+    id as another): answered with it; a cookie's socket asks for none and gets none."""
+    return Subprotocol(auth.SUBPROTOCOL) if auth.SUBPROTOCOL in offered else None
+
+
+def with_session(page: bytes, session: auth.Session) -> bytes:
+    """``index.html`` for a framed page: its session id in ``<meta name="baton-session">``,
+    which the page's script reads into memory and removes."""
+    meta = f'<meta name="baton-session" content="{html.escape(session.id)}">'.encode()
+    at = page.find(b"</head>")
+    return page[:at] + meta + page[at:] if at >= 0 else meta + page
 
 
 def actions_enabled() -> bool:
@@ -134,6 +159,8 @@ class Dashboard:
                 compression=None,
                 server_header=None,
                 open_timeout=60,
+                select_subprotocol=select_subprotocol,
+                logger=wire,
             )
             self.port = int(next(iter(self._server.sockets)).getsockname()[1])
             self.live.start()
@@ -168,8 +195,18 @@ class Dashboard:
         url = urlsplit(request.path)
         path, query = url.path, parse_qs(url.query)
         if request.method == "GET" and path in (PREFIX, PREFIX + "/") and "t" in query:
+            if "framed" in query:
+                return await self._redeem_framed(query["t"][0])
             return self._redeem(query["t"][0])
-        session = self.passes.session(auth.cookie_of(headers, auth.cookie_name(self.port)))
+        if request.method == "GET" and path.startswith(PREFIX + "/static/"):
+            # The page's code: the same for everyone, no data in it (and no framed page
+            # could load it otherwise: a <script src> carries no header).
+            return await self._file(path[len(PREFIX + "/static/") :])
+        framed = auth.framed_id(headers)
+        if framed is not None:  # the header decides, whatever cookie comes along
+            session = self.passes.session(framed, framed=True)
+        else:
+            session = self.passes.session(auth.cookie_of(headers, auth.cookie_name(self.port)))
         if session is None:
             return self._text(HTTPStatus.UNAUTHORIZED, "no dashboard session: run baton dashboard")
         if request.method == "POST":
@@ -180,8 +217,6 @@ class Dashboard:
             return self._response(HTTPStatus.PERMANENT_REDIRECT, b"", {"Location": PREFIX + "/"})
         if path == PREFIX + "/":
             return await self._file("index.html")
-        if path.startswith(PREFIX + "/static/"):
-            return await self._file(path[len(PREFIX + "/static/") :])
         api = PREFIX + "/api/"
         if path == api + "snapshot":
             window = self._window(query)
@@ -222,6 +257,20 @@ class Dashboard:
             HTTPStatus.SEE_OTHER, b"", {"Location": PREFIX + "/", "Set-Cookie": cookie}
         )
 
+    async def _redeem_framed(self, token: str) -> Response:
+        """A framed page's link: answered with the page itself, its session id inside (no
+        cookie, no redirect: the id goes nowhere but into the page's memory)."""
+        spent = self.passes.spent(token)
+        session = self.passes.redeem(token, framed=True)
+        if session is None:
+            what = "this link was used already" if spent else "unknown or expired link"
+            return self._text(HTTPStatus.FORBIDDEN, f"{what}: open the dashboard again")
+        page = await self._read("index.html")
+        if page is None:
+            return self._text(HTTPStatus.NOT_FOUND, "no file index.html")
+        body = with_session(page[0], session)
+        return self._response(HTTPStatus.OK, body, {"Content-Type": page[1]})
+
     async def _act(
         self, headers: Headers, session: auth.Session, path: str, query: dict[str, list[str]]
     ) -> Response:
@@ -258,16 +307,24 @@ class Dashboard:
     def _bad_window(self) -> Response:
         return self._text(HTTPStatus.BAD_REQUEST, f"window: one of {', '.join(views.WINDOWS)}")
 
-    async def _file(self, name: str) -> Response:
+    async def _read(self, name: str) -> tuple[bytes, str] | None:
+        """The static file ``name`` and its type (None: no such file in the folder)."""
         root = self.static.resolve()
         target = (root / name).resolve()
         if root not in target.parents or not await asyncio.to_thread(target.is_file):
-            return self._text(HTTPStatus.NOT_FOUND, f"no file {name}")
+            return None
         body = await asyncio.to_thread(target.read_bytes)
         kind = _TYPES.get(target.suffix) or mimetypes.guess_type(target.name)[0]
-        return self._response(
-            HTTPStatus.OK, body, {"Content-Type": kind or "application/octet-stream"}
-        )
+        return body, kind or "application/octet-stream"
+
+    async def _file(self, name: str) -> Response:
+        found = await self._read(name)
+        if found is None:
+            return self._text(HTTPStatus.NOT_FOUND, f"no file {name}")
+        extra = {"Content-Type": found[1]}
+        if not found[1].startswith("text/html"):  # scripts, styles: the page's origin only
+            extra["Cross-Origin-Resource-Policy"] = "same-origin"
+        return self._response(HTTPStatus.OK, found[0], extra)
 
     def _json(self, obj: Any, status: HTTPStatus = HTTPStatus.OK) -> Response:
         body = json.dumps(obj, default=str, separators=(",", ":")).encode()
