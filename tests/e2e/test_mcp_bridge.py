@@ -343,7 +343,14 @@ def test_tool_definitions_describe_every_parameter_and_hint_their_effects() -> N
     assert hints["delegate"]["destructiveHint"] is False
     props = {t.name: t.properties for t in TOOLS.values()}
     assert "review" in props["tasks"]["state"]["items"]["enum"]
-    assert props["project"]["op"]["enum"][:6] == ["plan", "approve", "bench", "love", "clean", "memory"]
+    assert props["project"]["op"]["enum"][:6] == [
+        "plan",
+        "approve",
+        "bench",
+        "love",
+        "clean",
+        "memory",
+    ]
     assert "mechanical" in props["delegate"]["kind"]["enum"]
     assert TOOLS["task"].required == ("id", "action") and TOOLS["ask"].required == ("question",)
     assert (

@@ -134,3 +134,19 @@ async def test_a_planner_still_working_answers_with_its_line(
         ended = (await call(rpc, "plan", id=read["task"]["id"], timeout=60))["result"]
         assert ended["task"]["state"] == "cancelled" and ended["nodes"] is None
         assert ended["problems"][0].startswith("the planner ended cancelled")
+
+
+async def test_a_rejected_plan_is_refused_approval(
+    broker: Endpoint, repo: Path, tmp_path: Path
+) -> None:
+    planner(repo, tmp_path, {"steps": [], "summary": json.dumps(PLAN)})
+    async with connect(broker.url, additional_headers=headers(broker)) as ws:
+        rpc = Rpc(ws)
+        read = (await call(rpc, "plan", goal="Split", worker="planner", timeout=60))["result"]
+        tid = read["task"]["id"]
+        said = (await call(rpc, "plan", id=tid, reject=True))["result"]
+        assert said["rejected"] is True and said["problems"] == ["the plan was rejected"]
+        refused = (await call(rpc, "plan", id=tid, approve=True, nodes=PLAN))["error"]
+        assert refused["code"] == p.WRONG_STATE and "was rejected" in refused["message"]
+        mixed = (await call(rpc, "plan", id=tid, reject=True, approve=True))["error"]
+        assert mixed["code"] == p.INVALID_PARAMS

@@ -85,3 +85,41 @@ async def test_a_question_waits_for_a_reply(sup: Supervisor, repo: Path, tmp_pat
     assert (found.state, found.question) == ("question", "Which database?")
     with pytest.raises(PlanRefused, match="asks a question"):
         await plans.approve(task.id)
+
+
+async def test_a_rejected_plan_is_never_approved_and_a_working_planner_is_cancelled(
+    sup: Supervisor, repo: Path, tmp_path: Path
+) -> None:
+    planner(repo, tmp_path, {"steps": [], "summary": json.dumps(PLAN)})
+    plans = Planning(sup)
+    task = await plans.propose("Split the work", repo, worker="planner")
+    assert await settle(sup, task.id) == TaskState.ANSWERED
+    await plans.reject(task.id)
+    await plans.reject(task.id)  # twice: nothing more
+    found = await plans.proposal(task.id)
+    assert found.rejected and found.problems == ["the plan was rejected"]
+    for nodes in (None, PLAN):  # neither its own nodes nor edited ones
+        with pytest.raises(PlanRefused, match="was rejected"):
+            await plans.approve(task.id, nodes)
+    assert [t.id for t in await sup.list_tasks()] == [task.id]  # nothing of it started
+    logs = [e.data.get("message") for e in await sup.events(task.id) if e.type == "log"]
+    assert logs.count("plan rejected: nothing of it runs") == 1
+
+    planner(repo, tmp_path, {"steps": [{"sleep": 30}], "summary": json.dumps(PLAN)})
+    slow = await plans.propose("Slow", repo, worker="planner")
+    await plans.reject(slow.id)  # cancelled as it works (its state follows)
+    assert await settle(sup, slow.id) == TaskState.CANCELLED
+    assert (await plans.proposal(slow.id)).problems[-1] == "the plan was rejected"
+
+
+async def test_an_approved_plan_cannot_be_rejected(
+    sup: Supervisor, repo: Path, tmp_path: Path
+) -> None:
+    planner(repo, tmp_path, {"steps": [], "summary": json.dumps(PLAN)})
+    plans = Planning(sup)
+    task = await plans.propose("Split the work", repo, worker="planner")
+    await settle(sup, task.id)
+    created = await plans.approve(task.id)
+    with pytest.raises(PlanRefused, match="approved already") as refused:
+        await plans.reject(task.id)
+    assert refused.value.tasks == {k: t.id for k, t in created.items()}

@@ -122,7 +122,8 @@ async def plan(args: argparse.Namespace, out: Output) -> int:
                 return EXIT_OK
             said = await _read(f"Run these {len(nodes)} tasks? [y/N] ")
             if said.lower() not in ("y", "yes"):
-                out.info("nothing started")
+                await call(c, "plan", id=task_id, reject=True)
+                out.info("rejected: nothing of it runs")
                 return EXIT_OK
         try:
             res = await call(c, "plan", id=task_id, approve=True)

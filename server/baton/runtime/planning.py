@@ -13,7 +13,8 @@ the user's edited ones) against the policy as it is now and delegates them as a 
 (:meth:`Supervisor.delegate_graph <baton.runtime.supervisor.Supervisor.delegate_graph>`,
 what the websocket's ``graph`` method calls), in the planner's folder. A plan is approved
 once: the graph's tasks are recorded on the planner task, and a second approval is refused
-naming them.
+naming them. :meth:`Planning.reject` records that the user said no (a planner still at
+work is cancelled): from then on no surface approves it.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ PLANNER_KIND = "reasoning"
 OPTION = "planner"
 #: A proposal's states: the planner works, asks the user, or has settled.
 WORKING, QUESTION, SETTLED_ = "working", "question", "settled"
+#: The problem a rejected plan has, whatever its nodes.
+REJECTED = "the plan was rejected"
 
 
 class PlanRefused(TaskError):
@@ -64,7 +67,7 @@ class Proposal:
     its text) or ``settled``; then ``nodes`` is the JSON list of its answer (None when it
     holds none, or the planner failed) and ``problems`` every reason it cannot be approved —
     empty: it can. ``approved``: the graph's tasks (key → id) once approved; ``goal``: what
-    the planner was asked to plan."""
+    the planner was asked to plan; ``rejected``: the user said no (:meth:`Planning.reject`)."""
 
     task: Task
     state: str
@@ -73,6 +76,7 @@ class Proposal:
     problems: list[str] = field(default_factory=list)
     approved: dict[str, str] | None = None
     goal: str = ""
+    rejected: bool = False
 
 
 class Planning:
@@ -118,18 +122,23 @@ class Planning:
         task = await self.sup.get(task_id)
         record = _record(task)
         approved, goal = record.get("approved") or None, str(record.get("goal", ""))
-        if task.state == S.NEEDS_INPUT:
+        rejected = bool(record.get("rejected"))
+        if task.state == S.NEEDS_INPUT and not rejected:
             return Proposal(task, QUESTION, question=task.message, approved=approved, goal=goal)
         if task.state in (S.ANSWERED, S.REVIEW):
             nodes, problems = await self._check(await self._answer(task), task.root)
         elif task.state in SETTLED:
             why = task.message or str(task.completion or "")
             nodes, problems = None, [f"the planner ended {task.state}: {why}".rstrip(": ")]
-        else:
+        elif not rejected:
             return Proposal(task, WORKING, approved=approved, goal=goal)
+        else:
+            nodes, problems = None, []
         if approved:
             problems = [*problems, _approved_already(approved)]
-        return Proposal(task, SETTLED_, None, nodes, problems, approved, goal)
+        if rejected:
+            problems = [*problems, REJECTED]
+        return Proposal(task, SETTLED_, None, nodes, problems, approved, goal, rejected)
 
     async def approve(self, task_id: str, nodes: list[Any] | None = None) -> dict[str, Task]:
         """Run the planner's nodes (or ``nodes``, edited by the user) as a graph in its
@@ -144,6 +153,8 @@ class Planning:
                     [_approved_already(found.approved)],
                     found.approved,
                 )
+            if found.rejected:
+                raise PlanRefused(f"the plan of task {found.task.id} was rejected", [REJECTED])
             if found.state != SETTLED_:
                 why = (
                     "asks a question (reply to it)"
@@ -161,6 +172,29 @@ class Planning:
             created = await self.sup.delegate_graph(built)
             await self._record_approval(found.task.id, {k: t.id for k, t in created.items()})
         return created
+
+    async def reject(self, task_id: str) -> Task:
+        """Record that the plan of ``task_id`` is not wanted (a planner still at work or
+        asking is cancelled); approving it is refused from then on. PlanRefused once it
+        was approved; rejecting twice changes nothing."""
+        task = await self.sup.get(task_id)
+        async with self.sup.book.lock(task.id):
+            record = _record(task)
+            if record.get("approved"):
+                approved = dict(record["approved"])
+                raise PlanRefused(
+                    f"the plan of task {task.id} was approved already",
+                    [_approved_already(approved)],
+                    approved,
+                )
+            if not record.get("rejected"):
+                live = await self.sup.book.get(task.id)
+                live.options[OPTION] = {**record, "rejected": True}
+                await self.sup.store.save_task(copy(live))
+                await self.sup.book.log(live, "plan rejected: nothing of it runs")
+        if task.state not in SETTLED and task.state != S.REVIEW:
+            await self.sup.cancel(task.id)
+        return await self.sup.get(task.id)
 
     async def _answer(self, task: Task) -> str:
         """The planner's last final text (its answer), else its summary."""

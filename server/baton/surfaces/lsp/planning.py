@@ -184,6 +184,8 @@ async def reject(ls: BatonServer, args: Args) -> Any:
     sup = await ls.broker()
     task = await sup.get(task_id)
     ls.get_feature(Plans).planners.discard(task.id)
-    if task.state not in STOPPED or task.state == S.NEEDS_INPUT:
-        task = await ls.cancel(task.id)
+    try:
+        task = await Planning(sup).reject(task.id)  # recorded: no surface approves it now
+    except PlanRefused as refused:
+        raise TaskError(f"{refused}: " + "; ".join(refused.problems)) from None
     return {"taskId": task.id, "state": str(task.state), "rejected": True}

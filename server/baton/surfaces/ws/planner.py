@@ -7,6 +7,8 @@ the MCP ``project`` tool and the editors use).
 - ``{id, timeout?}`` reads it: ``{task}`` while it works, ``{task, question}`` when it asks
   (answer with ``reply``), ``{task, nodes, problems}`` once settled — ``problems`` empty:
   it can be approved; ``approved`` (key → task id) once it was.
+- ``{id, reject: true}``: the plan is not wanted (a planner at work is cancelled); no
+  surface approves it from then on.
 - ``{id, approve: true, nodes?}`` runs its nodes (or ``nodes``, edited) as a graph:
   ``{tasks: {key: task}}``. Refused with ``WRONG_STATE`` and ``data.problems`` when they do
   not pass, the planner has not settled, or the plan was approved already (then
@@ -47,13 +49,17 @@ class Plans:
 
     async def plan(self, params: dict[str, Any]) -> dict[str, Any]:
         """Propose a plan for ``goal``; read the planner ``id``; or approve it (``approve``)."""
-        p.known(params, "goal", "cwd", "worker", "timeout", "id", "approve", "nodes")
+        p.known(params, "goal", "cwd", "worker", "timeout", "id", "approve", "nodes", "reject")
         if "goal" in params:
-            if "id" in params or "approve" in params or "nodes" in params:
+            if any(k in params for k in ("id", "approve", "nodes", "reject")):
                 raise p.RpcError(p.INVALID_PARAMS, "goal: give a goal or a planner's id")
             task_id = await self._propose(params)
         else:
             task_id = p.nonempty(params, "id", limit=200).strip()
+            if p.flag(params, "reject"):
+                if any(k in params for k in ("approve", "nodes", "timeout")):
+                    raise p.RpcError(p.INVALID_PARAMS, "reject: alone with the planner's id")
+                return await self._reject(task_id)
             if p.flag(params, "approve"):
                 if "timeout" in params:
                     raise p.RpcError(p.INVALID_PARAMS, "timeout: not with approve")
@@ -89,6 +95,16 @@ class Plans:
         created = await self.moved(approving(), None)
         return {"tasks": {key: answers.line(t, worker=True) for key, t in created.items()}}
 
+    async def _reject(self, task_id: str) -> dict[str, Any]:
+        async def rejecting() -> Any:
+            try:
+                return await self.planning.reject(task_id)
+            except PlanRefused as refused:
+                raise _refusal(refused) from None
+
+        await self.moved(rejecting(), None)
+        return _answer(await self.moved(self.planning.proposal(task_id), None))
+
 
 def _refusal(refused: PlanRefused) -> p.RpcError:
     data: dict[str, Any] = {"problems": refused.problems}
@@ -110,4 +126,6 @@ def _answer(found: Proposal) -> dict[str, Any]:
         out |= {"nodes": found.nodes, "problems": found.problems}
     if found.approved:
         out["approved"] = found.approved
+    if found.rejected:
+        out["rejected"] = True
     return out
