@@ -182,20 +182,22 @@ async def run(
         for got in (actions, delegations, floor_actions, floor_delegations):
             got.append([])
         end = time.monotonic() + seconds
+        j = 0  # a delegation every 10 codeActions, from each round's first
         while time.monotonic() < end:
             for ours in (True, False) if i % 2 == 0 else (False, True):
                 lsp = client.lsp if ours else bare
                 t0 = time.perf_counter()
                 await lsp.text_document_code_action_async(action_params)
                 (actions if ours else floor_actions)[-1].append((time.perf_counter() - t0) * 1000)
-            if i % 10 == 0:
-                for ours in (True, False) if i % 20 == 0 else (False, True):
+            if j % 10 == 0:
+                for ours in (True, False) if j % 20 == 0 else (False, True):
                     lsp = client.lsp if ours else bare
                     t0 = time.perf_counter()
                     await lsp.workspace_execute_command_async(delegate)
                     took = (time.perf_counter() - t0) * 1000
                     (delegations if ours else floor_delegations)[-1].append(took)
             i += 1
+            j += 1
             await asyncio.sleep(0.01)
     await bare.shutdown_async(None)
     bare.exit(None)
