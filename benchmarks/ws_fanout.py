@@ -393,16 +393,32 @@ def bare_round(args: argparse.Namespace, url: str) -> list[float]:
 
 
 async def delegations(
-    url: str, token: str, bare: str, cwd: str, start: float, seconds: float, gap: float
+    url: str,
+    token: str,
+    bare: str,
+    cwd: str,
+    streams: int,
+    settle: float,
+    seconds: float,
+    gap: float,
 ) -> tuple[list[float], list[float]]:
     """delegate → id round trips (ms) to the broker, each beside the same request to the
-    bare server (the order alternating), one pair every ``gap`` seconds from ``start``
-    (a monotonic time) for ``seconds``: while every task streams."""
+    bare server (the order alternating), one pair every ``gap`` seconds for ``seconds``
+    from ``settle`` seconds after all ``streams`` tasks run: while every task streams."""
     baton_ms: list[float] = []
     floor_ms: list[float] = []
     auth = {"Authorization": f"Bearer {token}"}
     async with connect(url, additional_headers=auth) as ws, connect(bare) as bws:
-        await asyncio.sleep(max(0.0, start - time.monotonic()))
+        running = {"state": ["running"], "limit": streams}
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            await ws.send(
+                json.dumps({"jsonrpc": "2.0", "id": 0, "method": "tasks", "params": running})
+            )
+            if len(json.loads(await ws.recv())["result"]["tasks"]) >= streams:
+                break
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(settle)
         end = time.monotonic() + seconds
         n = 0
         while time.monotonic() < end:
@@ -444,7 +460,7 @@ def baton_round(
     # for one task, so that the harness does not load the broker it measures.
     stream_s = args.events / args.rate
     delegated = asyncio.run(
-        delegations(url, token, bare, repo, t0 + args.settle + 1.0, stream_s - 2.0, args.gap)
+        delegations(url, token, bare, repo, args.tasks, args.settle + 0.5, stream_s - 1.5, args.gap)
     )
     busy = {"state": ["queued", "preparing", "running"], "limit": 1}
     while asyncio.run(rpc(url, token, [("tasks", busy)]))[0]["tasks"]:
