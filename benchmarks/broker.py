@@ -20,9 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,7 +33,7 @@ from baton.core.events import EventType
 from baton.core.lifecycle import TaskState
 from baton.runtime.requests import DelegateRequest
 from baton.runtime.supervisor import Limits, Supervisor
-from figures import add_server_path, figure, measure, use_server
+from figures import add_server_path, fake_repo, figure, measure, use_server
 
 
 def pct(values: list[float], p: float) -> float:
@@ -45,23 +43,6 @@ def pct(values: list[float], p: float) -> float:
 
 def script(*steps: dict[str, object]) -> str:
     return "bench\n```baton-fake\n" + json.dumps({"steps": list(steps)}) + "\n```\n"
-
-
-def make_repo(base: Path) -> Path:
-    repo = base / "repo"
-    repo.mkdir()
-    for i in range(20):
-        (repo / f"f{i}.txt").write_text(f"file {i}\n" * 20)
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "b",
-        "GIT_AUTHOR_EMAIL": "b@l",
-        "GIT_COMMITTER_NAME": "b",
-        "GIT_COMMITTER_EMAIL": "b@l",
-    }
-    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "init"]):
-        subprocess.run(["git", *args], cwd=repo, check=True, env=env)
-    return repo
 
 
 class BareRecord:
@@ -105,7 +86,7 @@ async def main(
 ) -> None:
     base = Path(tempfile.mkdtemp(prefix="baton-bench-"))
     home = base / "state"
-    repo = make_repo(base)
+    repo = fake_repo(base / "repo", {f"f{i}.txt": f"file {i}\n" * 20 for i in range(20)})
     profiles = default_profiles()
     profiles["fake"].concurrency = 200
     sup = Supervisor(home, profiles=profiles, limits=Limits(stall_after=120))

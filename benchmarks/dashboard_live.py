@@ -44,7 +44,8 @@ from figures import (
     serve_broker,
     use_server,
 )
-from ws_fanout import pct, rpc, script, subscribe
+from ws_clients import rpc, subscribe
+from ws_fanout import pct, script
 
 
 def cookie_for(url: str) -> tuple[int, str]:

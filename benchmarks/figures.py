@@ -40,6 +40,9 @@ MARK = "FIGURE "
 #: The prefix of the machine-readable line of a measure without a floor (:func:`measure`).
 MEASURE = "MEASURE "
 
+#: The ``baton`` command as the installed script runs it (``python -c BATON args…``).
+BATON = "import sys; from baton.cli import main; sys.exit(main())"
+
 #: The ``server/`` folder a benchmark runs against when it is not this checkout's (set by
 #: :func:`use_server` for the run it starts again; printed in every figure as ``server``).
 SERVER_ENV = "BATON_BENCH_SERVER"
@@ -189,36 +192,72 @@ def parse(output: str, mark: str = MARK) -> list[dict[str, Any]]:
     return [json.loads(line[len(mark) :]) for line in output.splitlines() if line.startswith(mark)]
 
 
-def fake_workspace(prefix: str) -> tuple[Path, dict[str, str]]:
-    """A throwaway folder with a one-file git repository and a user config naming the fake
-    agent (Baton never picks it alone): ``(repo, env)``, the environment pointing Baton's
-    home, runtime folder and config into that folder."""
-    base = Path(tempfile.mkdtemp(prefix=prefix))
-    config = base / "user.toml"
-    config.write_text('default_worker = "fake"\n\n[profiles.fake]\nprovider = "fake"\n')
-    repo = base / "repo"
-    repo.mkdir()
-    (repo / "f.txt").write_text("x\n")
-    env = {
-        **os.environ,
-        "BATON_HOME": str(base / "state"),
-        "XDG_RUNTIME_DIR": str(base / "run"),
-        "BATON_CONFIG": str(config),
-        "GIT_AUTHOR_NAME": "b",
-        "GIT_AUTHOR_EMAIL": "b@x",
-        "GIT_COMMITTER_NAME": "b",
-        "GIT_COMMITTER_EMAIL": "b@x",
-    }
+#: The commit identity of every throwaway repository (and of the brokers working in them).
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "b",
+    "GIT_AUTHOR_EMAIL": "b@x",
+    "GIT_COMMITTER_NAME": "b",
+    "GIT_COMMITTER_EMAIL": "b@x",
+}
+#: The fake agent named as the default worker (Baton never picks it alone).
+FAKE_CONFIG = 'default_worker = "fake"\n\n[profiles.fake]\nprovider = "fake"\n'
+
+
+def fake_env(
+    base: Path, name: str = "", *, concurrency: int | None = None, bytecode: bool = False
+) -> dict[str, str]:
+    """The environment of a broker of its own under ``base`` (under ``base/name`` when
+    named): Baton's home and runtime folder there, and a user config naming the fake agent
+    (``concurrency`` of them at once, when given). With ``bytecode``, Baton's modules are
+    loaded from cached bytecode as in an installed package (``PYTHONDONTWRITEBYTECODE``
+    dropped)."""
+    folder = base / name if name else base
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / "user.toml"
+    extra = f"concurrency = {concurrency}\n" if concurrency is not None else ""
+    config.write_text(FAKE_CONFIG + extra)
+    env = dict(os.environ)
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return (
+        env
+        | GIT_IDENTITY
+        | {
+            "BATON_HOME": str(folder / "state"),
+            "XDG_RUNTIME_DIR": str(folder / "run"),
+            "BATON_CONFIG": str(config),
+        }
+    )
+
+
+def fake_repo(repo: Path, files: dict[str, str] | None = None) -> Path:
+    """A git repository at ``repo`` with ``files`` (path → text; one small file when
+    None), committed once on ``main``."""
+    repo.mkdir(parents=True)
+    for name, text in (files or {"f.txt": "x\n"}).items():
+        (repo / name).write_text(text)
+    env = os.environ | GIT_IDENTITY
     for cmd in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-qm", "init"]):
-        subprocess.run(["git", *cmd], cwd=repo, env=env, check=True)
-    return repo, env
+        subprocess.run(["git", *cmd], cwd=repo, env=env, check=True, capture_output=True)
+    return repo
 
 
-def serve_broker(repo: Path, env: dict[str, str]) -> subprocess.Popen[str]:
-    """``baton serve --root repo --json`` started; read its ready line with :func:`broker_ready`."""
+def fake_workspace(
+    prefix: str, files: dict[str, str] | None = None, *, concurrency: int | None = None
+) -> tuple[Path, dict[str, str]]:
+    """A throwaway folder with a git repository (:func:`fake_repo`) and a broker's
+    environment (:func:`fake_env`): ``(repo, env)``."""
+    base = Path(tempfile.mkdtemp(prefix=prefix))
+    return fake_repo(base / "repo", files), fake_env(base, concurrency=concurrency)
+
+
+def serve_broker(repo: Path, env: dict[str, str], *, quiet: bool = False) -> subprocess.Popen[str]:
+    """``baton serve --root repo --json`` started as the installed script runs it; read its
+    ready line with :func:`broker_ready` (``quiet``: its log not shown)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "baton.cli", "serve", "--root", str(repo), "--json"],
+        [sys.executable, "-c", BATON, "serve", "--root", str(repo), "--json"],
         stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL if quiet else None,
         env=env,
         text=True,
     )
@@ -227,5 +266,8 @@ def serve_broker(repo: Path, env: dict[str, str]) -> subprocess.Popen[str]:
 def broker_ready(server: subprocess.Popen[str]) -> tuple[str, str]:
     """The broker's websocket URL and token, once its ready line is printed."""
     assert server.stdout is not None
-    info = json.loads(server.stdout.readline())
+    line = server.stdout.readline()
+    if not line:
+        raise SystemExit(f"baton serve exited before listening ({server.wait(10)})")
+    info = json.loads(line)
     return info["url"], json.loads(Path(info["discovery"]).read_text())["token"]

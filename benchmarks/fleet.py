@@ -46,18 +46,24 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
-from figures import add_server_path, figure, interleaved, load, median, use_server
+from figures import (
+    BATON,
+    GIT_IDENTITY,
+    add_server_path,
+    broker_ready,
+    fake_env,
+    fake_repo,
+    figure,
+    interleaved,
+    load,
+    median,
+    serve_broker,
+    use_server,
+)
 
-BATON = "import sys; from baton.cli import main; sys.exit(main())"
 SCRIPT = {"steps": [{"edit": "f0.txt", "old": "file 0", "new": "file zero"}, {"say": "done"}]}
 PROMPT = "bench\n```baton-fake\n" + json.dumps(SCRIPT) + "\n```\n"
 SETTLED = {"review", "failed", "answered", "cancelled", "needs_input"}
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "b",
-    "GIT_AUTHOR_EMAIL": "b@l",
-    "GIT_COMMITTER_NAME": "b",
-    "GIT_COMMITTER_EMAIL": "b@l",
-}
 
 #: The floor's orchestrator: the same tasks done by the simplest script, in a process of its
 #: own (its peak RSS is the floor of the broker's). Prints one JSON line: the wall time from
@@ -117,20 +123,9 @@ def git(cwd: Path, *args: str) -> str:
         cwd=cwd,
         check=True,
         capture_output=True,
-        env={**os.environ, **GIT_ENV},
+        env={**os.environ, **GIT_IDENTITY},
     )
     return out.stdout.decode()
-
-
-def make_repo(path: Path) -> Path:
-    """A tiny repository: 20 small text files, one commit."""
-    path.mkdir(parents=True)
-    for i in range(20):
-        (path / f"f{i}.txt").write_text(f"file {i}\n" * 20)
-    git(path, "init", "-q", "-b", "main")
-    git(path, "add", ".")
-    git(path, "commit", "-q", "-m", "init")
-    return path
 
 
 class Place:
@@ -138,20 +133,11 @@ class Place:
     20 at once) for brokers, and the run log every fake agent writes."""
 
     def __init__(self, base: Path, name: str, runlog: Path) -> None:
-        self.run = base / name / "run"
-        config = base / f"{name}.toml"
-        config.write_text(
-            'default_worker = "fake"\n\n[profiles.fake]\nprovider = "fake"\nconcurrency = 20\n'
-        )
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        self.env = env | {
-            "BATON_HOME": str(base / name / "state"),
-            "BATON_CONFIG": str(config),
-            "XDG_RUNTIME_DIR": str(self.run),
+        self.env = fake_env(base, name, concurrency=20, bytecode=True) | {
             "BATON_IDLE_EXIT": "600",
             "BATON_FAKE_RUNLOG": str(runlog),
-            **GIT_ENV,
         }
+        self.run = Path(self.env["XDG_RUNTIME_DIR"])
 
     def broker(self) -> dict[str, Any] | None:
         """The discovery record of the broker running here (pid, url, token), if any."""
@@ -321,7 +307,7 @@ def raw_first_act(base: Path, repo: Path, runlog: Path, n: list[int]) -> float:
 def raw_fleet(base: Path, repo: Path, runlog: Path, n: int, mode: str) -> dict[str, Any]:
     folder = base / f"raw-{mode}-{time.monotonic_ns()}"
     folder.mkdir()
-    env = {**os.environ, **GIT_ENV, "BATON_FAKE_RUNLOG": str(runlog)}
+    env = {**os.environ, **GIT_IDENTITY, "BATON_FAKE_RUNLOG": str(runlog)}
     argv = [sys.executable, "-c", RAW, str(repo), str(folder), str(base / "prompt.md")]
     out = subprocess.run(
         [*argv, str(runlog), str(n), mode], env=env, capture_output=True, text=True, timeout=600
@@ -358,7 +344,8 @@ def main(tasks: int, rounds: int) -> None:
     base = Path(tempfile.mkdtemp(prefix="baton-bench-fleet-"))
     runlog = base / "runs.jsonl"
     (base / "prompt.md").write_text(PROMPT)
-    repo = make_repo(base / "repo")
+    # A tiny repository: 20 small text files, one commit.
+    repo = fake_repo(base / "repo", {f"f{i}.txt": f"file {i}\n" * 20 for i in range(20)})
     cold, warm = Place(base, "cold", runlog), Place(base, "warm", runlog)
     counter = [0]
     try:
@@ -385,9 +372,8 @@ def main(tasks: int, rounds: int) -> None:
             asyncio.run(wait_settled(info, tid))
             return took
 
-        broker = cli(warm, "serve", "--root", str(repo), "--json", stderr=subprocess.DEVNULL)
-        assert broker.stdout is not None
-        json.loads(broker.stdout.readline())  # listening
+        broker = serve_broker(repo, warm.env, quiet=True)
+        broker_ready(broker)  # listening
         try:
             info = warm.broker()
             assert info is not None and int(info["pid"]) == broker.pid

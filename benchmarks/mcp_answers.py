@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -29,7 +28,9 @@ from typing import Any
 import psutil
 
 from baton.surfaces.mcp.tools import size
-from figures import figure
+from figures import fake_env, fake_repo, figure
+
+APP = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
 
 SCRIPT = (
     "Do the scripted work\n\n```baton-fake\n"
@@ -80,17 +81,6 @@ class Mcp:
         self.proc.wait(10)
 
 
-def make_repo(base: Path) -> Path:
-    repo = base / "repo"
-    repo.mkdir()
-    (repo / "app.py").write_text("def a():\n    return 1\n\n\ndef b():\n    return 2\n")
-    for args in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "init"]):
-        subprocess.run(
-            ["git", "-c", "user.name=b", "-c", "user.email=b@l", *args], cwd=repo, check=True
-        )
-    return repo
-
-
 def stop_brokers(run: Path) -> None:
     for found in run.glob("baton/broker-*.json"):
         pid = json.loads(found.read_text()).get("pid")
@@ -106,16 +96,9 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
-        config = base / "user.toml"  # the fake agent, named: Baton never picks it alone
-        config.write_text('default_worker = "fake"\n\n[profiles.fake]\nprovider = "fake"\n')
-        env = {
-            **os.environ,
-            "BATON_HOME": str(base / "state"),
-            "BATON_CONFIG": str(config),
-            "XDG_RUNTIME_DIR": str(base / "run"),
-            "GIT_CONFIG_NOSYSTEM": "1",
-        }
-        mcp = Mcp(make_repo(base), env, ["--tools", args.tools] if args.tools else [])
+        env = fake_env(base) | {"GIT_CONFIG_NOSYSTEM": "1"}
+        repo = fake_repo(base / "repo", {"app.py": APP})
+        mcp = Mcp(repo, env, ["--tools", args.tools] if args.tools else [])
         try:
             init = mcp.request(
                 "initialize",

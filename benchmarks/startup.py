@@ -35,9 +35,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from figures import add_server_path, figure, interleaved, median, use_server
+from figures import (
+    BATON,
+    add_server_path,
+    broker_ready,
+    fake_env,
+    fake_repo,
+    figure,
+    interleaved,
+    median,
+    serve_broker,
+    use_server,
+)
 
-BATON = "import sys; from baton.cli import main; sys.exit(main())"
 FLOOR = "import json"
 
 #: A bare websockets server: answers every frame with a result shaped like delegate's.
@@ -81,26 +91,11 @@ INSTRUCTION = (
 )
 
 
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=b", "-c", "user.email=b@localhost", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
-
-
 def place(base: Path, name: str) -> dict[str, str]:
-    """A state folder, runtime folder and user config (the fake agent as default worker)."""
-    config = base / f"{name}.toml"
-    config.write_text('default_worker = "fake"\n\n[profiles.fake]\nprovider = "fake"\n')
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    return env | {
-        "BATON_HOME": str(base / name / "state"),
-        "BATON_CONFIG": str(config),
-        "XDG_RUNTIME_DIR": str(base / name / "run"),
-        "BATON_IDLE_EXIT": "600",
-    }
+    """A broker's own state folder, runtime folder and user config (the fake agent as
+    default worker), its modules loaded from cached bytecode; it exits after 10 idle
+    minutes."""
+    return fake_env(base, name, bytecode=True) | {"BATON_IDLE_EXIT": "600"}
 
 
 def run(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> str:
@@ -151,12 +146,7 @@ def stop_started(env: dict[str, str]) -> None:
 
 def main(pairs: int, pause: float = 0.3) -> list[dict[str, Any]]:
     base = Path(tempfile.mkdtemp(prefix="baton-bench-startup-"))
-    repo = base / "repo"
-    repo.mkdir()
-    (repo / "app.py").write_text("def a():\n    return 1\n")
-    git(repo, "init", "-q")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "init")
+    repo = fake_repo(base / "repo", {"app.py": "def a():\n    return 1\n"})
     env = place(base, "delegate")
     py = sys.executable
     rows = []
@@ -195,7 +185,8 @@ def main(pairs: int, pause: float = 0.3) -> list[dict[str, Any]]:
             )
         )
 
-    broker, ready = start([py, "-c", BATON, "serve", "--root", str(repo), "--json"], env, repo)
+    broker = serve_broker(repo, env, quiet=True)
+    broker_ready(broker)
     bare, line = start([py, "-c", BARE_SERVER], env, repo)
     try:
         url = f"ws://127.0.0.1:{line.split()[1]}"
@@ -233,7 +224,6 @@ def main(pairs: int, pause: float = 0.3) -> list[dict[str, Any]]:
     finally:
         stop(broker)
         stop(bare)
-    assert json.loads(ready)["pid"] == broker.pid
 
     serve_env = place(base, "serve")
     serve_argv = [py, "-c", BATON, "serve", "--root", str(repo), "--json"]

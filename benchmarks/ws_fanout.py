@@ -2,19 +2,30 @@
 
 A real `baton serve` process; subscribers are real websocket clients spread over several
 processes (so the clients' own parsing does not queue up behind one event loop): a minimal
-RFC 6455 client by default, or the websockets library with `--client websockets`. Prints:
-- delivery latency, event stamped in the broker → received by a subscriber (median, p99;
-  target p99 ≤ 10 ms);
-- events lost or out of order (target: none), per subscriber and task;
-- broker CPU seconds per 1,000 events (agent events persisted and fanned out to every
-  subscriber; includes everything the broker did meanwhile: worktrees, tailing, diffs).
+RFC 6455 client by default, or the websockets library with `--client websockets`.
 
-- the floor, measured right after with the same subscriber processes: a bare websockets
-  server pushing frames of the same shape, the same number per task at the same rate, to the
-  same subscribers (``websockets.broadcast``), and its delivery latency beside Baton's
-  (goal: p99 ≤ 1.5x the bare server's).
+Measured in ``--rounds`` rounds of each side, Baton's and the floor's alternating (Baton,
+floor, floor, Baton, …), each round with subscriber processes of its own:
+
+- Baton's round: the subscribers watch the broker, the 20 streaming tasks are delegated and
+  waited for. Delivery latency, event stamped in the broker (its commit) → received by a
+  subscriber; events lost or out of order (target: none), per subscriber and task; broker
+  CPU seconds per 1,000 events (everything the broker did meanwhile: worktrees, tailing,
+  diffs). And, while every task streams, delegate → id over a websocket connection of its
+  own (a small task, one every ``--gap`` seconds), each beside the same request to the bare
+  server below (the order alternating), which answers with the answer Baton gave.
+- The floor's round: a bare websockets server pushing frames of the same shape to the same
+  number of subscribers (``websockets.broadcast``), the same number per task at the same
+  rate, what arrives while it writes going into one ``events`` frame as the broker's group
+  commit does; beside it the same 20 fake agents, started by a raw fork/exec, stream the
+  same script to files nobody reads (the machine carries the agents in both rounds).
+
+The figures are medians over the rounds of each round's median and p99, beside the
+floor's. Goals: fan-out p99 ≤ 1.5x the bare server's; delegate → id p99 ≤ 2x the bare
+round trip.
 
 Run: .venv/bin/python benchmarks/ws_fanout.py [--subscribers 50] [--tasks 20] [--events 500]
+[--rounds 5]
 [--quick] [--server-path DIR]  (another checkout's broker: ``benchmarks/figures.py``)
 """
 
@@ -22,15 +33,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import itertools
 import json
-import multiprocessing as mp
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import psutil
@@ -41,36 +52,56 @@ from figures import (
     broker_ready,
     fake_workspace,
     figure,
+    load,
     measure,
     serve_broker,
     use_server,
 )
+from ws_clients import collect, rpc, subscribe
 
-#: A bare websockets server: answers ``watch``, and on ``start`` pushes ``events`` frames per
-#: task for ``tasks`` tasks at ``rate`` a second each to every watcher, then answers.
+#: A bare websockets server: answers ``watch``; on ``start`` pushes ``events`` frames per
+#: task for ``tasks`` tasks at ``rate`` a second each to every watcher (what arrives while it
+#: writes goes into one ``events`` frame, as the broker's group commit does), then answers;
+#: answers ``delegate`` with the answer Baton gave (``argv[4]``, JSON) at once.
 BARE_SERVER = r"""
-import asyncio, json, sys
+import asyncio, json, sys, time
 from websockets.asyncio.server import broadcast, serve
 
 TASKS, EVENTS, RATE = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+DELEGATED = json.loads(sys.argv[4])
 watchers = set()
+pending = []
+
+def flush():
+    batch = pending[:]
+    pending.clear()
+    if len(batch) == 1:
+        params = {"subscription": 0, "event": batch[0]}
+        msg = {"jsonrpc": "2.0", "method": "event", "params": params}
+    else:
+        params = {"subscription": 0, "events": batch}
+        msg = {"jsonrpc": "2.0", "method": "events", "params": params}
+    broadcast(watchers, json.dumps(msg))
 
 async def stream(n):
     loop = asyncio.get_running_loop()
     start = loop.time()
     for seq in range(1, EVENTS + 1):
         await asyncio.sleep(max(0.0, start + seq / RATE - loop.time()))
-        event = {"taskId": f"t{n}", "seq": seq, "ts": __import__("time").time(), "type": "text",
+        event = {"taskId": f"t{n}", "seq": seq, "ts": time.time(), "type": "text",
                  "attempt": 1, "data": {"text": "x" * 48, "delta": True}}
-        msg = {"jsonrpc": "2.0", "method": "event", "params": {"subscription": "s", "event": event}}
-        broadcast(watchers, json.dumps(msg))
+        if not pending:
+            loop.call_soon(flush)
+        pending.append(event)
 
 async def answer(ws):
     async for frame in ws:
         msg = json.loads(frame)
         if msg["method"] == "watch":
             watchers.add(ws)
-            result = {"subscription": "s", "tasks": [], "replayed": {}}
+            result = {"subscription": 0, "tasks": [], "replayed": {}}
+        elif msg["method"] == "delegate":
+            result = DELEGATED
         else:
             await asyncio.gather(*(stream(n) for n in range(TASKS)))
             result = {"done": True}
@@ -85,6 +116,9 @@ async def main():
 
 asyncio.run(main())
 """
+
+#: What each round of Baton's delegates meanwhile, to time delegate → id (it answers at once).
+SMALL = "bench\n```baton-fake\n" + json.dumps({"steps": [{"say": "ok"}]}) + "\n```\n"
 
 
 def pct(values: list[float], p: float) -> float:
@@ -101,175 +135,6 @@ def script(events: int, rate: float, settle: float) -> str:
     return "bench\n```baton-fake\n" + json.dumps({"steps": steps}) + "\n```\n"
 
 
-class LeanClient(asyncio.Protocol):
-    """A minimal websocket client (RFC 6455): handshake, masked frames out, unmasked in.
-
-    The measuring instrument: a subscriber should cost about as little CPU as an editor's
-    native websocket client, so that 50 of them sharing the broker's two cores measure the
-    broker's fan-out rather than the Python websockets library's per-frame cost (measure
-    that with `--client websockets`). Frames are timed when their bytes arrive.
-    """
-
-    def __init__(self, on_text: Any) -> None:
-        self.on_text = on_text
-        self.buf = bytearray()
-        self.upgraded = False
-        loop = asyncio.get_running_loop()
-        self.ready: asyncio.Future[None] = loop.create_future()
-        self.lost: asyncio.Future[None] = loop.create_future()
-        self.transport: asyncio.Transport | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-
-    def data_received(self, data: bytes) -> None:
-        now = time.time()
-        buf = self.buf
-        buf += data
-        if not self.upgraded:
-            end = buf.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            status = bytes(buf[: buf.find(b"\r\n")])
-            del buf[: end + 4]
-            if b" 101 " not in status:
-                self.ready.set_exception(ConnectionError(status.decode()))
-                return
-            self.upgraded = True
-            self.ready.set_result(None)
-        while len(buf) >= 2:
-            n, pos = buf[1] & 0x7F, 2
-            if n >= 126:
-                pos = 4 if n == 126 else 10
-                if len(buf) < pos:
-                    return
-                n = int.from_bytes(buf[2:pos], "big")
-            if len(buf) < pos + n:
-                return
-            op, payload = buf[0] & 0x0F, bytes(buf[pos : pos + n])
-            del buf[: pos + n]
-            if op == 0x1:
-                self.on_text(now, payload)
-            elif op == 0x9:
-                self.send(0xA, payload)  # pong
-            elif op == 0x8:
-                assert self.transport is not None
-                self.transport.close()
-
-    def send(self, op: int, payload: bytes) -> None:
-        assert self.transport is not None
-        n, key = len(payload), os.urandom(4)
-        head = (
-            bytes((0x80 | op, 0x80 | n))
-            if n < 126
-            else bytes((0x80 | op, 0xFE)) + n.to_bytes(2, "big")
-        )
-        self.transport.write(head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload)))
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self.lost.done():
-            self.lost.set_result(None)
-
-
-async def lean_subscriber(url: str, token: str, on_text: Any, ready: Any, done: Any) -> None:
-    host, port = url.removeprefix("ws://").split(":")
-    loop = asyncio.get_running_loop()
-    first: asyncio.Future[None] = loop.create_future()
-
-    def handle(now: float, payload: bytes) -> None:
-        if not first.done():
-            first.set_result(None)  # the answer to watch
-        else:
-            on_text(now, payload)
-
-    _, proto = await loop.create_connection(lambda: LeanClient(handle), host, int(port))
-    assert proto.transport is not None
-    key = base64.b64encode(os.urandom(16)).decode()
-    proto.transport.write(
-        (
-            f"GET / HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
-            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-            f"Sec-WebSocket-Version: 13\r\nAuthorization: Bearer {token}\r\n\r\n"
-        ).encode()
-    )
-    await proto.ready
-    proto.send(0x1, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "watch"}).encode())
-    await first
-    ready.release()
-    await asyncio.to_thread(done.wait)
-    proto.send(0x8, (1000).to_bytes(2, "big"))
-    await asyncio.wait_for(proto.lost, 5)
-
-
-async def websockets_subscriber(url: str, token: str, on_text: Any, ready: Any, done: Any) -> None:
-    headers = {"Authorization": f"Bearer {token}"}
-    async with connect(url, additional_headers=headers, max_size=None) as ws:
-        await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "watch"}))
-        await ws.recv()
-        ready.release()
-
-        async def close_when_done() -> None:
-            await asyncio.to_thread(done.wait)
-            await ws.close()
-
-        closer = asyncio.create_task(close_when_done())
-        async for frame in ws:
-            on_text(time.time(), frame)
-        await closer
-
-
-async def _subscribers(
-    url: str, token: str, n: int, ready: Any, done: Any, out: Any, dump: bool, lean: bool
-) -> None:
-    results: list[dict[str, Any]] = []
-
-    async def one() -> None:
-        latencies: list[tuple[float, float]] = []  # (commit stamp, ms until received)
-        samples: list[tuple[float, float, str, int]] = []
-        seqs: dict[str, list[int]] = {}
-
-        def on_text(now: float, frame: str | bytes) -> None:
-            msg = json.loads(frame)
-            params = msg.get("params") or {}
-            if msg.get("method") == "event":
-                events = [params["event"]]
-            elif msg.get("method") == "events":
-                events = params["events"]
-            else:
-                return
-            for e in events:
-                latencies.append((e["ts"], (now - e["ts"]) * 1000))
-                if dump:
-                    samples.append((e["ts"], (now - e["ts"]) * 1000, e["type"], len(events)))
-                seqs.setdefault(e["taskId"], []).append(e["seq"])
-
-        run = lean_subscriber if lean else websockets_subscriber
-        await run(url, token, on_text, ready, done)
-        results.append({"latencies": latencies, "seqs": seqs, "samples": samples})
-
-    await asyncio.gather(*(one() for _ in range(n)))
-    out.put(results)
-
-
-def subscriber_proc(
-    url: str, token: str, n: int, ready: Any, done: Any, out: Any, dump: bool, lean: bool
-) -> None:
-    asyncio.run(_subscribers(url, token, n, ready, done, out, dump, lean))
-
-
-async def rpc(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    async with connect(url, additional_headers={"Authorization": f"Bearer {token}"}) as ws:
-        out = []
-        for i, (method, params) in enumerate(calls, 1):
-            await ws.send(
-                json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params})
-            )
-            msg = json.loads(await ws.recv())
-            out.append(msg.get("result", msg.get("error")))
-        return out
-
-
 def stored_events(url: str, token: str, task_id: str) -> tuple[str, int]:
     """A task's state and how many events the broker stored for it.
 
@@ -284,53 +149,165 @@ def stored_events(url: str, token: str, task_id: str) -> tuple[str, int]:
     return info["task"]["state"], info["eventCount"]
 
 
-def subscribe(
-    args: argparse.Namespace, url: str, token: str, dump: bool = False
-) -> tuple[list[Any], Any, Any]:
-    """The subscriber processes, each watching; returns them, their stop event and queue."""
-    ctx = mp.get_context("spawn")
-    ready, done, out = ctx.Semaphore(0), ctx.Event(), ctx.Queue()
-    per = [
-        args.subscribers // args.procs + (i < args.subscribers % args.procs)
-        for i in range(args.procs)
-    ]
-    procs = [
-        ctx.Process(
-            target=subscriber_proc,
-            args=(url, token, n, ready, done, out, dump, args.client == "lean"),
-        )
-        for n in per
-        if n
-    ]
-    for p in procs:
-        p.start()
-    for _ in range(args.subscribers):
-        ready.acquire(timeout=60)
-    return procs, done, out
+def raw_agents(args: argparse.Namespace, folder: Path) -> list[subprocess.Popen[bytes]]:
+    """The same fake agents as Baton's round runs, each started by a raw fork/exec with the
+    same script, writing to a file of its own: the load they put on the machine, without
+    Baton."""
+    prompt = folder / "prompt.md"
+    prompt.write_text(script(args.events, args.rate, args.settle))
+    argv = [sys.executable, "-P", "-m", "baton.agents.fake_agent", "--prompt-file", str(prompt)]
+    agents = []
+    for n in range(args.tasks):
+        out = folder / f"agent-{n}.out"
+        with out.open("wb") as fh:
+            agents.append(
+                subprocess.Popen(
+                    argv,
+                    cwd=folder,
+                    stdin=subprocess.DEVNULL,
+                    stdout=fh,
+                    stderr=subprocess.DEVNULL,
+                    env=os.environ | {"BATON_TASK_DIR": str(folder / f"task-{n}")},
+                )
+            )
+    return agents
 
 
-def bare_fan_out(args: argparse.Namespace, env: dict[str, str]) -> list[float]:
-    """Delivery latencies (ms) of the same frames pushed by a bare websockets server."""
-    server = subprocess.Popen(
-        [sys.executable, "-c", BARE_SERVER, str(args.tasks), str(args.events), str(args.rate)],
-        stdout=subprocess.PIPE,
-        env=env,
-        text=True,
-    )
-    try:
-        assert server.stdout is not None
-        url = json.loads(server.stdout.readline())["url"]
-        procs, done, out = subscribe(args, url, "")
+def bare_round(args: argparse.Namespace, url: str) -> list[float]:
+    """Delivery latencies (ms) of the same frames pushed by the bare websockets server to
+    subscriber processes of their own (as many, the same client), while the same fake
+    agents stream beside it (their streaming and the bare server's begin together)."""
+    procs, done, out = subscribe(args, url, "")
+    with tempfile.TemporaryDirectory(prefix="baton-wsbench-raw-") as tmp:
+        agents = raw_agents(args, Path(tmp))
+        time.sleep(args.settle)
         asyncio.run(rpc(url, "", [("start", {})]))
-        time.sleep(1.0)
-        done.set()
-        results = [r for _ in procs for r in out.get(timeout=60)]
-        for p in procs:
-            p.join(10)
-        return [x for r in results for _, x in r["latencies"]]
-    finally:
-        server.terminate()
-        server.wait(10)
+        for agent in agents:
+            agent.wait(60)
+    time.sleep(1.0)
+    return [x for r in collect(procs, done, out) for _, x in r["latencies"]]
+
+
+async def delegations(
+    url: str,
+    token: str,
+    bare: str,
+    cwd: str,
+    streams: int,
+    settle: float,
+    seconds: float,
+    gap: float,
+) -> tuple[list[float], list[float]]:
+    """delegate → id round trips (ms) to the broker, each beside the same request to the
+    bare server (the order alternating), one pair every ``gap`` seconds for ``seconds``
+    from ``settle`` seconds after all ``streams`` tasks run: while every task streams."""
+    baton_ms: list[float] = []
+    floor_ms: list[float] = []
+    auth = {"Authorization": f"Bearer {token}"}
+    async with connect(url, additional_headers=auth) as ws, connect(bare) as bws:
+        running = {"state": ["running"], "limit": streams}
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            await ws.send(
+                json.dumps({"jsonrpc": "2.0", "id": 0, "method": "tasks", "params": running})
+            )
+            if len(json.loads(await ws.recv())["result"]["tasks"]) >= streams:
+                break
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(settle)
+        end = time.monotonic() + seconds
+        n = 0
+        while time.monotonic() < end:
+            n += 1
+            request = json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": n,
+                    "method": "delegate",
+                    "params": {"instruction": SMALL, "cwd": cwd},
+                }
+            )
+            for ours in (True, False) if n % 2 else (False, True):
+                conn = ws if ours else bws
+                t0 = time.perf_counter()
+                await conn.send(request)
+                answer = json.loads(await conn.recv())
+                (baton_ms if ours else floor_ms).append((time.perf_counter() - t0) * 1000)
+                assert answer["result"]["task"]["id"], answer
+            await asyncio.sleep(gap)
+    return baton_ms, floor_ms
+
+
+def baton_round(
+    args: argparse.Namespace, url: str, token: str, bare: str, repo: str, broker: Any
+) -> dict[str, Any]:
+    """One round through the broker: subscribers watching, the streaming tasks delegated
+    and waited for, delegate → id timed while they stream; what was measured."""
+    procs, done, out = subscribe(args, url, token, bool(args.dump))
+    cpu0 = sum(broker.cpu_times()[:2])
+    t0 = time.monotonic()
+    calls = [
+        ("delegate", {"instruction": script(args.events, args.rate, args.settle), "cwd": repo})
+        for _ in range(args.tasks)
+    ]
+    ids = [r["task"]["id"] for r in asyncio.run(rpc(url, token, calls))]
+    # Delegations timed from the streaming's start (each agent waits --settle seconds after
+    # its start) to a second before its end; then until none is busy, asked twice a second
+    # for one task, so that the harness does not load the broker it measures.
+    stream_s = args.events / args.rate
+    delegated = asyncio.run(
+        delegations(url, token, bare, repo, args.tasks, args.settle + 0.5, stream_s - 1.5, args.gap)
+    )
+    busy = {"state": ["queued", "preparing", "running"], "limit": 1}
+    while asyncio.run(rpc(url, token, [("tasks", busy)]))[0]["tasks"]:
+        time.sleep(0.5)
+    took = time.monotonic() - t0
+    cpu = sum(broker.cpu_times()[:2]) - cpu0
+    time.sleep(1.0)  # let the last events arrive
+    results = collect(procs, done, out)
+
+    inspect = [stored_events(url, token, i) for i in ids]
+    stored = {i: count for i, (_, count) in zip(ids, inspect, strict=True)}
+    lost = disorder = 0
+    for r in results:
+        for tid in ids:
+            seqs = r["seqs"].get(tid, [])
+            lost += stored[tid] - len(set(seqs))
+            disorder += sum(1 for a, b in itertools.pairwise(seqs) if b != a + 1)
+    lat = [x for r in results for _, x in r["latencies"]]
+    # The window in which every task streams: from the last task's first text event to
+    # the first task's last one (no worktree being made, no task ending).
+    pages = asyncio.run(rpc(url, token, [("events", {"id": i}) for i in ids]))
+    texts = [[e["ts"] for e in page["events"] if e["type"] == "text"] for page in pages]
+    lo, hi = max(min(t) for t in texts), min(max(t) for t in texts)
+    steady = [x for r in results for ts, x in r["latencies"] if lo <= ts <= hi]
+    if args.dump:
+        with open(args.dump, "a") as fh:
+            for r in results:
+                for sample in r["samples"]:
+                    fh.write(json.dumps(sample) + "\n")
+    return {
+        "lat": lat,
+        "steady": steady,
+        "window": hi - lo,
+        "lost": lost,
+        "disorder": disorder,
+        "stored": sum(stored.values()),
+        "states": {state for state, _ in inspect},
+        "cpu": cpu,
+        "took": took,
+        "delegate": delegated[0],
+        "floor delegate": delegated[1],
+    }
+
+
+def stats(values: list[float]) -> str:
+    if not values:
+        return "none"
+    return (
+        f"median {statistics.median(values):.2f}  p99 {pct(values, 99):.2f}  "
+        f"max {max(values):.2f}  ({len(values)})"
+    )
 
 
 def main() -> None:
@@ -340,6 +317,8 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=20)
     ap.add_argument("--events", type=int, default=500, help="streamed events per task")
     ap.add_argument("--rate", type=float, default=100.0, help="events per second per task")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds of each (Baton, the floor)")
+    ap.add_argument("--gap", type=float, default=0.25, help="seconds between two timed delegations")
     ap.add_argument(
         "--settle", type=float, default=3.0, help="seconds each agent waits before streaming"
     )
@@ -356,113 +335,106 @@ def main() -> None:
     args = ap.parse_args()
     use_server(args.server_path)
     if args.quick:
-        args.subscribers, args.procs, args.tasks, args.events, args.settle = 5, 1, 2, 50, 1.0
+        args.subscribers, args.procs, args.tasks, args.events = 5, 1, 2, 300
+        args.settle, args.rounds = 1.0, 1
+    if args.dump:
+        open(args.dump, "w").close()
 
     repo, env = fake_workspace("baton-wsbench-")
     server = serve_broker(repo, env)
+    bare: subprocess.Popen[str] | None = None
     try:
         url, token = broker_ready(server)
         broker = psutil.Process(server.pid)
+        # A first delegation (unmeasured) warms the broker and gives its answer's shape,
+        # which the bare server answers delegate with.
+        first = asyncio.run(
+            rpc(url, token, [("delegate", {"instruction": SMALL, "cwd": str(repo)})])
+        )
+        argv = [str(args.tasks), str(args.events), str(args.rate), json.dumps(first[0])]
+        bare = subprocess.Popen(
+            [sys.executable, "-c", BARE_SERVER, *argv], stdout=subprocess.PIPE, env=env, text=True
+        )
+        assert bare.stdout is not None
+        bare_url = json.loads(bare.stdout.readline())["url"]
 
-        floor = bare_fan_out(args, env)
-        procs, done, out = subscribe(args, url, token, bool(args.dump))
-
-        cpu0 = sum(broker.cpu_times()[:2])
-        t0 = time.monotonic()
-        calls = [
-            (
-                "delegate",
-                {"instruction": script(args.events, args.rate, args.settle), "cwd": str(repo)},
+        rounds: list[dict[str, Any]] = []
+        floors: list[list[float]] = []
+        for i in range(args.rounds):
+            order = ("baton", "floor") if i % 2 == 0 else ("floor", "baton")
+            for side in order:
+                if side == "floor":
+                    floors.append(bare_round(args, bare_url))
+                else:
+                    rounds.append(baton_round(args, url, token, bare_url, str(repo), broker))
+            got, floor = rounds[-1], floors[-1]
+            print(
+                f"round {i + 1} ({' then '.join(order)}), load {' '.join(map(str, load()))}:\n"
+                f"  baton delivery ms: {stats(got['lat'])}\n"
+                f"  while all {args.tasks} stream ({got['window']:.1f} s): {stats(got['steady'])}\n"
+                f"  floor delivery ms: {stats(floor)}\n"
+                f"  delegate → id ms: {stats(got['delegate'])}\n"
+                f"  bare round trip ms: {stats(got['floor delegate'])}\n"
+                f"  stored {got['stored']}, lost {got['lost']}, out of order "
+                f"{got['disorder']}, broker CPU {got['cpu']:.2f} s over {got['took']:.1f} s; "
+                f"tasks ended {got['states']}",
+                flush=True,
             )
-            for _ in range(args.tasks)
-        ]
-        ids = [r["task"]["id"] for r in asyncio.run(rpc(url, token, calls))]
-        # Until none is busy; asked twice a second for one task, so that the harness does
-        # not load the broker it measures.
-        busy = {"state": ["queued", "preparing", "running"], "limit": 1}
-        while asyncio.run(rpc(url, token, [("tasks", busy)]))[0]["tasks"]:
-            time.sleep(0.5)
-        took = time.monotonic() - t0
-        cpu = sum(broker.cpu_times()[:2]) - cpu0
-        time.sleep(1.0)  # let the last events arrive
-        done.set()
-        results = [r for _ in procs for r in out.get(timeout=60)]
-        for p in procs:
-            p.join(10)
 
-        inspect = [stored_events(url, token, i) for i in ids]
         # (a broker from before the fan-out lag was reported has no "fanout")
         fanout = asyncio.run(rpc(url, token, [("health", {})]))[0].get("fanout", {"batches": 0})
-        stored = {i: count for i, (_, count) in zip(ids, inspect, strict=True)}
-        states = {state for state, _ in inspect}
-        total = sum(stored.values())
-        lost = disorder = 0
-        for r in results:
-            for tid in ids:
-                seqs = r["seqs"].get(tid, [])
-                lost += stored[tid] - len(set(seqs))
-                disorder += sum(1 for a, b in itertools.pairwise(seqs) if b != a + 1)
-        lat = [x for r in results for _, x in r["latencies"]]
-        # The window in which every task streams: from the last task's first text event to
-        # the first task's last one (no worktree being made, no task ending).
-        pages = asyncio.run(rpc(url, token, [("events", {"id": i}) for i in ids]))
-        texts = [[e["ts"] for e in page["events"] if e["type"] == "text"] for page in pages]
-        lo, hi = max(min(t) for t in texts), min(max(t) for t in texts)
-        steady = [x for r in results for ts, x in r["latencies"] if lo <= ts <= hi]
-        if args.dump:
-            with open(args.dump, "w") as fh:
-                for r in results:
-                    for sample in r["samples"]:
-                        fh.write(json.dumps(sample) + "\n")
-        delivered = len(lat)
         print(
             f"subscribers {args.subscribers} x tasks {args.tasks} "
-            f"({args.events} streamed events each at {args.rate:g}/s); tasks ended {states}"
+            f"({args.events} streamed events each at {args.rate:g}/s), {args.rounds} rounds"
         )
-        print(
-            f"events stored {total}; deliveries {delivered} (expected "
-            f"{total * args.subscribers}); lost {lost}; out of order {disorder}"
-        )
-        print(
-            f"delivery latency ms: median {statistics.median(lat):.2f}  p99 {pct(lat, 99):.2f}"
-            f"  max {max(lat):.2f}   (target p99 <= 10)"
-        )
-        if steady:
-            print(
-                f"  while all {args.tasks} tasks stream ({hi - lo:.1f} s): median "
-                f"{statistics.median(steady):.2f}  p99 {pct(steady, 99):.2f}  "
-                f"max {max(steady):.2f}"
-            )
         print(
             f"broker side, commit stamp -> written to every subscriber, ms: median "
             f"{fanout.get('median')}  p99 {fanout.get('p99')}  max {fanout.get('max')} "
             f"({fanout['batches']} batches)"
         )
-        print(
-            f"broker CPU {cpu:.2f} s over {took:.1f} s: {cpu / total * 1000:.3f} s per 1,000 "
-            f"events ({cpu / delivered * 1000 * 1000:.1f} ms per 1,000 deliveries)"
-        )
-        print(
-            f"bare websockets server, same frames: {len(floor)} deliveries; median "
-            f"{statistics.median(floor):.2f}  p99 {pct(floor, 99):.2f}  max {max(floor):.2f}"
-        )
-        shape = f"{args.subscribers} subscribers x {args.tasks} tasks"
+        lost = sum(r["lost"] for r in rounds)
+        total = sum(r["stored"] for r in rounds)
+        cpu = sum(r["cpu"] for r in rounds)
         measure("events lost", lost, "events")
-        measure("events out of order", disorder, "events")
+        measure("events out of order", sum(r["disorder"] for r in rounds), "events")
+        steady = [pct(r["steady"], 99) for r in rounds if r["steady"]]
         if steady:
-            measure("delivery while every task streams, p99", pct(steady, 99), "ms")
+            measure("delivery while every task streams, p99", statistics.median(steady), "ms")
         measure("broker CPU per 1,000 events", cpu / total * 1000, "s")
+        shape = f"{args.subscribers} subscribers x {args.tasks} tasks"
         for stat, p in (("median", None), ("p99", 99)):
+
+            def value(v: list[float], p: int | None = p) -> float:
+                return pct(v, p) if p else statistics.median(v)
+
             figure(
                 f"websocket fan-out delivery, {shape}",
-                pct(lat, p) if p else statistics.median(lat),
-                pct(floor, p) if p else statistics.median(floor),
+                statistics.median([value(r["lat"]) for r in rounds]),
+                statistics.median([value(f) for f in floors]),
                 "a bare websockets server pushing the same frames to the same subscribers",
-                runs=len(lat),
+                runs=args.rounds,
                 stat=stat,
-                of="deliveries (the floor's measured just before, by the same subscribers)",
+                of="rounds' " + stat + "s, Baton's and the floor's rounds alternating",
+            )
+        for stat, p in (("median", None), ("p99", 99)):
+
+            def value(v: list[float], p: int | None = p) -> float:
+                return pct(v, p) if p else statistics.median(v)
+
+            figure(
+                f"delegate → id over the websocket, {args.tasks} tasks streaming to "
+                f"{args.subscribers} subscribers",
+                statistics.median([value(r["delegate"]) for r in rounds]),
+                statistics.median([value(r["floor delegate"]) for r in rounds]),
+                "a bare websocket round trip (same request, same answer), interleaved",
+                runs=args.rounds,
+                stat=stat,
+                of="rounds' " + stat + "s",
             )
     finally:
+        if bare is not None:
+            bare.terminate()
+            bare.wait(10)
         server.terminate()
         server.wait(10)
 

@@ -10,6 +10,7 @@ user hands a settled task on).
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
@@ -31,26 +32,42 @@ from baton.core.task import Task
 from baton.runtime.requests import DelegateRequest
 from baton.store import AsyncStore, Store
 
+log = logging.getLogger(__name__)
+
 EvidenceMap = Mapping[tuple[str, str | None, str], Evidence]
 #: How long a read of the outcome ledger (which only breaks routing ties) is reused.
 EVIDENCE_TTL = 5.0
 
 
 class Availability:
-    """Running cool-downs (worker → until) and the evidence ledger, in one store call.
+    """Running cool-downs (worker → until) and the evidence ledger.
 
     Cool-downs are read every time (a small table); the ledger, an aggregate that only
-    breaks ties, at most every :data:`EVIDENCE_TTL` seconds.
+    breaks ties, at most every :data:`EVIDENCE_TTL` seconds. Both are read in one store
+    call; while the ledger's last read is fresh, the cool-downs alone, on the loop through
+    ``inline``'s connection when there is one.
     """
 
-    def __init__(self, store: AsyncStore) -> None:
+    def __init__(
+        self, store: AsyncStore, inline: Callable[[], Store | None] = lambda: None
+    ) -> None:
         self.store = store
+        #: The event loop's own connection (the bus's), once the broker has one: with the
+        #: ledger fresh, the cool-downs (one small read) are read through it, on the loop,
+        #: rather than waiting a turn of the store's writer thread twice (there and back).
+        self.inline = inline
         self._cache: tuple[float, EvidenceMap] | None = None
 
     async def __call__(self) -> tuple[dict[str, float], EvidenceMap]:
         now = time.monotonic()
         cached = self._cache
         fresh = cached is not None and now - cached[0] < EVIDENCE_TTL
+        inline = self.inline()
+        if fresh and cached is not None and inline is not None:
+            try:
+                return {w: c.until for w, c in accounts.cooldowns(inline).items()}, cached[1]
+            except Exception as exc:  # busy, say: the writer thread reads it in its turn
+                log.debug("reading cool-downs on the loop failed (%s); asking the writer", exc)
 
         def read(store: Store) -> tuple[dict[str, float], EvidenceMap | None]:
             cooling = {w: c.until for w, c in accounts.cooldowns(store).items()}

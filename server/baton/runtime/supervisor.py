@@ -108,7 +108,7 @@ class Supervisor:
         self.store = AsyncStore(Store(home / "baton.db"))
         self.bus = EventBus(self.store)
         self._background: set[asyncio.Task[Any]] = set()
-        availability = Availability(self.store)
+        availability = Availability(self.store, lambda: self.bus.inline)
         self._closed = False
         # The parts, each given what it needs (see the module's docstring for who does what).
         home, settings, limits, spawn = self.home, self.settings, self.limits, self._spawn

@@ -68,6 +68,13 @@ def last_sentence(text: str) -> str | None:
     return sentence
 
 
+def ends_sentence(said: str, new: int) -> bool:
+    """Whether the last ``new`` characters of ``said`` end a sentence (an end's white space
+    may be the first of them, after a mark the text before ended with): looked for there
+    only, so a stream of deltas costs its deltas, not the kept text, per event."""
+    return _ENDS.search(said, max(0, len(said) - new - 1)) is not None
+
+
 @dataclass
 class Run:
     """The progress of one run of one task."""
@@ -86,6 +93,7 @@ class Run:
     reported: str = ""
     timer: asyncio.TimerHandle | None = None
     quiet: asyncio.TimerHandle | None = None  # fires when the agent's text has paused
+    text_at: float = 0.0  # the loop's time of the agent's last text
 
     def message(self) -> str:
         if self.tokens:
@@ -197,8 +205,11 @@ class Progress(Feature):
             case EventType.TEXT:
                 # Deltas cut words in half: show the last sentence the agent finished, or
                 # what it said so far once it has paused (its text is then not cut).
-                run.said = (run.said + str(event.data.get("text", "")))[-_SAID:]
+                delta = str(event.data.get("text", ""))
+                run.said = (run.said + delta)[-_SAID:]
                 self._quiet_later(run)
+                if not ends_sentence(run.said, len(delta)):
+                    return  # no sentence finished: what is shown stays
                 sentence = last_sentence(run.said)
                 if sentence is None or sentence == run.step:
                     return
@@ -234,11 +245,32 @@ class Progress(Feature):
                 run.pending_end = message
 
     def _quiet_later(self, run: Run, cancel_only: bool = False) -> None:
-        if run.quiet is not None:
-            run.quiet.cancel()
-            run.quiet = None
-        if not cancel_only:
-            run.quiet = asyncio.get_running_loop().call_later(_QUIET, self._paused, run, False)
+        """Count the agent's pause from now (``cancel_only``: stop counting it). One timer
+        per run, armed once: text arriving meanwhile only moves ``text_at``, and the timer,
+        when it fires early, waits the rest (no timer made and cancelled per delta)."""
+        if cancel_only:
+            if run.quiet is not None:
+                run.quiet.cancel()
+                run.quiet = None
+            return
+        loop = asyncio.get_running_loop()
+        run.text_at = loop.time()
+        if run.quiet is None:
+            run.quiet = loop.call_at(run.text_at + _QUIET, self._quiet, run, False, run.text_at)
+
+    def _quiet(self, run: Run, long: bool, since: float) -> None:
+        """The pause timer fired: the agent has been quiet for ``_QUIET`` (or, ``long``,
+        ``_LONG_QUIET``) seconds since its last text, or, text having come since ``since``,
+        it waits again from that text (a short pause first)."""
+        run.quiet = None
+        if run.text_at > since:
+            long = False
+        due = run.text_at + (_LONG_QUIET if long else _QUIET)
+        loop = asyncio.get_running_loop()
+        if due > loop.time():
+            run.quiet = loop.call_at(due, self._quiet, run, long, run.text_at)
+            return
+        self._paused(run, long)
 
     def _paused(self, run: Run, long: bool) -> None:
         """No text for a while: what the agent said since its last sentence is whole when it
@@ -249,8 +281,8 @@ class Progress(Feature):
         if run.ended or not rest:
             return
         if not long and not _ENDS_TEXT.search(rest):
-            wait = _LONG_QUIET - _QUIET
-            run.quiet = asyncio.get_running_loop().call_later(wait, self._paused, run, True)
+            due = run.text_at + _LONG_QUIET
+            run.quiet = asyncio.get_running_loop().call_at(due, self._quiet, run, True, run.text_at)
             return
         if len(rest) > _STEP:
             rest = "…" + rest[-(_STEP - 1) :].split(" ", 1)[-1]
