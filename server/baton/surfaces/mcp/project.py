@@ -21,6 +21,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from baton.errors import InvalidInput
+
 #: The ops, each with the parameters it takes (beyond ``op``).
 OPS: dict[str, tuple[str, ...]] = {
     "plan": ("text", "id", "worker"),
@@ -37,7 +39,7 @@ PLAN_WAIT = 600.0
 Call = Callable[..., Awaitable[Any]]
 
 
-class ProjectError(ValueError):
+class ProjectError(InvalidInput, ValueError):
     """A call of the tool that makes no sense (the message says why)."""
 
 
