@@ -112,6 +112,11 @@ def open_page(url: str) -> Page:
     pair, *flags = [f.strip() for f in cookie.split(";")]
     assert pair.startswith(f"baton_dashboard_{parts.port}=")
     assert set(flags) == {"Path=/dashboard", "HttpOnly", "SameSite=Strict"}, cookie
+    # The cookie's page is never framed: another page on 127.0.0.1 (the same site, whatever
+    # its port) could frame it with the cookie and trick clicks.
+    status, headers, _ = request(parts.port, "GET", "/dashboard/", {"Cookie": pair})
+    assert status == 200 and "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+    assert headers["X-Frame-Options"] == "DENY"
     return Page(parts.port, pair)
 
 
@@ -468,6 +473,8 @@ def open_framed(url: str) -> Framed:
     assert "Set-Cookie" not in headers and "Location" not in headers, headers
     assert headers["Content-Type"].startswith("text/html")
     assert headers["Cache-Control"] == "no-store" and headers["Referrer-Policy"] == "no-referrer"
+    assert "frame-ancestors" not in headers["Content-Security-Policy"]  # the panel frames it
+    assert "X-Frame-Options" not in headers
     (session,) = re.findall(rb'<meta name="baton-session" content="([A-Za-z0-9_-]{40,})">', body)
     return Framed(parts.port, session.decode())
 

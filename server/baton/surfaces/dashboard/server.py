@@ -322,9 +322,10 @@ class Dashboard:
         if found is None:
             return self._text(HTTPStatus.NOT_FOUND, f"no file {name}")
         extra = {"Content-Type": found[1]}
-        if not found[1].startswith("text/html"):  # scripts, styles: the page's origin only
+        page = found[1].startswith("text/html")  # the cookie's page: never in a frame
+        if not page:  # scripts, styles: the page's origin only
             extra["Cross-Origin-Resource-Policy"] = "same-origin"
-        return self._response(HTTPStatus.OK, found[0], extra)
+        return self._response(HTTPStatus.OK, found[0], extra, unframed=page)
 
     def _json(self, obj: Any, status: HTTPStatus = HTTPStatus.OK) -> Response:
         body = json.dumps(obj, default=str, separators=(",", ":")).encode()
@@ -334,9 +335,18 @@ class Dashboard:
         body = (text + "\n").encode()
         return self._response(status, body, {"Content-Type": "text/plain; charset=utf-8"})
 
-    def _response(self, status: HTTPStatus, body: bytes, extra: dict[str, str]) -> Response:
+    def _response(
+        self, status: HTTPStatus, body: bytes, extra: dict[str, str], *, unframed: bool = False
+    ) -> Response:
+        """An answer with the page's security headers; ``unframed``: no frame may hold it —
+        the cookie's page, which another page on 127.0.0.1 (the same site, whatever its
+        port) could otherwise frame, with the cookie, to trick clicks. The framed link's
+        page (the editor's panel frames it) and answers with nothing to click stay
+        framable."""
+        frames = {"X-Frame-Options": "DENY"} if unframed else {}
         headers = Headers(
             {
+                **frames,
                 "Content-Length": str(len(body)),
                 "Connection": "close",
                 "Cache-Control": "no-store",
@@ -346,6 +356,7 @@ class Dashboard:
                     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
                     f"img-src 'self' data:; connect-src 'self' ws://127.0.0.1:{self.port}; "
                     "object-src 'none'; base-uri 'none'; form-action 'self'"
+                    + ("; frame-ancestors 'none'" if unframed else "")
                 ),
                 **extra,
             }
