@@ -38,10 +38,11 @@ from websockets.http11 import Request, Response
 
 import baton.surfaces.ws.discovery as discovery
 import baton.surfaces.ws.protocol as p
+import baton.surfaces.ws.subscribing as subscribing
 from baton import __version__
 from baton.core.events import Event, EventType
 from baton.errors import NotFound
-from baton.surfaces.ws.fanout import Bucket, Conn, Fanout, Watch
+from baton.surfaces.ws.fanout import Bucket, Conn, Fanout
 from baton.surfaces.ws.handshake import check_upgrade, same, token_of
 
 if TYPE_CHECKING:  # imported once a Supervisor is attached: a broker listens before
@@ -69,9 +70,6 @@ class EndpointLimits:
     stalled: float = 2.0
     auth_timeout: float = 10.0  # seconds to present the token
     max_refused: int = 2000  # messages refused in a row (too fast) before the connection closes
-
-
-_SENT = object()  # a handler that answered the request itself
 
 
 class Endpoint:
@@ -368,9 +366,16 @@ class Endpoint:
             if req.method not in ("auth", "unsubscribe"):
                 await self.started()
             if req.method in ("watch", "subscribe"):
-                result = await self._watch(conn, req)
+                result = await subscribing.watch(
+                    conn,
+                    req,
+                    sup=self.sup,
+                    fanout=self.fanout,
+                    max_subscriptions=self.limits.max_subscriptions,
+                    send=self._send,
+                )
             elif req.method == "unsubscribe":
-                result = self._unsubscribe(conn, req.params)
+                result = subscribing.unsubscribe(conn, req.params)
             elif req.method == "auth":
                 result = {"ok": True, "version": __version__}
             elif req.method == "dashboard" and self.dashboard is not None:
@@ -391,7 +396,7 @@ class Endpoint:
                 failed = p.RpcError(p.INTERNAL_ERROR, f"{req.method} failed: {exc}")
                 await self._send(conn, p.error_response(req.id, failed))
             return
-        if req.id is not None and result is not _SENT:
+        if req.id is not None and result is not subscribing.SENT:
             await self._send(conn, p.response(req.id, result))
 
     async def _send(self, conn: Conn, text: str) -> None:
@@ -406,64 +411,6 @@ class Endpoint:
             self._conns.discard(conn)
             if not self._conns:
                 self.idle_since = time.monotonic()
-
-    # ------------------------------------------------------------------ subscriptions
-
-    async def _watch(self, conn: Conn, req: p.Request) -> object:
-        """Subscribe to chosen tasks (``ids``) or all; pushes ``event`` notifications.
-
-        With ``replay`` (the default when ids are given) the stored events of those tasks
-        come first, then live ones, with nothing lost or repeated in between: the
-        subscription holds live events back from before the stored ones are read until
-        they have been sent, then drops what the replay already covered.
-        """
-        import baton.surfaces.ws.answers as answers
-
-        params = req.params
-        p.known(params, "ids", "replay")
-        ids = p.texts(params, "ids", limit=1000)
-        replay = p.flag(params, "replay", default=ids is not None)
-        if len(conn.subs) >= self.limits.max_subscriptions:
-            raise p.RpcError(p.BUSY, f"at most {self.limits.max_subscriptions} subscriptions")
-        tasks = [await self.sup.get(i) for i in ids] if ids is not None else []
-        conn.next_sub += 1
-        watch = Watch(conn.next_sub, frozenset(t.id for t in tasks) if ids is not None else None)
-        conn.subs[watch.sid] = watch
-        seen: dict[str, int] = {}
-        try:
-            backlog: list[Event] = []
-            if replay:
-                fresh = []
-                for t in tasks:
-                    stored = await self.sup.events(t.id)
-                    backlog.extend(stored)
-                    seen[t.id] = stored[-1].seq if stored else 0
-                    fresh.append(await self.sup.get(t.id))
-                tasks = fresh
-            result = {
-                "subscription": watch.sid,
-                "tasks": [answers.line(t) for t in tasks],
-                "replayed": seen,
-            }
-            if req.id is not None:
-                await self._send(conn, p.response(req.id, result))
-            for chunk in self.fanout.chunks(backlog):
-                await self._send(conn, self.fanout.note(watch.sid, chunk))
-        except BaseException:
-            conn.subs.pop(watch.sid, None)
-            raise
-        held = [e for e in watch.held or () if e.seq > seen.get(e.task_id, 0)]
-        watch.held = None
-        if held and conn.subs.get(watch.sid) is watch:
-            self.fanout.push(conn, watch, self.fanout.frames(watch.sid, held))
-        return _SENT
-
-    def _unsubscribe(self, conn: Conn, params: dict[str, Any]) -> dict[str, Any]:
-        p.known(params, "subscription")
-        sid = p.integer(params, "subscription", lo=1)
-        if conn.subs.pop(sid or 0, None) is None:
-            raise p.RpcError(p.INVALID_PARAMS, f"subscription: no subscription {sid}")
-        return {"ok": True}
 
     # ------------------------------------------------------------------ for the headless broker
 
