@@ -11,7 +11,7 @@ from typing import Any
 
 import jsonschema
 
-from baton.surfaces.ws import endpoint, schema
+from baton.surfaces.ws import endpoint, schema, subscribing
 from baton.surfaces.ws.methods import Methods
 
 
@@ -51,9 +51,9 @@ def test_schema_parameters_are_the_ones_each_method_accepts() -> None:
     assert {p["name"] for p in by_name["models"]["params"]} == set()
     for name in ("watch", "subscribe"):
         got = {p["name"] for p in by_name[name]["params"]}
-        assert got == _accepted(endpoint.Endpoint._watch)
+        assert got == _accepted(subscribing.watch)
     unsub = {p["name"] for p in by_name["unsubscribe"]["params"]}
-    assert unsub == _accepted(endpoint.Endpoint._unsubscribe)
+    assert unsub == _accepted(subscribing.unsubscribe)
     for m in by_name.values():
         for param in m["params"]:
             assert param["description"], (m["name"], param["name"])
