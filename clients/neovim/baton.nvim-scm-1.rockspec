@@ -54,6 +54,7 @@ build = {
     ['baton.message'] = 'lua/baton/message.lua',
     ['baton.own'] = 'lua/baton/own.lua',
     ['baton.permission'] = 'lua/baton/permission.lua',
+    ['baton.plan'] = 'lua/baton/plan.lua',
     ['baton.reload'] = 'lua/baton/reload.lua',
     ['baton.resolve'] = 'lua/baton/resolve.lua',
     ['baton.status'] = 'lua/baton/status.lua',

@@ -93,3 +93,17 @@ def test_every_place_names_the_same_repository() -> None:
         assert seen[rel] == {SLUG}, rel
     assert URL in (REPO / "README.md").read_text()
     assert URL in (REPO / "clients/neovim/doc/baton.txt").read_text()
+
+
+def test_the_rockspec_builds_every_lua_module_of_the_plugin() -> None:
+    """A module the rockspec does not name is missing from the built rock (``baton.plan``
+    was, and ``baton.ask`` and ``baton.dashboard`` before it)."""
+    lua = REPO / "clients/neovim/lua"
+    files = {
+        ".".join(p.relative_to(lua).with_suffix("").parts).removesuffix(".init"): p
+        for p in lua.rglob("*.lua")
+    }
+    named = dict(re.findall(r"\['([\w.]+)'\] = '(lua/[\w/]+\.lua)'", ROCKSPEC.read_text()))
+    assert set(named) == set(files)
+    for module, path in named.items():
+        assert (REPO / "clients/neovim" / path) == files[module], module
