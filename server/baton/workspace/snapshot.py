@@ -25,6 +25,7 @@ from typing import Any
 
 from baton.workspace.git import GitError, git_process, run_git, split_z
 from baton.workspace.gitconfig import repo_config
+from baton.workspace.head import read_top
 from baton.workspace.indexfile import may_name, read_index
 from baton.workspace.objects import commit_tree, write_tree
 from baton.workspace.refs import update_ref
@@ -164,8 +165,12 @@ _WHERE = ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir",
 
 
 def _locate(root: Path, state_home: Path) -> _Place:
-    """Where ``root`` is tracked, with HEAD's commit and whether it is detached: one git
-    process (two in a repository with no commit yet)."""
+    """Where ``root`` is tracked, with HEAD's commit and whether it is detached: read from
+    the files of a repository whose top it is (:func:`~baton.workspace.head.read_top`), else
+    one git process (two in a repository with no commit yet)."""
+    read = read_top(root)
+    if read is not None:
+        return _Place(root, read.git_dir, read.git_dir, False, [], read.base, read.detached)
     proc = git_process(
         [*_WHERE, "HEAD^{commit}", "--symbolic-full-name", "HEAD", "--"], root, ok_codes=(0, 128)
     )
