@@ -70,6 +70,11 @@ CLAIM_RETRY = 1.0
 #: Seconds the exit record waits for the output pipes to drain once nothing of the attempt
 #: runs (a process outside it that holds a pipe must not keep the record back).
 DRAIN_WAIT = 5.0
+#: The argument of a spare wrapper (:mod:`baton.process.spare`), and the first field of the
+#: orders it is sent; the last field ends them (orders cut short are not run).
+SPARE = "--spare"
+ORDERS = b"baton-orders-1"
+ORDERS_END = b"end"
 #: :data:`baton.core.masking.MASK_ENV`, written out: the masking module (and its imports) is
 #: loaded only when the variable is set (tests/unit/test_masking.py checks they agree).
 MASK_ENV = "BATON_MASK_ENV"
@@ -321,7 +326,55 @@ def _start(argv: list[str], out: int | None, err: int | None) -> tuple[int, str 
     return pid, said.decode("utf-8", "replace") if said else None
 
 
+def _orders() -> tuple[list[str], str] | None:
+    """A spare wrapper's attempt: its arguments (as :func:`main` takes them) and its working
+    folder, read from the socket on the spare's stdin, with the attempt's descriptors — its
+    lock (taken already), stdin, stdout, stderr — which become the wrapper's own; None when
+    the broker closed the socket without orders, or with orders cut short (nothing runs)."""
+    import _socket  # the C module: no enums
+
+    sock = _socket.socket(fileno=0)
+    fds: list[int] = []
+    chunks: list[bytes] = []
+    try:
+        data, ancillary, _flags, _address = sock.recvmsg(1 << 16, _socket.CMSG_SPACE(16))
+        for level, kind, raw in ancillary:
+            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+                usable = len(raw) - len(raw) % 4
+                fds += [int.from_bytes(raw[i : i + 4], sys.byteorder) for i in range(0, usable, 4)]
+        while data:
+            chunks.append(data)
+            data = sock.recv(1 << 16)
+    except OSError:
+        chunks = []
+    finally:
+        sock.close()  # descriptor 0: the attempt's stdin takes its place
+    fields = b"".join(chunks).split(b"\0")
+    count = int(fields[3]) if len(fields) > 4 and fields[3].isdigit() else -1
+    if len(fds) != 4 or fields[0] != ORDERS or fields[-1] != ORDERS_END or count < 1:
+        for fd in fds:
+            os.close(fd)
+        return None
+    lock, *stdio = fds
+    for std, fd in enumerate(stdio):
+        os.dup2(fd, std)
+        os.close(fd)
+    exit_path, cwd = os.fsdecode(fields[1]), os.fsdecode(fields[2])
+    argv = [os.fsdecode(f) for f in fields[4 : 4 + count]]
+    os.environ.clear()
+    for entry in fields[4 + count : -1]:
+        name, _, value = entry.partition(b"=")
+        os.environ[os.fsdecode(name)] = os.fsdecode(value)
+    return ["--lock-fd", str(lock), exit_path, "--", *argv], cwd
+
+
 def main(args: list[str]) -> int:
+    cwd: str | None = None
+    if args == [SPARE]:  # started ahead of need: wait for the attempt to run
+        orders = _orders()
+        if orders is None:
+            return 0
+        args, cwd = orders
     lock_fd: int | None = None
     if len(args) >= 2 and args[0] == "--lock-fd" and args[1].isdigit():
         lock_fd, args = int(args[1]), args[2:]
@@ -337,6 +390,18 @@ def main(args: list[str]) -> int:
     if claim is None:
         print(f"baton: another process already runs {exit_path!r}'s attempt", file=sys.stderr)
         return CLAIMED
+    if cwd is not None:
+        try:
+            os.chdir(cwd)
+        except OSError as exc:
+            message = f"baton: cannot start {argv[0]!r} in {cwd!r}: {exc.strerror}"
+            print(message, file=sys.stderr, flush=True)
+            write_exit(
+                exit_path,
+                {"exit": 127, "signal": None, "received": None, "error": message,
+                 "ended_at": time.time()},
+            )  # fmt: skip
+            return 127
     _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)  # an inherited SIG_IGN would hide exits
     forwarder = _Forwarder()
     forwarder.install()  # before the child exists, so no signal slips through
