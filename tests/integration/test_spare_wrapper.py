@@ -78,7 +78,7 @@ async def test_a_spare_in_a_folder_that_is_gone_says_so_in_its_exit_record(
     out, err = folder / "o", folder / "e"
     with open(os.devnull, "rb") as i, open(out, "wb") as o, open(err, "wb") as e:
         proc = spare.hand_over(
-            str(folder / "attempt-1.exit"), str(work / "gone"), ["true"], {}, [lock, *(
+            [str(folder / "attempt-1.exit")], str(work / "gone"), ["true"], {}, [lock, *(
                 f.fileno() for f in (i, o, e))]
         )  # fmt: skip
     os.close(lock)
@@ -97,7 +97,7 @@ def test_orders_cut_short_run_nothing_and_free_the_claim(tmp_path: Path, cut: in
     lock_path = tmp_path / "attempt-1.lock"
     lock = take_lock(str(lock_path))
     assert lock is not None
-    orders = spare._orders(str(tmp_path / "attempt-1.exit"), str(tmp_path),
+    orders = spare._orders([str(tmp_path / "attempt-1.exit")], str(tmp_path),
                            ["touch", str(marker)], {})  # fmt: skip
     with open(os.devnull, "rb") as null:
         fds = [lock, null.fileno(), null.fileno(), null.fileno()]

@@ -23,8 +23,9 @@ checkout as :func:`~baton.process.sandbox_paths.git_paths` decides.
 ``network`` is ``"none"``. bubblewrap runs *under* the wrapper (``wrap → bwrap → agent``): the
 wrapper keeps its claim, pid file and exit record in the task's folder outside the sandbox,
 and the agent's exit code comes back through bubblewrap (a signal ``n`` as ``128 + n``).
-bubblewrap itself is started with SIGTERM, SIGINT and SIGHUP ignored and the agent with
-them restored (``env --ignore-signal`` / ``--default-signal``), so a cancel's SIGTERM to the
+bubblewrap itself is started with SIGTERM, SIGINT and SIGHUP ignored (by Baton's wrapper,
+``--ignore-stop``; by ``env --ignore-signal`` for a check) and the agent with them restored
+(``env --default-signal``), so a cancel's SIGTERM to the
 wrapper's process group reaches the agent, which ends in its own time, instead of killing
 bubblewrap (which would SIGKILL the sandbox at once).
 
@@ -251,6 +252,9 @@ class Confinement:
     suffix: tuple[str, ...] = ()  # between the sandbox and the agent (signals restored)
     env: dict[str, str] = field(default_factory=dict)  # set in the agent's environment
     policy: Policy | None = None
+    #: The stop signals are ignored by the sandbox (:data:`_STOP_SIGNALS`, see the module's
+    #: docstring): ``ignoring`` starts it so, where Baton's wrapper does not.
+    ignoring: tuple[str, ...] = ()
 
     @property
     def sandboxed(self) -> bool:
@@ -258,6 +262,11 @@ class Confinement:
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         """``argv`` as it is started: inside the sandbox, or as it is."""
+        return [*self.ignoring, *self.bare(argv)] if self.prefix else list(argv)
+
+    def bare(self, argv: Sequence[str]) -> list[str]:
+        """``argv`` as Baton's wrapper starts it (the stop signals ignored by the wrapper
+        itself when :attr:`ignoring`: one process fewer on the way to the agent)."""
         return [*self.prefix, *self.suffix, *argv] if self.prefix else list(argv)
 
 
@@ -307,8 +316,9 @@ def confine(
     prefix = bwrap_argv(policy, found.binary or "bwrap")
     suffix: tuple[str, ...] = ()
     env_bin = shutil.which("env") if found.graceful else None  # as probed
+    ignoring: tuple[str, ...] = ()
     if env_bin:
-        prefix = [env_bin, f"--ignore-signal={_STOP_SIGNALS}", *prefix]
+        ignoring = (env_bin, f"--ignore-signal={_STOP_SIGNALS}")
         suffix = (env_bin, f"--default-signal={_STOP_SIGNALS}")
     version = f" {found.version}" if found.version else ""
     return Confinement(
@@ -317,6 +327,7 @@ def confine(
         suffix=suffix,
         env={"TMPDIR": own_tmp or TMP},
         policy=policy,
+        ignoring=ignoring,
     )
 
 

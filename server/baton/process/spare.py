@@ -87,19 +87,25 @@ def ask() -> None:
         _timer.start()
 
 
-def _orders(exit_path: str, cwd: str, argv: Sequence[str], env: Mapping[str, str]) -> bytes:
-    fields = [ORDERS, os.fsencode(exit_path), os.fsencode(cwd), str(len(argv)).encode()]
-    fields += [os.fsencode(a) for a in argv]
+def _orders(options: Sequence[str], cwd: str, argv: Sequence[str], env: Mapping[str, str]) -> bytes:
+    fields = [ORDERS, os.fsencode(cwd), str(len(options)).encode()]
+    fields += [os.fsencode(o) for o in options]
+    fields += [str(len(argv)).encode(), *(os.fsencode(a) for a in argv)]
     fields += [os.fsencode(f"{k}={v}") for k, v in env.items()]
     return b"\0".join([*fields, ORDERS_END])
 
 
 def hand_over(
-    exit_path: str, cwd: str, argv: Sequence[str], env: Mapping[str, str], fds: Sequence[int]
+    options: Sequence[str],
+    cwd: str,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    fds: Sequence[int],
 ) -> subprocess.Popen[bytes] | None:
-    """Give the spare wrapper its attempt: ``argv`` (the agent's, as the wrapper runs it) in
-    ``cwd`` with ``env``, and ``fds`` (the attempt's lock, stdin, stdout, stderr); the
-    wrapper's process, or None where no spare took it. A next spare is asked for."""
+    """Give the spare wrapper its attempt: its ``options`` (the wrapper's arguments before
+    ``--``, the exit path last) and ``argv`` (the agent's, as the wrapper runs it) in ``cwd``
+    with ``env``, and ``fds`` (the attempt's lock, stdin, stdout, stderr); the wrapper's
+    process, or None where no spare took it. A next spare is asked for."""
     global _spare
     with _lock:
         spare, _spare = _spare, None
@@ -109,7 +115,7 @@ def hand_over(
     with spare.sock:
         if spare.proc.poll() is not None:
             return None  # it ended meanwhile (killed?)
-        orders = _orders(exit_path, cwd, argv, env)
+        orders = _orders(options, cwd, argv, env)
         rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())]
         try:
             sent = spare.sock.sendmsg([orders], rights)

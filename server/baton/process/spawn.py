@@ -33,8 +33,8 @@ from baton.core.events import Event
 from baton.errors import BatonError
 from baton.process.sandbox import Confinement, confine
 from baton.process.spare import hand_over
+from baton.process.wrap import IGNORE_STOP, take_lock
 from baton.process.wrap import command as wrapper_command
-from baton.process.wrap import take_lock
 
 log = logging.getLogger(__name__)
 
@@ -182,7 +182,8 @@ def spawn(
         if launch.stdin is not None:
             stdin_path = task_dir / f"attempt-{attempt}.in"
             stdin_path.write_text(launch.stdin, encoding="utf-8")
-        agent = confinement.wrap(_argv(launch, confinement))
+        agent = confinement.bare(_argv(launch, confinement))
+        ignore = [IGNORE_STOP] if confinement.sandboxed and confinement.ignoring else []
         with contextlib.ExitStack() as files:
             stdin = files.enter_context(
                 open(stdin_path, "rb") if stdin_path else open(os.devnull, "rb")  # noqa: SIM115
@@ -191,13 +192,13 @@ def spawn(
             stderr = files.enter_context(open(err_path, "wb"))
             started_at = time.time()
             stdio = [lock_fd, stdin.fileno(), stdout.fileno(), stderr.fileno()]
-            proc = hand_over(str(exit_path), cwd, agent, env, stdio)
+            proc = hand_over([*ignore, str(exit_path)], cwd, agent, env, stdio)
             if proc is None:  # no spare wrapper took it: one is started for it
                 # Isolated (-I): the agent's cwd (a worktree, maybe of Baton itself) must
                 # not shadow our package, nor the environment change how the wrapper runs.
                 proc = subprocess.Popen(
-                    [*wrapper_command(), "--lock-fd", str(lock_fd), str(exit_path), "--",
-                     *agent],
+                    [*wrapper_command(), "--lock-fd", str(lock_fd), *ignore, str(exit_path),
+                     "--", *agent],
                     cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
                     start_new_session=True, close_fds=True, pass_fds=(lock_fd,),
                 )  # fmt: skip

@@ -1,5 +1,6 @@
-"""The process wrapper: ``python -I -S -c <launcher> baton.process.wrap [--lock-fd N] <exit_path>
--- argv…`` (:func:`command`; ``python -P -m baton.process.wrap …`` runs it too).
+"""The process wrapper: ``python -I -S -c <launcher> baton.process.wrap [--lock-fd N]
+[--ignore-stop] <exit_path> -- argv…`` (:func:`command`; ``python -P -m baton.process.wrap …``
+runs it too; ``--spare``: the same, its arguments sent later, :mod:`baton.process.spare`).
 
 Baton starts this tiny program (detached, as the leader of its own session and process
 group) instead of the agent itself. As its first act it claims the attempt: an exclusive
@@ -73,6 +74,9 @@ DRAIN_WAIT = 5.0
 #: The argument of a spare wrapper (:mod:`baton.process.spare`), and the first field of the
 #: orders it is sent; the last field ends them (orders cut short are not run).
 SPARE = "--spare"
+#: The wrapper's option to start the agent's command with the stop signals ignored (as
+#: ``env --ignore-signal`` would): a sandbox that restores them for its agent.
+IGNORE_STOP = "--ignore-stop"
 ORDERS = b"baton-orders-1"
 ORDERS_END = b"end"
 #: :data:`baton.core.masking.MASK_ENV`, written out: the masking module (and its imports) is
@@ -288,7 +292,9 @@ def _close_inherited(keep: int) -> None:
                 pass  # the listing's own descriptor, closed already
 
 
-def _start(argv: list[str], out: int | None, err: int | None) -> tuple[int, str | None]:
+def _start(
+    argv: list[str], out: int | None, err: int | None, ignore: bool = False
+) -> tuple[int, str | None]:
     """Fork the agent and ``exec`` it; its pid, and why it could not be started (None when
     it was: the ``exec`` succeeded).
 
@@ -301,8 +307,10 @@ def _start(argv: list[str], out: int | None, err: int | None) -> tuple[int, str 
     pid = os.fork()
     if pid == 0:  # the child: nothing here may return or raise into the wrapper's code
         try:
-            for sig in (*_FORWARDED, *_RESTORED):
+            for sig in _RESTORED:
                 _signal.signal(sig, _signal.SIG_DFL)
+            for sig in _FORWARDED:  # ignored: a sandbox that restores them for its agent
+                _signal.signal(sig, _signal.SIG_IGN if ignore else _signal.SIG_DFL)
             if bind is not None:
                 bind()
             if out is not None and err is not None:
@@ -350,8 +358,12 @@ def _orders() -> tuple[list[str], str] | None:
     finally:
         sock.close()  # descriptor 0: the attempt's stdin takes its place
     fields = b"".join(chunks).split(b"\0")
-    count = int(fields[3]) if len(fields) > 4 and fields[3].isdigit() else -1
-    if len(fds) != 4 or fields[0] != ORDERS or fields[-1] != ORDERS_END or count < 1:
+    try:
+        options = _counted(fields, 2)
+        argv = _counted(fields, 3 + len(options))
+    except ValueError:
+        options = argv = []
+    if len(fds) != 4 or fields[0] != ORDERS or fields[-1] != ORDERS_END or not argv:
         for fd in fds:
             os.close(fd)
         return None
@@ -359,13 +371,22 @@ def _orders() -> tuple[list[str], str] | None:
     for std, fd in enumerate(stdio):
         os.dup2(fd, std)
         os.close(fd)
-    exit_path, cwd = os.fsdecode(fields[1]), os.fsdecode(fields[2])
-    argv = [os.fsdecode(f) for f in fields[4 : 4 + count]]
     os.environ.clear()
-    for entry in fields[4 + count : -1]:
+    for entry in fields[4 + len(options) + len(argv) : -1]:
         name, _, value = entry.partition(b"=")
         os.environ[os.fsdecode(name)] = os.fsdecode(value)
-    return ["--lock-fd", str(lock), exit_path, "--", *argv], cwd
+    decoded = [os.fsdecode(f) for f in (*options, b"--", *argv)]
+    return ["--lock-fd", str(lock), *decoded], os.fsdecode(fields[1])
+
+
+def _counted(fields: list[bytes], at: int) -> list[bytes]:
+    """The fields after the count at ``fields[at]``, as many as it says."""
+    if at >= len(fields) or not fields[at].isdigit():
+        raise ValueError("no count")
+    count = int(fields[at])
+    if at + 1 + count > len(fields):
+        raise ValueError("too few fields")
+    return fields[at + 1 : at + 1 + count]
 
 
 def main(args: list[str]) -> int:
@@ -378,9 +399,13 @@ def main(args: list[str]) -> int:
     lock_fd: int | None = None
     if len(args) >= 2 and args[0] == "--lock-fd" and args[1].isdigit():
         lock_fd, args = int(args[1]), args[2:]
+    ignore = bool(args) and args[0] == IGNORE_STOP
+    if ignore:
+        args = args[1:]
     if len(args) < 3 or args[1] != "--":
         print(
-            "usage: python -m baton.process.wrap [--lock-fd N] <exit_path> -- argv…",
+            "usage: python -m baton.process.wrap [--lock-fd N] [--ignore-stop] <exit_path>"
+            " -- argv…",
             file=sys.stderr,
         )
         return 2
@@ -412,7 +437,7 @@ def main(args: list[str]) -> int:
     # The agent is started first, the pid file written while it starts: the lock (held
     # since before this process existed when handed over) is the claim; a finder waits
     # for the pid file that names its holder.
-    child, failed = _start(argv, out, err)
+    child, failed = _start(argv, out, err, ignore)
     forwarder.agent = child if failed is None else None
     for fd in pipes:
         os.close(fd)  # the agent holds them now
