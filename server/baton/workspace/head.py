@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from baton.errors import BatonError
 from baton.workspace.gitconfig import repo_config
 
 _SHA1 = re.compile(r"[0-9a-f]{40}")
@@ -74,7 +75,7 @@ def _packed(common: Path, ref: str) -> str | None:
     return None
 
 
-class _AskGit(Exception):
+class _AskGit(BatonError):
     """The files say something this module does not read: git is asked."""
 
 
