@@ -213,3 +213,40 @@ def test_a_tree_git_must_write_is_left_to_git(repo: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(objects, "run_git", counting)
     assert write_tree(repo, repo / ".git", index) == git(repo, "write-tree").strip()
     assert called
+
+
+def test_unsaved_buffers_are_staged_without_a_git_process_each(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The blobs of unsaved buffers are written in-process, the modes read from the index:
+    the snapshot holds the texts with each file's mode, as hash-object and ls-files gave."""
+    import baton.workspace.snapshot as snapshot
+
+    (repo / "run.sh").write_text("#!/bin/sh\n")
+    (repo / "run.sh").chmod(0o755)
+    git(repo, "add", "run.sh")
+    git(repo, "commit", "-q", "-m", "script")
+    ran: list[str] = []
+    real_run = snapshot.run_git
+
+    def counting(args: list[str], *a: object, **kw: object) -> object:
+        ran.append(args[0])
+        return real_run(args, *a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(snapshot, "run_git", counting)
+    texts = {"run.sh": "#!/bin/sh\necho unsaved\n", "new/draft.md": "ünsaved draft\n"}
+    snap = snapshot.take_snapshot(repo, "t1", overlays=texts, state_home=tmp_path / "home")
+    assert "hash-object" not in ran and "ls-files" not in ran
+    listed = dict(
+        (path, meta.split())
+        for meta, _, path in (line.partition("\t") for line in
+                              git(repo, "ls-tree", "-r", snap.commit).splitlines())
+    )  # fmt: skip
+    for path, text in texts.items():
+        sha = subprocess.run(
+            ["git", "hash-object", "--stdin"], input=text.encode(), cwd=repo,
+            capture_output=True, check=True,
+        ).stdout.decode().strip()  # fmt: skip
+        assert listed[path][2] == sha
+        assert git(repo, "show", f"{snap.commit}:{path}") == text
+    assert listed["run.sh"][0] == "100755" and listed["new/draft.md"][0] == "100644"

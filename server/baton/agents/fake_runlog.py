@@ -24,7 +24,7 @@ def attempt_files() -> tuple[str | None, str | None, int | None]:
 
     Read from ``/proc`` (Linux; None elsewhere): stdout's target, and the parent's command
     line when the parent is Baton's wrapper (``python -m baton.process.wrap [--lock-fd N]
-    <exit> -- …``).
+    <exit> -- …``), or the attempt lock a spare wrapper holds open.
     """
     out: str | None = None
     exit_path: str | None = None
@@ -37,6 +37,8 @@ def attempt_files() -> tuple[str | None, str | None, int | None]:
             i = parent.index("baton.process.wrap")
             end = parent.index("--", i) if "--" in parent[i:] else len(parent)
             exit_path = next((a for a in parent[i + 1 : end] if a.endswith(".exit")), None)
+            if exit_path is None:  # a spare wrapper: its command line names no attempt
+                exit_path = _held_attempt(os.getppid())
     attempt = None
     for name in (exit_path, out):
         found = _ATTEMPT_FILE.search(name or "")
@@ -44,6 +46,18 @@ def attempt_files() -> tuple[str | None, str | None, int | None]:
             attempt = int(found.group(1))
             break
     return out, exit_path, attempt
+
+
+def _held_attempt(pid: int) -> str | None:
+    """The exit path of the attempt whose lock (``attempt-<n>.lock``) process ``pid`` holds
+    open: a spare wrapper's (:mod:`baton.process.spare`), which was handed it."""
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if re.search(r"attempt-\d+\.lock$", target):
+                    return target[: -len(".lock")] + ".exit"
+    return None
 
 
 def pid_namespace() -> int | None:

@@ -4,6 +4,8 @@
   lives, stop it with everything it started, read how it ended.
 - :mod:`baton.process.wrap` — ``python -P -m baton.process.wrap``: the tiny standard-library
   program between the broker and the agent that writes the exit record.
+- :mod:`baton.process.spare` — the next attempt's wrapper, started ahead of need and handed
+  the attempt (its lock and stdio) when it comes.
 - :mod:`baton.process.reaper` — the agent dies with its wrapper, and what it leaves behind
   is ended before the exit record is written.
 - :mod:`baton.process.tail` — follow a growing output file line by line, resumable.

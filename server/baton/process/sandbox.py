@@ -23,8 +23,9 @@ checkout as :func:`~baton.process.sandbox_paths.git_paths` decides.
 ``network`` is ``"none"``. bubblewrap runs *under* the wrapper (``wrap → bwrap → agent``): the
 wrapper keeps its claim, pid file and exit record in the task's folder outside the sandbox,
 and the agent's exit code comes back through bubblewrap (a signal ``n`` as ``128 + n``).
-bubblewrap itself is started with SIGTERM, SIGINT and SIGHUP ignored and the agent with
-them restored (``env --ignore-signal`` / ``--default-signal``), so a cancel's SIGTERM to the
+bubblewrap itself is started with SIGTERM, SIGINT and SIGHUP ignored (by Baton's wrapper,
+``--ignore-stop``; by ``env --ignore-signal`` for a check) and the agent with them restored
+(``env --default-signal``), so a cancel's SIGTERM to the
 wrapper's process group reaches the agent, which ends in its own time, instead of killing
 bubblewrap (which would SIGKILL the sandbox at once).
 
@@ -258,6 +259,9 @@ class Confinement:
     policy: Policy | None = None
     # For the task's log at warning level: MCP servers that will not start or will miss files.
     warnings: tuple[str, ...] = ()
+    #: The stop signals are ignored by the sandbox (:data:`_STOP_SIGNALS`, see the module's
+    #: docstring): ``ignoring`` starts it so, where Baton's wrapper does not.
+    ignoring: tuple[str, ...] = ()
 
     @property
     def sandboxed(self) -> bool:
@@ -265,6 +269,11 @@ class Confinement:
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         """``argv`` as it is started: inside the sandbox, or as it is."""
+        return [*self.ignoring, *self.bare(argv)] if self.prefix else list(argv)
+
+    def bare(self, argv: Sequence[str]) -> list[str]:
+        """``argv`` as Baton's wrapper starts it (the stop signals ignored by the wrapper
+        itself when :attr:`ignoring`: one process fewer on the way to the agent)."""
         return [*self.prefix, *self.suffix, *argv] if self.prefix else list(argv)
 
 
@@ -320,8 +329,9 @@ def confine(
     prefix = bwrap_argv(policy, found.binary or "bwrap")
     suffix: tuple[str, ...] = ()
     env_bin = shutil.which("env") if found.graceful else None  # as probed
+    ignoring: tuple[str, ...] = ()
     if env_bin:
-        prefix = [env_bin, f"--ignore-signal={_STOP_SIGNALS}", *prefix]
+        ignoring = (env_bin, f"--ignore-signal={_STOP_SIGNALS}")
         suffix = (env_bin, f"--default-signal={_STOP_SIGNALS}")
     version = f" {found.version}" if found.version else ""
     return Confinement(
@@ -331,6 +341,7 @@ def confine(
         env={"TMPDIR": own_tmp or TMP},
         policy=policy,
         warnings=problems,
+        ignoring=ignoring,
     )
 
 

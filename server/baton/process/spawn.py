@@ -32,8 +32,9 @@ from baton.agents.base import AgentNotFound, Launch, Parser
 from baton.core.events import Event
 from baton.errors import BatonError
 from baton.process.sandbox import Confinement, confine
+from baton.process.spare import hand_over
+from baton.process.wrap import IGNORE_STOP, take_lock
 from baton.process.wrap import command as wrapper_command
-from baton.process.wrap import take_lock
 
 log = logging.getLogger(__name__)
 
@@ -181,12 +182,8 @@ def spawn(
         if launch.stdin is not None:
             stdin_path = task_dir / f"attempt-{attempt}.in"
             stdin_path.write_text(launch.stdin, encoding="utf-8")
-        # Isolated (-I): the agent's cwd (a worktree, maybe of Baton itself) must not shadow
-        # our package, nor the environment change how the wrapper runs.
-        argv = [
-            *wrapper_command(), "--lock-fd", str(lock_fd), str(exit_path), "--",
-            *confinement.wrap(_argv(launch, confinement)),
-        ]  # fmt: skip
+        agent = confinement.bare(_argv(launch, confinement))
+        ignore = [IGNORE_STOP] if confinement.sandboxed and confinement.ignoring else []
         with contextlib.ExitStack() as files:
             stdin = files.enter_context(
                 open(stdin_path, "rb") if stdin_path else open(os.devnull, "rb")  # noqa: SIM115
@@ -194,17 +191,17 @@ def spawn(
             stdout = files.enter_context(open(out_path, "wb"))
             stderr = files.enter_context(open(err_path, "wb"))
             started_at = time.time()
-            proc = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=env,
-                stdin=stdin,
-                stdout=stdout,
-                stderr=stderr,
-                start_new_session=True,
-                close_fds=True,
-                pass_fds=(lock_fd,),
-            )
+            stdio = [lock_fd, stdin.fileno(), stdout.fileno(), stderr.fileno()]
+            proc = hand_over([*ignore, str(exit_path)], cwd, agent, env, stdio)
+            if proc is None:  # no spare wrapper took it: one is started for it
+                # Isolated (-I): the agent's cwd (a worktree, maybe of Baton itself) must
+                # not shadow our package, nor the environment change how the wrapper runs.
+                proc = subprocess.Popen(
+                    [*wrapper_command(), "--lock-fd", str(lock_fd), *ignore, str(exit_path),
+                     "--", *agent],
+                    cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
+                    start_new_session=True, close_fds=True, pass_fds=(lock_fd,),
+                )  # fmt: skip
     finally:
         os.close(lock_fd)  # the wrapper holds the lock now (or, if it did not start, nobody)
     _children[proc.pid] = proc

@@ -1,5 +1,6 @@
-"""The process wrapper: ``python -I -S -c <launcher> baton.process.wrap [--lock-fd N] <exit_path>
--- argv…`` (:func:`command`; ``python -P -m baton.process.wrap …`` runs it too).
+"""The process wrapper: ``python -I -S -c <launcher> baton.process.wrap [--lock-fd N]
+[--ignore-stop] <exit_path> -- argv…`` (:func:`command`; ``python -P -m baton.process.wrap …``
+runs it too; ``--spare``: the same, its arguments sent later, :mod:`baton.process.spare`).
 
 Baton starts this tiny program (detached, as the leader of its own session and process
 group) instead of the agent itself. As its first act it claims the attempt: an exclusive
@@ -70,6 +71,14 @@ CLAIM_RETRY = 1.0
 #: Seconds the exit record waits for the output pipes to drain once nothing of the attempt
 #: runs (a process outside it that holds a pipe must not keep the record back).
 DRAIN_WAIT = 5.0
+#: The argument of a spare wrapper (:mod:`baton.process.spare`), and the first field of the
+#: orders it is sent; the last field ends them (orders cut short are not run).
+SPARE = "--spare"
+#: The wrapper's option to start the agent's command with the stop signals ignored (as
+#: ``env --ignore-signal`` would): a sandbox that restores them for its agent.
+IGNORE_STOP = "--ignore-stop"
+ORDERS = b"baton-orders-1"
+ORDERS_END = b"end"
 #: :data:`baton.core.masking.MASK_ENV`, written out: the masking module (and its imports) is
 #: loaded only when the variable is set (tests/unit/test_masking.py checks they agree).
 MASK_ENV = "BATON_MASK_ENV"
@@ -283,7 +292,9 @@ def _close_inherited(keep: int) -> None:
                 pass  # the listing's own descriptor, closed already
 
 
-def _start(argv: list[str], out: int | None, err: int | None) -> tuple[int, str | None]:
+def _start(
+    argv: list[str], out: int | None, err: int | None, ignore: bool = False
+) -> tuple[int, str | None]:
     """Fork the agent and ``exec`` it; its pid, and why it could not be started (None when
     it was: the ``exec`` succeeded).
 
@@ -296,8 +307,10 @@ def _start(argv: list[str], out: int | None, err: int | None) -> tuple[int, str 
     pid = os.fork()
     if pid == 0:  # the child: nothing here may return or raise into the wrapper's code
         try:
-            for sig in (*_FORWARDED, *_RESTORED):
+            for sig in _RESTORED:
                 _signal.signal(sig, _signal.SIG_DFL)
+            for sig in _FORWARDED:  # ignored: a sandbox that restores them for its agent
+                _signal.signal(sig, _signal.SIG_IGN if ignore else _signal.SIG_DFL)
             if bind is not None:
                 bind()
             if out is not None and err is not None:
@@ -321,13 +334,78 @@ def _start(argv: list[str], out: int | None, err: int | None) -> tuple[int, str 
     return pid, said.decode("utf-8", "replace") if said else None
 
 
+def _orders() -> tuple[list[str], str] | None:
+    """A spare wrapper's attempt: its arguments (as :func:`main` takes them) and its working
+    folder, read from the socket on the spare's stdin, with the attempt's descriptors — its
+    lock (taken already), stdin, stdout, stderr — which become the wrapper's own; None when
+    the broker closed the socket without orders, or with orders cut short (nothing runs)."""
+    import _socket  # the C module: no enums
+
+    sock = _socket.socket(fileno=0)
+    fds: list[int] = []
+    chunks: list[bytes] = []
+    try:
+        data, ancillary, _flags, _address = sock.recvmsg(1 << 16, _socket.CMSG_SPACE(16))
+        for level, kind, raw in ancillary:
+            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+                usable = len(raw) - len(raw) % 4
+                fds += [int.from_bytes(raw[i : i + 4], sys.byteorder) for i in range(0, usable, 4)]
+        while data:
+            chunks.append(data)
+            data = sock.recv(1 << 16)
+    except OSError:
+        chunks = []
+    finally:
+        sock.close()  # descriptor 0: the attempt's stdin takes its place
+    fields = b"".join(chunks).split(b"\0")
+    try:
+        options = _counted(fields, 2)
+        argv = _counted(fields, 3 + len(options))
+    except ValueError:
+        options = argv = []
+    if len(fds) != 4 or fields[0] != ORDERS or fields[-1] != ORDERS_END or not argv:
+        for fd in fds:
+            os.close(fd)
+        return None
+    lock, *stdio = fds
+    for std, fd in enumerate(stdio):
+        os.dup2(fd, std)
+        os.close(fd)
+    os.environ.clear()
+    for entry in fields[4 + len(options) + len(argv) : -1]:
+        name, _, value = entry.partition(b"=")
+        os.environ[os.fsdecode(name)] = os.fsdecode(value)
+    decoded = [os.fsdecode(f) for f in (*options, b"--", *argv)]
+    return ["--lock-fd", str(lock), *decoded], os.fsdecode(fields[1])
+
+
+def _counted(fields: list[bytes], at: int) -> list[bytes]:
+    """The fields after the count at ``fields[at]``, as many as it says."""
+    if at >= len(fields) or not fields[at].isdigit():
+        raise ValueError("no count")
+    count = int(fields[at])
+    if at + 1 + count > len(fields):
+        raise ValueError("too few fields")
+    return fields[at + 1 : at + 1 + count]
+
+
 def main(args: list[str]) -> int:
+    cwd: str | None = None
+    if args == [SPARE]:  # started ahead of need: wait for the attempt to run
+        orders = _orders()
+        if orders is None:
+            return 0
+        args, cwd = orders
     lock_fd: int | None = None
     if len(args) >= 2 and args[0] == "--lock-fd" and args[1].isdigit():
         lock_fd, args = int(args[1]), args[2:]
+    ignore = bool(args) and args[0] == IGNORE_STOP
+    if ignore:
+        args = args[1:]
     if len(args) < 3 or args[1] != "--":
         print(
-            "usage: python -m baton.process.wrap [--lock-fd N] <exit_path> -- argv…",
+            "usage: python -m baton.process.wrap [--lock-fd N] [--ignore-stop] <exit_path>"
+            " -- argv…",
             file=sys.stderr,
         )
         return 2
@@ -337,6 +415,18 @@ def main(args: list[str]) -> int:
     if claim is None:
         print(f"baton: another process already runs {exit_path!r}'s attempt", file=sys.stderr)
         return CLAIMED
+    if cwd is not None:
+        try:
+            os.chdir(cwd)
+        except OSError as exc:
+            message = f"baton: cannot start {argv[0]!r} in {cwd!r}: {exc.strerror}"
+            print(message, file=sys.stderr, flush=True)
+            write_exit(
+                exit_path,
+                {"exit": 127, "signal": None, "received": None, "error": message,
+                 "ended_at": time.time()},
+            )  # fmt: skip
+            return 127
     _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)  # an inherited SIG_IGN would hide exits
     forwarder = _Forwarder()
     forwarder.install()  # before the child exists, so no signal slips through
@@ -347,7 +437,7 @@ def main(args: list[str]) -> int:
     # The agent is started first, the pid file written while it starts: the lock (held
     # since before this process existed when handed over) is the claim; a finder waits
     # for the pid file that names its holder.
-    child, failed = _start(argv, out, err)
+    child, failed = _start(argv, out, err, ignore)
     forwarder.agent = child if failed is None else None
     for fd in pipes:
         os.close(fd)  # the agent holds them now

@@ -92,11 +92,11 @@ class Preparer:
 
     async def _prepare(self, task: Task) -> None:
         folder = task_dir(self.home, task.id)
-        await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
         limits = self.pool_limits(task.root)
         claimed: Path | None = None
         if has_snapshot(task):
             snap = snapshot_of(task)
+            await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
         else:
             crash_point("before_snapshot")
             # A pool checkout is taken and checked while the snapshot is taken (the part of
@@ -107,15 +107,7 @@ class Preparer:
                 )
             )
             try:
-                overlays = await asyncio.to_thread(overlays_of, task, folder)
-                snap = await asyncio.to_thread(
-                    in_background,
-                    take_snapshot,
-                    Path(task.root),
-                    task.id,
-                    overlays=overlays or None,
-                    state_home=self.home,
-                )
+                snap = await asyncio.to_thread(in_background, self._snapshot, task, folder)
             except BaseException:
                 await self._drop(claiming)
                 raise
@@ -137,6 +129,15 @@ class Preparer:
         task.brief = await self._brief(task, snap, worktree)
         await self.book.save(task)
         crash_point("after_worktree")
+
+    def _snapshot(self, task: Task, folder: Path) -> Snapshot:
+        """The task's folder made, and the snapshot of its root with its unsaved buffers (one
+        thread's work: each hop to a thread and back costs the task a wake-up)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        overlays = overlays_of(task, folder)
+        return take_snapshot(
+            Path(task.root), task.id, overlays=overlays or None, state_home=self.home
+        )
 
     async def _drop(self, claiming: asyncio.Future[Path | None]) -> None:
         """Put back out of the way the pool checkout claimed for a snapshot that failed."""

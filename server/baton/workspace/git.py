@@ -12,11 +12,14 @@ import contextlib
 import os
 import shutil
 import subprocess
+import sys
+import threading
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
-from typing import Literal, ParamSpec, TypeVar, overload
+from typing import Any, Literal, ParamSpec, TypeVar, overload
 
 from baton.errors import BatonError
 
@@ -148,17 +151,70 @@ def _ionice() -> str | None:
     return shutil.which("ionice")
 
 
-def _priority_prefix() -> list[str]:
-    """What runs git at the priority asked for in this context (nothing when normal)."""
-    nice = _nice()
+class _Starter:
+    """A thread at a lower CPU priority that starts processes, so they begin at that
+    priority without a ``nice`` process of their own: on Linux the niceness is a thread's,
+    and a child takes that of the thread that forked it. Only the fork happens here; the
+    caller waits for the process and reads its output. ``ready`` is False where a thread's
+    niceness cannot be set to ``niceness`` (another system): ``nice`` is run then."""
+
+    def __init__(self, niceness: int) -> None:
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix=f"baton-git-nice{niceness}")
+        self.ready = self._pool.submit(self._lower, niceness).result()
+
+    @staticmethod
+    def _lower(niceness: int) -> bool:
+        if not sys.platform.startswith("linux"):
+            return False
+        try:
+            tid = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, tid, niceness)
+            return os.getpriority(os.PRIO_PROCESS, tid) == niceness
+        except (OSError, AttributeError):
+            return False
+
+    def popen(self, argv: list[str], **kw: Any) -> subprocess.Popen[bytes]:
+        def start() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(argv, **kw)
+
+        return self._pool.submit(start).result()
+
+
+_starters: dict[int, _Starter] = {}
+_starters_lock = threading.Lock()
+
+
+def _starter(niceness: int) -> _Starter | None:
+    """The thread starting processes at ``niceness``; None where there is none."""
+    with _starters_lock:
+        found = _starters.get(niceness)
+        if found is None:
+            found = _starters[niceness] = _Starter(niceness)
+    return found if found.ready else None
+
+
+def _priority_prefix() -> tuple[list[str], _Starter | None]:
+    """How git is started at the priority asked for in this context: the argv before git's
+    (``ionice``; ``nice`` where no thread can fork it at that priority) and the thread that
+    forks it (None: the caller's, at its own priority)."""
+    mine = os.getpriority(os.PRIO_PROCESS, 0)  # the calling thread's, on Linux
     if _idle.get():
         ionice = _ionice()
         # -t: run git even where the I/O class cannot be set.
         prefix = [ionice, "-c", "3", "-t"] if ionice is not None else []
-        return prefix + ([nice, "-n", str(IDLE_NICE)] if nice is not None else [])
-    if _background.get() and nice is not None:
-        return [nice, "-n", str(BACKGROUND_NICE)]
-    return []
+        niceness, step = IDLE_NICE, IDLE_NICE
+    elif _background.get():
+        prefix, step = [], BACKGROUND_NICE
+        niceness = min(IDLE_NICE, os.getpriority(os.PRIO_PROCESS, os.getpid()) + step)
+    else:
+        return [], None
+    if niceness <= mine:
+        return prefix, None  # this thread is as nice already (the pool's refill thread)
+    starter = _starter(niceness)
+    nice = _nice()
+    if starter is None and nice is not None:
+        prefix += [nice, "-n", str(step)]
+    return prefix, starter
 
 
 def git_process(
@@ -175,20 +231,28 @@ def git_process(
     """Run git and return the completed process; raise GitError unless the code is in ok_codes.
     ``pass_fds`` stay open in git (it reads them as ``/dev/fd/N``)."""
     data = input.encode("utf-8", "surrogateescape") if isinstance(input, str) else input
+    prefix, starter = _priority_prefix()
+    argv = [*prefix, *git_argv(args, git_dir=git_dir, work_tree=work_tree)]
+    popen = starter.popen if starter is not None else subprocess.Popen
     try:
-        argv = [*_priority_prefix(), *git_argv(args, git_dir=git_dir, work_tree=work_tree)]
-        proc = subprocess.run(
+        child = popen(
             argv,
             cwd=cwd,
             env=git_env(env),
-            input=data,
-            stdin=subprocess.DEVNULL if data is None else None,
-            capture_output=True,
-            check=False,
+            stdin=subprocess.DEVNULL if data is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             pass_fds=pass_fds,
         )
     except OSError as exc:  # git missing, or cwd gone
         raise GitError(list(args), -1, str(exc)) from exc
+    with child:
+        try:
+            out, err = child.communicate(data)
+        except BaseException:
+            child.kill()
+            raise
+    proc = subprocess.CompletedProcess(argv, child.returncode, out, err)
     if proc.returncode not in ok_codes:
         raise GitError(list(args), proc.returncode, proc.stderr.decode("utf-8", "replace"))
     return proc

@@ -36,6 +36,11 @@ def _in_process(common: Path) -> bool:
     )
 
 
+def loose_objects(common: Path) -> bool:
+    """Whether :func:`write_loose` writes the objects git would write in ``common``."""
+    return _in_process(common)
+
+
 def commit_body(tree: str, parents: Sequence[str], message: str, when: float) -> bytes:
     """The text of a commit by Baton at ``when`` (local time zone), as ``commit-tree`` makes."""
     local = time.localtime(when)

@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from baton.workspace.git import GitError, git_process, run_git, split_z
+from baton.workspace.git import GitError, common_dir_of, git_process, run_git, split_z
 from baton.workspace.gitconfig import repo_config
+from baton.workspace.head import read_top
 from baton.workspace.indexfile import may_name, read_index
-from baton.workspace.objects import commit_tree, write_tree
+from baton.workspace.objects import commit_tree, loose_objects, write_loose, write_tree
 from baton.workspace.refs import update_ref
 from baton.workspace.scope import normalize
 
@@ -164,8 +165,12 @@ _WHERE = ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir",
 
 
 def _locate(root: Path, state_home: Path) -> _Place:
-    """Where ``root`` is tracked, with HEAD's commit and whether it is detached: one git
-    process (two in a repository with no commit yet)."""
+    """Where ``root`` is tracked, with HEAD's commit and whether it is detached: read from
+    the files of a repository whose top it is (:func:`~baton.workspace.head.read_top`), else
+    one git process (two in a repository with no commit yet)."""
+    read = read_top(root)
+    if read is not None:
+        return _Place(root, read.git_dir, read.git_dir, False, [], read.base, read.detached)
     proc = git_process(
         [*_WHERE, "HEAD^{commit}", "--symbolic-full-name", "HEAD", "--"], root, ok_codes=(0, 128)
     )
@@ -327,24 +332,39 @@ def stage_work_tree(
     exact_fixup(cwd, env, git_dir=git_dir, work_tree=work_tree, common_dir=common_dir)
 
 
-def _add_overlays(
-    top: Path, git_dir: Path, env: Mapping[str, str], prefix: str, overlays: Mapping[str, str]
-) -> None:
+def _index_modes(top: Path, git_dir: Path, env: Mapping[str, str]) -> dict[str, str]:
+    """The mode of every entry of the index ``env`` names: read in-process, else from git."""
+    staged = read_index(Path(env["GIT_INDEX_FILE"])) if env.get("GIT_INDEX_FILE") else None
+    if staged is not None:
+        return {path: mode for path, (mode, _) in staged.items()}
     modes: dict[str, str] = {}
     for rec in split_z(run_git(["ls-files", "-s", "-z"], top, git_dir=git_dir, env=env)):
         meta, _, path = rec.partition("\t")
         modes[path] = meta.split(" ", 1)[0]
+    return modes
+
+
+def _add_overlays(
+    top: Path, git_dir: Path, env: Mapping[str, str], prefix: str, overlays: Mapping[str, str]
+) -> None:
+    """Stage the unsaved texts ``overlays`` (path under ``prefix`` → text) in the index
+    ``env`` names, each file's mode kept: the blobs written in-process where git would write
+    the same loose objects (else by ``hash-object``), then one ``update-index``."""
+    common = common_dir_of(git_dir)
+    modes = _index_modes(top, git_dir, env)
+    own = loose_objects(common)
     lines: list[str] = []
     for rel, text in overlays.items():
         clean = normalize(f"{prefix}/{rel}" if prefix else rel)
         if clean is None or ".git" in clean.split("/"):
             raise ValueError(f"overlay path outside the workspace: {rel!r}")
-        sha = run_git(
-            ["hash-object", "-w", "--no-filters", "--stdin"],
-            top,
-            git_dir=git_dir,
-            input=text.encode("utf-8", "surrogateescape"),
-        ).strip()
+        data = text.encode("utf-8", "surrogateescape")
+        if own:
+            sha = write_loose(common, "blob", data)
+        else:
+            sha = run_git(
+                ["hash-object", "-w", "--no-filters", "--stdin"], top, git_dir=git_dir, input=data
+            ).strip()
         mode = modes.get(clean, "100644")
         if mode not in ("100644", "100755"):
             mode = "100644"
