@@ -27,8 +27,12 @@ each of its tasks, untimed, as between a user's tasks) and one without (a fresh 
 task). Goal (issue 18, 5,000 files): created → agent started ≤ 100 ms with a warm pool, and
 never above the broker without one.
 
+With ``--sandbox off`` the agents run unsandboxed (the user setting ``sandbox = "off"``):
+what Baton adds beside an orchestrator that has no sandbox; bubblewrap's own start is the
+difference (``benchmarks/sandbox_start.py`` times it alone).
+
 Run: .venv/bin/python benchmarks/task_overhead.py [--tasks 20] [--files N] [--quick]
-[--server-path DIR]
+[--sandbox off] [--server-path DIR]
 """
 
 from __future__ import annotations
@@ -204,11 +208,14 @@ class Broker:
         return 0.0
 
 
-async def main(tasks: int, files: int) -> None:
+async def main(tasks: int, files: int, sandbox: str = "auto") -> None:
     base = Path(tempfile.mkdtemp(prefix="baton-bench-"))
     try:
         runlog = base / "runs.jsonl"
         os.environ["BATON_FAKE_RUNLOG"] = str(runlog)
+        if sandbox != "auto":  # the user's setting, as a user would write it
+            (base / "user.toml").write_text(f'sandbox = "{sandbox}"\n')
+            os.environ["BATON_CONFIG"] = str(base / "user.toml")
         repo = make_repo(base, files)
         raw = Raw(base, repo, runlog)
         brokers = {"broker": Broker(base / "state", repo, runlog)}
@@ -244,7 +251,8 @@ async def main(tasks: int, files: int) -> None:
         shutil.rmtree(base, ignore_errors=True)
     floors = {k: median(v) * 1000 for k, v in raw.got.items()}
     size = "a tiny repository" if files <= 20 else f"{files} files"
-    print(f"{tasks} sequential tasks on {size}, load {' '.join(map(str, load()))}")
+    how = "" if sandbox == "auto" else f", sandbox {sandbox}"
+    print(f"{tasks} sequential tasks on {size}{how}, load {' '.join(map(str, load()))}")
     of = "sequential tasks, floors interleaved"
     for name, b in brokers.items():
         ms = {k: median(v) * 1000 for k, v in b.got.items()}
@@ -265,7 +273,7 @@ async def main(tasks: int, files: int) -> None:
             "tiny repo"
             if files <= 20
             else f"{files} files" + (", warm pool" if b.pooled else ", no pool")
-        )
+        ) + ("" if sandbox == "auto" else ", unsandboxed")
         figure(
             f"created → agent started, {repo_is}",
             ms["started"],
@@ -315,7 +323,13 @@ if __name__ == "__main__":
     p.add_argument("--tasks", type=int, default=20)
     p.add_argument("--files", type=int, default=20, help="files in the repository (≥ 20)")
     p.add_argument("--quick", action="store_true", help="4 tasks")
+    p.add_argument(
+        "--sandbox",
+        choices=("auto", "off"),
+        default="auto",
+        help="off: agents unsandboxed, as in orchestrators with no sandbox (default: auto)",
+    )
     add_server_path(p)
     a = p.parse_args()
     use_server(a.server_path)
-    asyncio.run(main(4 if a.quick else a.tasks, max(20, a.files)))
+    asyncio.run(main(4 if a.quick else a.tasks, max(20, a.files), a.sandbox))
