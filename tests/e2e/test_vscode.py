@@ -16,6 +16,7 @@ passes or skips silently.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -73,6 +74,20 @@ def _loud(message: str) -> None:
 @pytest.fixture(scope="module")
 def tools() -> Tools:
     """Install (or find cached) everything; fail loudly when something cannot be installed."""
+    return _installed()
+
+
+@pytest.fixture(scope="module")
+def vsix(tools: Tools) -> Path:
+    """The extension built and packaged by its own build (`npm run package`: esbuild + vsce)."""
+    return _packaged(tools)
+
+
+# Once per session, not per module: the seven VS Code modules import these two fixtures, and
+# a module-scoped fixture imported into another module runs again there (`npm run package`
+# builds a wheel too: seconds each time). A failure is not cached: the next module tries again.
+@functools.cache
+def _installed() -> Tools:
     start = time.monotonic()
     proc = subprocess.run(
         [str(ROOT / "scripts" / "install-vscode-test")],
@@ -98,9 +113,8 @@ def _env(tools: Tools, extra: dict[str, str]) -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="module")
-def vsix(tools: Tools) -> Path:
-    """The extension built and packaged by its own build (`npm run package`: esbuild + vsce)."""
+@functools.cache
+def _packaged(tools: Tools) -> Path:
     proc = subprocess.run(
         ["npm", "run", "package"],
         cwd=EXTENSION,
