@@ -22,7 +22,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -131,10 +130,20 @@ def _packaged(tools: Tools) -> Path:
     return out
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def _listening_port(timeout: float, proc: subprocess.Popen[bytes], log: Path) -> int:
+    """The port code-server bound (it was given port 0), read from its log's first lines:
+    a port chosen by the test and bound later by code-server could be taken in between."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = re.search(r"HTTP server listening on http://127\.0\.0\.1:(\d+)/", log.read_text())
+        if found:
+            return int(found.group(1))
+        if proc.poll() is not None:
+            raise AssertionError(
+                f"code-server exited ({proc.returncode}):\n{log.read_text()[-3000:]}"
+            )
+        time.sleep(0.1)
+    raise AssertionError(f"code-server never said where it listens:\n{log.read_text()[-3000:]}")
 
 
 def _wait_http(url: str, timeout: float, proc: subprocess.Popen[bytes], log: Path) -> None:
@@ -187,8 +196,9 @@ def code_server(
     env_extra: dict[str, str],
     artifacts: Path,
 ) -> Iterator[Workbench]:
-    """code-server on a free loopback port with the .vsix installed, opened on ``repo``, with
-    ``settings`` as the user's (their ``baton.server.*`` also as the machine's)."""
+    """code-server on a loopback port of its choosing with the .vsix installed, opened on
+    ``repo``, with ``settings`` as the user's (their ``baton.server.*`` also as the
+    machine's)."""
     user_data, extensions = tmp_path / "ud", tmp_path / "ext"
     (user_data / "User").mkdir(parents=True)
     (user_data / "User" / "settings.json").write_text(json.dumps(settings, indent=2))
@@ -218,8 +228,7 @@ def code_server(
     )
     assert installed.returncode == 0, installed.stdout + installed.stderr
     assert any(p.name.startswith("baton.baton-") for p in extensions.iterdir()), installed.stdout
-    port = _free_port()
-    serve = ["--bind-addr", f"127.0.0.1:{port}", "--auth", "none", "--disable-telemetry"]
+    serve = ["--bind-addr", "127.0.0.1:0", "--auth", "none", "--disable-telemetry"]
     serve += ["--disable-update-check", "--disable-workspace-trust"]
     serve += ["--disable-getting-started-override"]
     log = tmp_path / "code-server.log"
@@ -232,6 +241,7 @@ def code_server(
             start_new_session=True,
         )
     try:
+        port = _listening_port(30, proc, log)
         _wait_http(f"http://127.0.0.1:{port}/healthz", 30, proc, log)
         yield Workbench(
             f"http://127.0.0.1:{port}/?folder={repo}",
