@@ -16,12 +16,12 @@ passes or skips silently.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -73,6 +73,20 @@ def _loud(message: str) -> None:
 @pytest.fixture(scope="module")
 def tools() -> Tools:
     """Install (or find cached) everything; fail loudly when something cannot be installed."""
+    return _installed()
+
+
+@pytest.fixture(scope="module")
+def vsix(tools: Tools) -> Path:
+    """The extension built and packaged by its own build (`npm run package`: esbuild + vsce)."""
+    return _packaged(tools)
+
+
+# Once per session, not per module: the seven VS Code modules import these two fixtures, and
+# a module-scoped fixture imported into another module runs again there (`npm run package`
+# builds a wheel too: seconds each time). A failure is not cached: the next module tries again.
+@functools.cache
+def _installed() -> Tools:
     start = time.monotonic()
     proc = subprocess.run(
         [str(ROOT / "scripts" / "install-vscode-test")],
@@ -98,9 +112,8 @@ def _env(tools: Tools, extra: dict[str, str]) -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="module")
-def vsix(tools: Tools) -> Path:
-    """The extension built and packaged by its own build (`npm run package`: esbuild + vsce)."""
+@functools.cache
+def _packaged(tools: Tools) -> Path:
     proc = subprocess.run(
         ["npm", "run", "package"],
         cwd=EXTENSION,
@@ -117,10 +130,20 @@ def vsix(tools: Tools) -> Path:
     return out
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def _listening_port(timeout: float, proc: subprocess.Popen[bytes], log: Path) -> int:
+    """The port code-server bound (it was given port 0), read from its log's first lines:
+    a port chosen by the test and bound later by code-server could be taken in between."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = re.search(r"HTTP server listening on http://127\.0\.0\.1:(\d+)/", log.read_text())
+        if found:
+            return int(found.group(1))
+        if proc.poll() is not None:
+            raise AssertionError(
+                f"code-server exited ({proc.returncode}):\n{log.read_text()[-3000:]}"
+            )
+        time.sleep(0.1)
+    raise AssertionError(f"code-server never said where it listens:\n{log.read_text()[-3000:]}")
 
 
 def _wait_http(url: str, timeout: float, proc: subprocess.Popen[bytes], log: Path) -> None:
@@ -174,9 +197,10 @@ def code_server(
     artifacts: Path,
     host: str = "127.0.0.1",
 ) -> Iterator[Workbench]:
-    """code-server on a free loopback port with the .vsix installed, opened on ``repo``, with
-    ``settings`` as the user's (their ``baton.server.*`` also as the machine's); the browser
-    opens it at ``host`` (``localhost``: another site than the broker's ``127.0.0.1``)."""
+    """code-server on a loopback port of its choosing with the .vsix installed, opened on
+    ``repo``, with ``settings`` as the user's (their ``baton.server.*`` also as the
+    machine's); the browser opens it at ``host`` (``localhost``: another site than the
+    broker's ``127.0.0.1``)."""
     user_data, extensions = tmp_path / "ud", tmp_path / "ext"
     (user_data / "User").mkdir(parents=True)
     (user_data / "User" / "settings.json").write_text(json.dumps(settings, indent=2))
@@ -206,8 +230,7 @@ def code_server(
     )
     assert installed.returncode == 0, installed.stdout + installed.stderr
     assert any(p.name.startswith("baton.baton-") for p in extensions.iterdir()), installed.stdout
-    port = _free_port()
-    serve = ["--bind-addr", f"127.0.0.1:{port}", "--auth", "none", "--disable-telemetry"]
+    serve = ["--bind-addr", "127.0.0.1:0", "--auth", "none", "--disable-telemetry"]
     serve += ["--disable-update-check", "--disable-workspace-trust"]
     serve += ["--disable-getting-started-override"]
     log = tmp_path / "code-server.log"
@@ -220,6 +243,7 @@ def code_server(
             start_new_session=True,
         )
     try:
+        port = _listening_port(30, proc, log)
         _wait_http(f"http://127.0.0.1:{port}/healthz", 30, proc, log)
         yield Workbench(
             f"http://{host}:{port}/?folder={repo}",

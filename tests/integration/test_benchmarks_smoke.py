@@ -8,17 +8,27 @@ there, with a floor measured in the same run.
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import user_config
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCH))
 
 from all import BENCHMARKS  # noqa: E402  (benchmarks/ is not a package)
 from figures import parse  # noqa: E402
+
+#: Benchmarks run side by side: most of a quick run is waiting (servers starting, agents
+#: pausing, timed rounds), and the figures are not judged here.
+AT_ONCE = 2
 
 
 def test_every_benchmark_is_run_by_all() -> None:
@@ -29,18 +39,63 @@ def test_every_benchmark_is_run_by_all() -> None:
     assert scripts == set(BENCHMARKS), sorted(scripts ^ set(BENCHMARKS))
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", BENCHMARKS)
-def test_benchmark_prints_its_figure_and_floor(name: str, baton_home: Path) -> None:
-    if name == "ray_runner":
-        pytest.importorskip("ray")  # the extra, baton-lsp[ray]
-    proc = subprocess.run(
+def _quick(name: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, str(BENCH / f"{name}.py"), "--quick"],
         capture_output=True,
         text=True,
         timeout=110,
         check=False,
+        env=env,
     )
+
+
+def _isolated(folder: Path) -> dict[str, str]:
+    """What ``baton_home`` and the autouse fixtures give a test, for one benchmark alone."""
+    folder.mkdir(parents=True)
+    gitconfig = folder / "gitconfig"
+    gitconfig.write_text("[user]\n\tname = Test\n\temail = test@localhost\n")
+    env = {k: v for k, v in os.environ.items() if k != "GIT_DIR"}
+    return env | {
+        "BATON_HOME": str(folder / "state"),
+        "BATON_CONFIG": str(user_config(folder)),
+        "XDG_RUNTIME_DIR": str(folder / "run"),
+        "CLAUDE_CONFIG_DIR": str(folder / "claude-config"),
+        "GIT_CONFIG_GLOBAL": str(gitconfig),
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+
+
+@pytest.fixture(scope="module")
+def quick_runs(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Future[subprocess.CompletedProcess[str]]]]:
+    """The quick run of each benchmark this session's tests ask for, started at once,
+    ``AT_ONCE`` at a time, each in its own state, runtime and config folders."""
+    test = test_benchmark_prints_its_figure_and_floor.__name__
+    names = [
+        item.callspec.params["name"]
+        for item in request.session.items
+        if getattr(item, "originalname", None) == test and item.path == request.path
+    ]
+    if importlib.util.find_spec("ray") is None:  # the extra, baton-lsp[ray]: its test skips
+        names = [n for n in names if n != "ray_runner"]
+    base = tmp_path_factory.mktemp("benchmarks")
+    pool = ThreadPoolExecutor(AT_ONCE, thread_name_prefix="benchmark")
+    try:
+        yield {n: pool.submit(_quick, n, _isolated(base / n)) for n in dict.fromkeys(names)}
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_benchmark_prints_its_figure_and_floor(
+    name: str, quick_runs: dict[str, Future[subprocess.CompletedProcess[str]]]
+) -> None:
+    if name == "ray_runner":
+        pytest.importorskip("ray")  # the extra, baton-lsp[ray]
+    proc = quick_runs[name].result()
     rows = parse(proc.stdout)
     assert rows, f"{name} printed no figure (exit {proc.returncode}):\n{proc.stderr[-2000:]}"
     for row in rows:

@@ -4,8 +4,10 @@ a second import adds nothing; a cut, foreign or newer file is refused with nothi
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -15,11 +17,11 @@ from typing import Any
 import pytest
 
 from baton.runtime.requests import DelegateRequest
-from baton.runtime.supervisor import Supervisor
+from baton.runtime.supervisor import Limits, Supervisor
 from baton.store import Store
 from baton.store.paths import db_path
 from baton.store.transfer import TABLES, TransferError, export, import_
-from tests.conftest import fake_script, settle
+from tests.conftest import fake_script, git, settle, user_config
 
 EDIT_TWO = (
     {"say": "working on it"},
@@ -41,9 +43,50 @@ def tables(path: Path) -> dict[str, list[tuple[Any, ...]]]:
     return out
 
 
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The database of a home with a decided task, a task still in review, a question, and
+    project memory: made once, by a broker that has closed (the tests read copies)."""
+    base = tmp_path_factory.mktemp("recorded")
+    repo, home = base / "repo", base / "state"
+    repo.mkdir()
+    (repo / "app.py").write_text("def a():\n    return 1\n\n\ndef b():\n    return 2\n")
+    (base / "gitconfig").write_text("[user]\n\tname = Test\n\temail = test@localhost\n")
+    with pytest.MonkeyPatch.context() as env:  # as baton_home and the autouse fixtures
+        env.setenv("BATON_HOME", str(home))
+        env.setenv("BATON_CONFIG", str(user_config(base)))
+        env.setenv("XDG_RUNTIME_DIR", str(base / "run"))
+        env.setenv("CLAUDE_CONFIG_DIR", str(base / "claude-config"))
+        env.setenv("GIT_CONFIG_GLOBAL", str(base / "gitconfig"))
+        env.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        env.delenv("GIT_DIR", raising=False)
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", ".")
+        git(repo, "commit", "-q", "-m", "init")
+        asyncio.run(_record(home, repo))
+    return db_path(home)
+
+
 @pytest.fixture
-async def record(sup: Supervisor, repo: Path, baton_home: Path) -> Path:
-    """A home with a decided task, a task still in review, a question, and project memory."""
+def record(recorded: Path, tmp_path: Path) -> Path:
+    """This test's own home, holding a copy of the recorded database."""
+    home = tmp_path / "state"
+    home.mkdir()
+    for part in recorded.parent.glob(recorded.name + "*"):  # with its -wal, if one is left
+        shutil.copy2(part, home / part.name)
+    return home / recorded.name
+
+
+async def _record(home: Path, repo: Path) -> None:
+    sup = Supervisor(home, limits=Limits(stall_after=30, kill_grace=1.0))
+    await sup.start()
+    try:
+        await _tasks(sup, repo)
+    finally:
+        await sup.close()
+
+
+async def _tasks(sup: Supervisor, repo: Path) -> None:
     decided = await sup.delegate(
         DelegateRequest(instruction=fake_script(*EDIT_TWO), root=str(repo))
     )
@@ -62,7 +105,7 @@ async def record(sup: Supervisor, repo: Path, baton_home: Path) -> Path:
     await settle(sup, asked.id)
     await sup.memory(str(repo), add="the tests run with pytest")
     await sup.memory(str(repo), add="keep the public API")
-    with Store(db_path(baton_home)) as store, store.db.atomic():  # a bench run of one task
+    with Store(db_path(sup.home)) as store, store.db.atomic():  # a bench run of one task
         store.db.execute(
             "INSERT INTO bench_runs (id, suite, root, workers, runs, cases, created_at) "
             "VALUES ('b1', 'smoke', ?, '[\"fake\"]', 1, '[]', 1.0)",
@@ -73,7 +116,6 @@ async def record(sup: Supervisor, repo: Path, baton_home: Path) -> Path:
             "VALUES (?, 'b1', 'smoke', 'c', 'fake')",
             [pending.id],
         )
-    return db_path(baton_home)
 
 
 def test_round_trip_into_an_empty_home_is_equal_table_by_table(
