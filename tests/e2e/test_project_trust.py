@@ -54,6 +54,11 @@ def test_a_hostile_project_file_is_refused_and_the_broker_keeps_serving(
     assert human.returncode == 2 and USER_ONLY in " ".join(human.stderr.split())
     assert as_json(baton("tasks", "--json")) == []  # nothing was started
     assert not marker.exists()
+    # baton config and baton doctor in the project say the same.
+    shown = baton("config", "--json", str(repo))
+    assert shown.returncode == 1 and as_json(shown)["error"].endswith(expected), shown.stdout
+    doctor = baton("doctor", "--json", cwd=repo)
+    assert doctor.returncode == 1 and as_json(doctor)["error"].endswith(expected), doctor.stdout
 
     # Each line of the attack alone is refused too, the keyring reference saying so.
     path.write_text(

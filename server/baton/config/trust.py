@@ -13,18 +13,18 @@ set) says it:
    it (an account's profile made a ``command`` would run the repository's program with the
    account's environment).
 3. On a profile of an account CLI (:data:`ACCOUNT_PROVIDERS`) and on a profile your user
-   config defines, a project sets only the keys the schema marks ``account_safe`` (model,
-   models, concurrency, enabled, label, network, routing-side keys, its budget, worker_mcp):
+   config defines, a project sets only the keys the schema marks ``account_safe`` (provider,
+   model, models, concurrency, enabled, label, network, ray_resources, worker_mcp, budget):
    never ``binary``, ``config_dir``, ``env`` or ``options``, which choose the program, its
    endpoint, its login and state folder, or code loaded into it.
 4. On any profile, a project sets no environment variable :func:`forbidden_env` names
    (where a program finds its home, config, state, libraries, interpreter options, endpoint,
    proxy, CA certificates, git settings, or an account's variables).
 
-The fake agent's, ``command``'s and ``external``'s profiles a project defines itself may set
-``binary``, ``options`` and harmless ``env``: their sandbox shows them no account's state
-folder (:mod:`baton.process.sandbox_paths` hides every CLI's) and they get no account's
-credentials.
+The fake agent's, ``command``'s and ``external``'s profiles a project defines itself (or
+Baton's built-in fake agent's) may set ``binary``, ``options`` and harmless ``env``: their
+sandbox shows them no account's state folder (:mod:`baton.process.sandbox_paths` hides every
+CLI's) and they get no account's credentials.
 """
 
 from __future__ import annotations
