@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.lsp_support import Session, start, stop, wait_for
-from tests.e2e.test_acp_lsp import project_config, record_permissions
+from tests.e2e.test_acp_lsp import record_permissions, user_profile
 from tests.support.modelserver import (
     Answer,
     CallContext,
@@ -203,7 +203,7 @@ async def test_permission_plan_reject_cancel_follow_up_accept(
         }
         if config_dir is not None:
             profile["config_dir"] = str(config_dir)
-        project_config(repo, f"{name}-acp", agent.provider, **profile)
+        user_profile(tmp_path, f"{name}-acp", agent.provider, **profile)
         options = {"worker": f"{name}-acp", "progressInterval": 0.0}
         lsp = await start("visual-studio-code", repo, baton_home, options=options)
         try:
@@ -353,8 +353,8 @@ async def test_broker_killed_while_claude_asks_then_a_new_editor_finishes_it(
     )
     with DenyAllProxy() as proxy, ModelServer(script) as srv:
         launch = agent.env(srv, agent_home, proxy.url)
-        project_config(
-            repo,
+        user_profile(
+            tmp_path,
             "claude-acp",
             "claude",
             binary=str(binary),

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import user_config
 from tests.e2e.lsp_support import Session, start, stop, wait_for
 from tests.support.acp_fake_agent import script
 
@@ -22,8 +23,8 @@ FAKE = str(Path(__file__).resolve().parents[1] / "support" / "acp_fake_agent.py"
 EDITOR = "visual-studio-code"
 
 
-def project_config(repo: Path, name: str, provider: str, **profile: Any) -> None:
-    """A ``.baton.toml`` with one profile (values as TOML; JSON strings are TOML strings)."""
+def profile_toml(name: str, provider: str, **profile: Any) -> str:
+    """One profile's table (values as TOML; JSON strings are TOML strings)."""
 
     def toml(value: Any) -> str:
         if isinstance(value, dict):
@@ -34,7 +35,19 @@ def project_config(repo: Path, name: str, provider: str, **profile: Any) -> None
 
     lines = [f"[profiles.{name}]", f"provider = {json.dumps(provider)}"]
     lines += [f"{key} = {toml(value)}" for key, value in profile.items()]
-    (repo / ".baton.toml").write_text("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
+
+
+def project_config(repo: Path, name: str, provider: str, **profile: Any) -> None:
+    """A ``.baton.toml`` with one profile (the fake agent's: a project may not give an account
+    CLI's profile its program, env or options — baton.config.trust)."""
+    (repo / ".baton.toml").write_text(profile_toml(name, provider, **profile))
+
+
+def user_profile(tmp_path: Path, name: str, provider: str, **profile: Any) -> None:
+    """The test's user config (``BATON_CONFIG``) with one profile of an account CLI, as a
+    user writes one: its program, env, login folder and options."""
+    user_config(tmp_path, profile_toml(name, provider, **profile))
 
 
 def plain(value: Any) -> Any:

@@ -50,6 +50,13 @@ CHECK = (
 ECHO = "import os\nprint('the token is ' + os.environ['API_TOKEN'])\n"
 
 
+def own_profile(text: str) -> None:
+    """Add a profile to the user config: a keyring reference is the user's to write (a
+    project's file may not hold one: baton.config.trust)."""
+    user = Path(os.environ["BATON_CONFIG"])
+    user.write_text(user.read_text() + "\n" + text)
+
+
 def profile_toml(name: str, code: str, *args: str) -> str:
     argv = json.dumps([sys.executable, "-c", code, *args])
     return (
@@ -116,9 +123,8 @@ def test_canary_reaches_the_agent_and_appears_nowhere_else(
     run("secret", "set", "baton/canary", stdin=CANARY + "\n")
     assert keyring_env.is_file() and (keyring_env.stat().st_mode & 0o777) == 0o600
     digest = hashlib.sha256(CANARY.encode()).hexdigest()
-    (repo / ".baton.toml").write_text(
-        'default_worker = "sec"\n' + profile_toml("sec", CHECK, digest)
-    )
+    own_profile(profile_toml("sec", CHECK, digest))
+    (repo / ".baton.toml").write_text('default_worker = "sec"\n')
     broker_pid = None
     try:
         done = run("run", "Write proof.txt", "--cwd", str(repo), "--json")
@@ -160,7 +166,8 @@ async def test_events_are_redacted_when_an_agent_prints_the_secret(
     secrets.use_backend("file")
     assert isinstance(keyring.get_keyring(), FileKeyring)
     secrets.set_secret(SecretRef("baton", "canary"), CANARY)
-    (repo / ".baton.toml").write_text('default_worker = "echo"\n' + profile_toml("echo", ECHO))
+    own_profile(profile_toml("echo", ECHO))
+    (repo / ".baton.toml").write_text('default_worker = "echo"\n')
     sup = Supervisor(baton_home, limits=Limits(kill_grace=1.0))
     await sup.start()
     try:
@@ -291,11 +298,12 @@ async def test_the_canary_is_in_no_byte_across_a_broker_killed_mid_task(
     agent.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{AGENT}" "$@"\n')
     agent.chmod(0o755)
     go = tmp_path / "go"
-    (repo / ".baton.toml").write_text(
-        'default_worker = "leaky"\n[profiles.leaky]\nprovider = "fake"\n'
+    own_profile(
+        '[profiles.leaky]\nprovider = "fake"\n'
         f'binary = "{agent}"\n'
         f'env = {{ API_TOKEN = "keyring:baton/canary", AGENT_GO = "{go}" }}\n'
     )
+    (repo / ".baton.toml").write_text('default_worker = "leaky"\n')
     frames: list[str] = []
     brokers: list[int] = []
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import sys
 import time
@@ -56,13 +57,17 @@ def launcher(tmp_path: Path) -> Path:
 
 
 def project(repo: Path, binary: Path, *, go: Path | None = None, verify: bool = False) -> None:
+    """The project names the worker; the profile holding the keyring reference is the user's
+    (a project may not hold one: baton.config.trust)."""
     env = 'API_TOKEN = "keyring:baton/canary"'
     if go is not None:
         env += f', AGENT_GO = "{go}"'
-    text = (
-        'default_worker = "leaky"\n'
-        f'[profiles.leaky]\nprovider = "fake"\nbinary = "{binary}"\nenv = {{ {env} }}\n'
+    user = Path(os.environ["BATON_CONFIG"])
+    user.write_text(
+        user.read_text()
+        + f'\n[profiles.leaky]\nprovider = "fake"\nbinary = "{binary}"\nenv = {{ {env} }}\n'
     )
+    text = 'default_worker = "leaky"\n'
     if verify:
         text += '[[verify]]\nname = "show"\nargv = ["cat", "config.txt"]\n'
     (repo / ".baton.toml").write_text(text)

@@ -40,7 +40,7 @@ models = ["claude-sonnet-4-5", "claude-haiku-4-5"]
 
 [profiles.home]
 concurrency = 1
-env = { EXTRA = "x" }
+label = "home, here"
 
 [routing.mechanical]
 allow = ["claude/claude-haiku-4-5"]
@@ -86,14 +86,11 @@ def test_layers_merge_with_provenance(project: Path, user_file: Path) -> None:
     assert s.default_worker == "work" and s.only == ("work", "home")
     assert s.brief_rules == ("Be brief.",)
     home = s.profiles["home"]
-    # Fields merge per field and env per variable: the project adds, the user's stay.
-    assert home.provider == "claude" and home.concurrency == 1
+    # Fields merge per field: the project's harmless ones apply, the user's others stay (a
+    # project may not touch an account's env: baton.config.trust, tests/unit/test_config_trust).
+    assert home.provider == "claude" and home.concurrency == 1 and home.label == "home, here"
     assert home.config_dir == "~/.claude-home"
-    assert home.env == {
-        "ANTHROPIC_API_KEY": "keyring:baton/home",
-        "MY_TOKEN": "literal-token-123",
-        "EXTRA": "x",
-    }
+    assert home.env == {"ANTHROPIC_API_KEY": "keyring:baton/home", "MY_TOKEN": "literal-token-123"}
     assert s.profiles["work"].models == ["claude-sonnet-4-5", "claude-haiku-4-5"]
     p, u = str(project / ".baton.toml"), str(user_file)
     prov = s.provenance
@@ -106,7 +103,7 @@ def test_layers_merge_with_provenance(project: Path, user_file: Path) -> None:
     )
     assert prov["profiles.home.config_dir"].path == u
     assert prov["profiles.home.env.ANTHROPIC_API_KEY"].line == 7
-    assert prov["profiles.home.env.EXTRA"].line == 13
+    assert prov["profiles.home.label"].line == 13
     assert prov["routing.mechanical.allow"].line == 16
     assert prov["verify"].line == 19
     assert prov["isolation"].layer == "default" and prov["isolation"].path is None

@@ -37,6 +37,9 @@ class Field(Generic[V]):
     want: str  # the error's "must be …"
     value: V  # the default the code uses
     user_only: bool = False  # refused in a project's file
+    # A profile's key a project may set on a profile of an account CLI, or of your user
+    # config (baton.config.trust): it changes neither the program, its endpoint nor its login.
+    account_safe: bool = False
     builtin: bool = False  # its default is written into the defaults layer (shown with a source)
 
     @property

@@ -210,7 +210,7 @@ PROVIDER: Field[str] = Field(
     "the agent CLI: `claude`, `codex`, `opencode`, `gemini`, `pi`, `command`, `external` (a"
     " program speaking [the adapter protocol](adapter-protocol.md)) or `fake`"
     " ([agents.md](agents.md)); a profile named after a provider changes the discovered one",
-    nonempty, "a provider", "",
+    nonempty, "a provider", "", account_safe=True,
 )  # fmt: skip
 BINARY: Field[str | None] = Field(
     ("profiles", "NAME", "binary"), "path or command", "the provider's CLI on `PATH`",
@@ -218,16 +218,16 @@ BINARY: Field[str | None] = Field(
 )  # fmt: skip
 MODEL: Field[str | None] = Field(
     ("profiles", "NAME", "model"), "string", "the CLI's own", "the profile's default model",
-    nonempty, "a model name", None,
+    nonempty, "a model name", None, account_safe=True,
 )  # fmt: skip
 MODELS: Field[list[str]] = Field(
     ("profiles", "NAME", "models"), "list of strings", "`[]` (any)", "the models it may run",
-    strings, "a list of model names", [],
+    strings, "a list of model names", [], account_safe=True,
 )  # fmt: skip
 ENV: Field[str] = Field(
     ("profiles", "NAME", "env", "VAR"), "string", "none",
     "an environment variable of its agent; `keyring:SERVICE/NAME` is read from the OS"
-    " keyring (see [Secrets](#secrets))",
+    " keyring (see [Secrets](#secrets)); written in your user config only",
     string, "a string", "",
 )  # fmt: skip
 CONFIG_DIR: Field[str | None] = Field(
@@ -238,14 +238,16 @@ CONFIG_DIR: Field[str | None] = Field(
 CONCURRENCY: Field[int] = Field(
     ("profiles", "NAME", "concurrency"), "integer ≥ 1", f"`{DEFAULT_CONCURRENCY}`",
     "tasks at once on this account", positive, "a positive integer", DEFAULT_CONCURRENCY,
+    account_safe=True,
 )  # fmt: skip
 ENABLED: Field[bool] = Field(
     ("profiles", "NAME", "enabled"), "boolean", "`true`",
     "a disabled profile is never dispatched to", boolean, "true or false", True,
+    account_safe=True,
 )  # fmt: skip
 LABEL: Field[str] = Field(
     ("profiles", "NAME", "label"), "string", '`""`', "shown beside its name",
-    string, "a string", "",
+    string, "a string", "", account_safe=True,
 )  # fmt: skip
 OPTIONS: Field[dict[str, Any]] = Field(
     ("profiles", "NAME", "options"), "table", "`{}`",
@@ -261,7 +263,7 @@ OPTIONS_SANDBOX: Field[dict[str, Any]] = Field(
 NETWORK: Field[str] = Field(
     ("profiles", "NAME", "network"), _choices(NETWORKS), '`"allow"`',
     '`"none"`: its sandbox has no network (for commands that need none)',
-    one_of(NETWORKS), _either(NETWORKS), "allow",
+    one_of(NETWORKS), _either(NETWORKS), "allow", account_safe=True,
 )  # fmt: skip
 RUNNER: Field[str] = Field(
     ("profiles", "NAME", "runner"), _choices(RUNNERS), '`"local"`',
@@ -276,7 +278,7 @@ RAY_ADDRESS: Field[str | None] = Field(
 RAY_RESOURCES: Field[float] = Field(
     ("profiles", "NAME", "ray_resources", "RESOURCE"), "number > 0", "none",
     "what a node must advertise to run one of its attempts (`ray_resources = {claude = 1}`)",
-    seconds, "a number > 0", 1.0,
+    seconds, "a number > 0", 1.0, account_safe=True,
 )  # fmt: skip
 RAY_SHIP_SECRETS: Field[bool] = Field(
     ("profiles", "NAME", "ray_ship_secrets"), "boolean", "`false`",
@@ -288,7 +290,7 @@ WORKER_MCP_DISABLE: Field[list[str]] = Field(
     "MCP servers of the CLI's own config its agent does not get, for Baton's tasks only"
     ' (`"*"`: none of them); your CLI\'s config files are never changed (see'
     " [What a worker carries](#what-a-worker-carries))",
-    names_or_all, 'a list of server names or "*"', [],
+    names_or_all, 'a list of server names or "*"', [], account_safe=True,
 )  # fmt: skip
 WORKER_MCP_ADD: Field[dict[str, Any]] = Field(
     ("profiles", "NAME", "worker_mcp", "add"),
@@ -296,6 +298,7 @@ WORKER_MCP_ADD: Field[dict[str, Any]] = Field(
     "MCP servers its agent gets besides: stdio (`command`, `args`, `env`) or HTTP (`url`,"
     " `headers`, where the CLI has it)",
     mcp_servers, "a table of servers, each { command, args, env } or { url, headers }", {},
+    account_safe=True,
 )  # fmt: skip
 ALLOW: Field[list[str]] = Field(
     ("routing", "KIND", "allow"), "list of `PROVIDER[/MODEL]` or `PROFILE[/MODEL]`", "`[]`",
@@ -430,6 +433,8 @@ def doc_table() -> str:
     rows = ["| key | type | default | where | meaning |", "|---|---|---|---|---|"]
     for f in FIELDS:
         where = "user config" if f.user_only else "any"
+        if f.path[:2] == ("profiles", "NAME") and not f.user_only and not f.account_safe:
+            where = "any, but [not for accounts](#what-a-project-may-set)"
         rows.append(f"| `{f.name}` | {f.type} | {f.default} | {where} | {f.meaning} |")
     return "\n".join(rows) + "\n"
 

@@ -173,7 +173,8 @@ def _budget_fields(
     for name in names:
         kind, meaning, check, want = _BUDGET[name]
         text = says(name) if says else meaning
-        out.append(Field((*prefix, name), kind, "none", text, check, want, None))
+        safe = prefix[0] == "profiles"  # a budget changes what it spends, not where or as whom
+        out.append(Field((*prefix, name), kind, "none", text, check, want, None, account_safe=safe))
     return tuple(out)
 
 

@@ -432,6 +432,7 @@ def load_settings(
     layers.append(LayerInfo("user", str(user_path), user.exists))
     watched = [user_path.parent]
     lines = {str(user.path): user.lines}
+    below = items  # what a project's file may not change (baton.config.trust)
     if root is not None:
         found, looked = project_config_path(root)
         watched.extend(looked)
@@ -442,7 +443,7 @@ def load_settings(
             layers.append(LayerInfo("project", str(found), True))
         else:
             layers.append(LayerInfo("project", None, False))
-    return _build(Values(items, lines), root, tuple(layers), tuple(watched), default_worker)
+    return _build(Values(items, lines, below), root, tuple(layers), tuple(watched), default_worker)
 
 
 def with_profiles(settings: Settings, extra: Mapping[str, Profile]) -> Settings:

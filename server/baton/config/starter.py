@@ -26,7 +26,8 @@ def starter_config(profiles: Mapping[str, Profile], path: str | None = None) -> 
     when = datetime.now(UTC).strftime("%Y-%m-%d")
     lines = [
         f"# Baton's user config, written by `baton init` on {when}. Every key is optional;",
-        "# a project's .baton.toml (or [tool.baton] in pyproject.toml) overrides these.",
+        "# a project's .baton.toml (or [tool.baton] in pyproject.toml) overrides these, but",
+        "# never a profile's binary, config_dir, env or options here, nor names a secret.",
         "# Reference: docs/reference/config.md. Check it with `baton doctor`.",
         "",
         "# The worker a delegation goes to when no rule decides:",

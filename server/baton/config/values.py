@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from baton.config.layers import ConfigError, Key, Source, dotted, locate
 from baton.config.schema import FIELDS, Field, matches, unknown
+from baton.config.trust import refusal
 
 T = TypeVar("T")
 
@@ -16,10 +17,14 @@ class Values:
     """The merged items, read with type checks whose errors name the file and line."""
 
     def __init__(
-        self, items: dict[Key, tuple[Any, Source]], lines: Mapping[str, Mapping[Key, int]]
+        self,
+        items: dict[Key, tuple[Any, Source]],
+        lines: Mapping[str, Mapping[Key, int]],
+        below: Mapping[Key, tuple[Any, Source]] | None = None,
     ) -> None:
         self.items = items
         self.lines = lines  # file → where each key is written
+        self.below = below if below is not None else {}  # the items under the project's
 
     def fail(self, key: Key, message: str) -> ConfigError:
         src = self.items[key][1] if key in self.items else None
@@ -57,7 +62,8 @@ class Values:
         return self.get(f.key(*names), f.check, f.want, f.value)
 
     def check_keys(self) -> None:
-        """Every key is in the table, and a project's file sets none that are user-only."""
+        """Every key is in the table, and a project's file sets none that are user-only or
+        that :func:`baton.config.trust.refusal` refuses."""
         for key, (value, src) in self.items.items():
             bad = unknown(key)
             if bad is not None:
@@ -71,6 +77,9 @@ class Values:
                     raise self.fail(
                         key, f"{what} only be set in your user config, not in a project"
                     )
+            refused = refusal(key, value, self.items, self.below, FIELDS)
+            if refused is not None:
+                raise self.fail(*refused)
 
 
 def _sets(path: Key, key: Key, value: Any) -> bool:

@@ -196,6 +196,10 @@ class Methods:
         """A worker the broker or the project's config defines, or INVALID_PARAMS."""
         profiles = self.sup.profiles_for(root)
         if worker not in profiles:
+            try:  # a project file that is refused says so, not "unknown worker"
+                self.sup.settings.get(root)
+            except ConfigError as exc:
+                raise p.RpcError(p.INVALID_PARAMS, f"Baton's settings: {exc}") from None
             known = ", ".join(sorted(profiles)) or "none"
             raise p.RpcError(
                 p.INVALID_PARAMS, f"unknown worker {worker!r}; configured workers: {known}"
