@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from baton.surfaces.ws.blocking import BlockingClient, connect_for
@@ -101,12 +102,13 @@ def broker(repo: Path, baton_home: Path, tmp_path: Path) -> Iterator[BlockingCli
         except ProcessLookupError:
             pass
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline:  # gone, or a zombie this process has not reaped
             try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
+                if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                    break
+            except psutil.NoSuchProcess:
                 break
-            time.sleep(0.2)
+            time.sleep(0.05)
 
 
 def _sums(tasks: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
