@@ -127,11 +127,11 @@ def hand_over(
 
 def close() -> None:
     """No more spares; the one waiting ends (its socket closes)."""
-    global _spare, _closed
+    global _spare, _closed, _timer
     with _lock:
         _closed = True
         spare, _spare = _spare, None
-        timer = _timer
+        timer, _timer = _timer, None  # cancelled: a later ask() must not wait for it
     if timer is not None:
         timer.cancel()
     if spare is not None:
