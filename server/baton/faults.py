@@ -33,6 +33,8 @@ POINTS: dict[str, str] = {
     "accept_marked": "an accept's hunk decisions are stored; its journal is not cleared",
     "reject_marked": "a reject's decisions and the task's end are stored; its worktree remains",
     "reopen_ref": "a reopen restored an applied task's snapshot ref; its decisions are not stored",
+    "plan_node": "a plan's approval is recorded as intended and one more of its tasks is "
+    "delegated (counted per task); the approval is not recorded as done yet",
     "edit_recorded": "an edit of a queued task is recorded; the task is not started again yet",
 }
 

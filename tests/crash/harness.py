@@ -88,6 +88,10 @@ async def main():
         from baton.runtime.editing import TaskEdit
         tid, change = job["edit"]
         say({"edited": str((await sup.edit(tid, TaskEdit(**change))).state)})
+    if job.get("approve"):
+        from baton.runtime import Planning
+        created = await Planning(sup).approve(job["approve"])
+        say({"approved": {k: t.id for k, t in created.items()}})
     if job.get("stay"):
         await asyncio.sleep(3600)
     while True:
@@ -194,6 +198,7 @@ class Lab:
         reject: str | None = None,
         reopen: tuple[str, list[str]] | None = None,
         edit: tuple[str, dict[str, Any]] | None = None,
+        approve: str | None = None,
         stay: bool = False,
         pool: dict[str, int] | None = None,
     ) -> Broker:
@@ -210,6 +215,7 @@ class Lab:
                     "reject": reject,
                     "reopen": list(reopen) if reopen else None,
                     "edit": list(edit) if edit else None,
+                    "approve": approve,
                     "stay": stay,
                     "pool": pool,
                 }

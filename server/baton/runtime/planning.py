@@ -9,18 +9,32 @@ still working, asking the user a question (answered with a ``reply``, like any t
 settled with the nodes of its answer and everything wrong with them
 (:func:`baton.core.plan.problems`: shape, keys, cycles, workers the policy does not allow,
 scopes that could meet). :meth:`Planning.approve` checks the nodes again (the planner's, or
-the user's edited ones) against the policy as it is now and delegates them as a graph
-(:meth:`Supervisor.delegate_graph <baton.runtime.supervisor.Supervisor.delegate_graph>`,
-what the websocket's ``graph`` method calls), in the planner's folder. A plan is approved
-once: the graph's tasks are recorded on the planner task, and a second approval is refused
-naming them. :meth:`Planning.reject` records that the user said no (a planner still at
-work is cancelled): from then on no surface approves it.
+the user's edited ones) against the policy as it is now and delegates them as a graph (each
+node a task waiting for the ones it comes after, as the websocket's ``graph`` method does),
+in the planner's folder. :meth:`Planning.reject` records that the user said no (a planner
+still at work is cancelled): from then on no surface approves it.
+
+A plan is approved once, by one broker, and a broker killed half-way leaves no second
+graph behind. An approval holds ``plan-approval.lock`` in the planner's task folder
+(``flock``: brokers of one state home exclude each other; a dead one's lock goes with it),
+and records its intent before its effect: ``plan-approval.json``, the nodes to run and the
+task id each will have, written whole before the first of them is delegated. The graph's
+tasks are then recorded on the planner task; a second approval is refused naming them. An
+approval that finds an intent without that record finishes it — it delegates the nodes
+whose ids are not stored yet, those nodes and no others — and rejecting is refused from
+the moment an intent exists.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import contextlib
+import dataclasses
+import fcntl
+import json
+import os
+import time
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,10 +44,14 @@ from baton.config.logins import why_unusable
 from baton.core import plan as plans
 from baton.core.events import EventType
 from baton.core.lifecycle import SETTLED, TaskState
-from baton.core.task import Task
+from baton.core.task import Task, new_task_id
+from baton.faults import crash_point
 from baton.runtime.broker import TaskError
+from baton.runtime.graph import in_order
 from baton.runtime.recorded import copy
 from baton.runtime.requests import DelegateRequest, GraphNode
+from baton.store import UnknownTask
+from baton.store.paths import task_dir
 
 if TYPE_CHECKING:
     from baton.runtime.supervisor import Supervisor
@@ -47,6 +65,13 @@ OPTION = "planner"
 WORKING, QUESTION, SETTLED_ = "working", "question", "settled"
 #: The problem a rejected plan has, whatever its nodes.
 REJECTED = "the plan was rejected"
+#: In the planner's task folder: the approval's intent (nodes and their task ids), and the
+#: lock an approval or a rejection holds.
+INTENT, LOCK = "plan-approval.json", "plan-approval.lock"
+#: Seconds an approval or rejection waits for another one of the same plan to end.
+LOCK_WAIT = 10.0
+#: The problem of a plan whose approval a broker did not finish.
+UNFINISHED = "an approval of this plan did not finish (its broker stopped): approve it to finish it"
 
 
 class PlanRefused(TaskError):
@@ -136,6 +161,8 @@ class Planning:
             nodes, problems = None, []
         if approved:
             problems = [*problems, _approved_already(approved)]
+        elif await asyncio.to_thread(_read_intent, task_dir(self.sup.home, task.id)):
+            problems = [*problems, UNFINISHED]
         if rejected:
             problems = [*problems, REJECTED]
         return Proposal(task, SETTLED_, None, nodes, problems, approved, goal, rejected)
@@ -143,34 +170,60 @@ class Planning:
     async def approve(self, task_id: str, nodes: list[Any] | None = None) -> dict[str, Task]:
         """Run the planner's nodes (or ``nodes``, edited by the user) as a graph in its
         folder, checked again first; returns key → task. PlanRefused, with every reason,
-        when the planner has not settled, the nodes do not pass, or the plan was approved."""
+        when the planner has not settled, the nodes do not pass, or the plan was approved.
+        An approval a broker did not finish is finished as it was intended (``nodes`` is
+        then not used)."""
         task = await self.sup.get(task_id)
-        async with self.sup.book.lock(task.id):
+        folder = task_dir(self.sup.home, task.id)
+        async with self.sup.book.lock(task.id), _approving(folder):
             found = await self.proposal(task.id)
-            if found.approved:
+            stored = await self.sup.store.call(lambda s: s.get_task(task.id))
+            approved = found.approved or _record(stored).get("approved")  # by any broker
+            if approved:
                 raise PlanRefused(
                     f"the plan of task {found.task.id} was approved already",
-                    [_approved_already(found.approved)],
-                    found.approved,
+                    [_approved_already(approved)],
+                    approved,
                 )
-            if found.rejected:
-                raise PlanRefused(f"the plan of task {found.task.id} was rejected", [REJECTED])
-            if found.state != SETTLED_:
-                why = (
-                    "asks a question (reply to it)"
-                    if found.state == QUESTION
-                    else "is still working"
-                )
-                raise PlanRefused(f"the planner {found.task.id} {why}", [f"the planner {why}"])
-            chosen: Any = found.nodes if nodes is None else nodes
-            wrong = found.problems
-            if nodes is not None:
-                wrong = plans.problems(nodes, await self.workers(found.task.root))
-            if wrong:
-                raise PlanRefused(f"the plan of task {found.task.id} is refused", wrong)
-            built = [_node(n, found.task.root) for n in chosen]
-            created = await self.sup.delegate_graph(built)
+            intent = await asyncio.to_thread(_read_intent, folder)
+            if intent is None:
+                intent = await self._intent(found, nodes)
+                await asyncio.to_thread(_write_intent, folder, intent)
+            created = await self._delegate(intent, found.task.root)
             await self._record_approval(found.task.id, {k: t.id for k, t in created.items()})
+        return created
+
+    async def _intent(self, found: Proposal, nodes: list[Any] | None) -> dict[str, Any]:
+        """What approving ``found`` will run: its checked nodes and their task ids."""
+        if found.rejected:
+            raise PlanRefused(f"the plan of task {found.task.id} was rejected", [REJECTED])
+        if found.state != SETTLED_:
+            why = "asks a question (reply to it)" if found.state == QUESTION else "is still working"
+            raise PlanRefused(f"the planner {found.task.id} {why}", [f"the planner {why}"])
+        chosen: Any = found.nodes if nodes is None else nodes
+        wrong = found.problems
+        if nodes is not None:
+            wrong = plans.problems(nodes, await self.workers(found.task.root))
+        if wrong:
+            raise PlanRefused(f"the plan of task {found.task.id} is refused", wrong)
+        return {"nodes": chosen, "ids": {n["key"]: new_task_id() for n in chosen}}
+
+    async def _delegate(self, intent: dict[str, Any], root: str) -> dict[str, Task]:
+        """The intent's graph, each node delegated with its chosen id unless it is stored
+        already (a broker that died half-way delegated it)."""
+        ids: dict[str, str] = intent["ids"]
+        built = [_node(n, root) for n in intent["nodes"]]
+        created: dict[str, Task] = {}
+        for n in in_order(built):
+            try:
+                created[n.key] = await self.sup.get(ids[n.key])
+                continue
+            except UnknownTask:
+                pass
+            after = [ids[k] for k in n.after]
+            req = dataclasses.replace(n.request, task_id=ids[n.key], depends_on=after)
+            created[n.key] = await self.sup.delegate(req)
+            crash_point("plan_node")
         return created
 
     async def reject(self, task_id: str) -> Task:
@@ -178,7 +231,9 @@ class Planning:
         asking is cancelled); approving it is refused from then on. PlanRefused once it
         was approved; rejecting twice changes nothing."""
         task = await self.sup.get(task_id)
-        async with self.sup.book.lock(task.id):
+        folder = task_dir(self.sup.home, task.id)
+        async with self.sup.book.lock(task.id), _approving(folder):
+            task = await self.sup.store.call(lambda s: s.get_task(task.id))
             record = _record(task)
             if record.get("approved"):
                 approved = dict(record["approved"])
@@ -187,6 +242,8 @@ class Planning:
                     [_approved_already(approved)],
                     approved,
                 )
+            if await asyncio.to_thread(_read_intent, folder) is not None:
+                raise PlanRefused(f"the plan of task {task.id} is being approved", [UNFINISHED])
             if not record.get("rejected"):
                 live = await self.sup.book.get(task.id)
                 live.options[OPTION] = {**record, "rejected": True}
@@ -217,6 +274,53 @@ class Planning:
         await self.sup.store.save_task(copy(task))
         listed = ", ".join(f"{k} {i}" for k, i in tasks.items())
         await self.sup.book.log(task, f"plan approved; its tasks: {listed}")
+
+
+@contextlib.asynccontextmanager
+async def _approving(folder: Path) -> AsyncIterator[None]:
+    """Hold the plan's lock (any broker's approval or rejection of it excludes the others);
+    PlanRefused after :data:`LOCK_WAIT` seconds of another one holding it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise PlanRefused(
+                        "another broker is approving or rejecting this plan: try again",
+                        ["the plan is being approved or rejected"],
+                    ) from None
+                await asyncio.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # the lock goes with it
+
+
+def _read_intent(folder: Path) -> dict[str, Any] | None:
+    try:
+        found = json.loads((folder / INTENT).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _write_intent(folder: Path, intent: dict[str, Any]) -> None:
+    """Write the approval's intent whole and durably (temp file, fsync, rename)."""
+    temp = folder / (INTENT + ".tmp")
+    with temp.open("w", encoding="utf-8") as f:
+        json.dump(intent, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(temp, folder / INTENT)
+    dir_fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
 
 
 def _record(task: Task) -> dict[str, Any]:

@@ -47,7 +47,7 @@ def task_for(req: DelegateRequest, settings: Settings, route: Route) -> Task:
     profile = settings.profiles[route.worker]
     now = time.time()
     task = Task(
-        id=new_task_id(now),
+        id=req.task_id or new_task_id(now),
         instruction=req.instruction,
         root=str(Path(req.root).resolve()),
         title=req.title or title_of(req.instruction),

@@ -27,6 +27,9 @@ class DelegateRequest:
     group: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     depends_on: Sequence[str] = ()  # task ids that must be accepted before this one starts
+    # The task's id, chosen ahead by a step that must find its task again after a crash (a
+    # plan's approval); None: a new one.
+    task_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
