@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -205,7 +206,7 @@ def test_watch_notify_with_no_ids_follows_every_task(
     first = delegate(repo, fake_script({"ask": "First?"}))  # the broker runs now
     wait_state(first, lambda s: s == "needs_input")
     watch = subprocess.Popen(
-        [sys.executable, "-m", "baton.cli", "watch", "--notify", "--timeout", "25"],
+        [sys.executable, "-m", "baton.cli", "watch", "--notify"],
         cwd=repo,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -215,6 +216,10 @@ def test_watch_notify_with_no_ids_follows_every_task(
         time.sleep(3)  # it is watching
         second = delegate(repo, fake_script(EDIT))
         wait_state(second, lambda s: s == "review")
+        deadline = time.monotonic() + WAIT  # its notice is sent before it is told to stop
+        while not desktop.calls and time.monotonic() < deadline:
+            time.sleep(0.1)
+        watch.send_signal(signal.SIGTERM)  # how a session ends it: a clean stop
         out, err = watch.communicate(timeout=WAIT)
     finally:
         if watch.poll() is None:

@@ -7,13 +7,15 @@ notifications (``[notify] desktop``): then the broker sends them, for every task
 watch only rings, so no notice comes twice. The same batching as the broker's applies.
 
 With ids it ends like ``watch`` (the first task to settle); with none it follows every task
-until ``--timeout`` (exit 0) or Ctrl-C.
+until ``--timeout``, Ctrl-C or SIGTERM (exit 0, what waits sent first).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import signal
 import sys
 import time
 from collections.abc import Callable, Coroutine
@@ -97,30 +99,63 @@ def live_hook(notifier: Notifier) -> Callable[[Any, bool], None]:
 
 
 async def follow_all(c: Client, notifier: Notifier, out: Output, timeout: float | None) -> int:
-    """Every task's lifecycle lines and notices, until ``timeout``."""
+    """Every task's lifecycle lines and notices, until ``timeout``, Ctrl-C or SIGTERM."""
     res = await c.call("watch", replay=False)
     sid = res["subscription"]
     deadline = None if timeout is None else time.monotonic() + timeout
-    while True:
-        left = None if deadline is None else deadline - time.monotonic()
-        if left is not None and left <= 0:
-            break
-        try:
-            msg = await asyncio.wait_for(c.notifications.get(), left)
-        except TimeoutError:
-            break
-        if msg is None:
-            raise BrokerUnavailable(c.closed_why())
-        method, params = msg.get("method"), msg.get("params") or {}
-        if method == "overflow":
-            raise BrokerUnavailable("fell behind the broker's events; run the command again")
-        if method in ("event", "events") and params.get("subscription") == sid:
-            # Raw events: a type this client does not know yet is still a notice by name.
-            for raw in params["events"] if method == "events" else [params["event"]]:
-                _line(out, raw)
-                notifier.consider(str(raw.get("type")), raw.get("data") or {}, raw["taskId"])
+    with _stopped_by_signals() as stop:
+        while not stop.is_set():
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                break
+            msg = await _next(c, stop, left)
+            if msg is _STOP:
+                break
+            if msg is None:
+                raise BrokerUnavailable(c.closed_why())
+            method, params = msg.get("method"), msg.get("params") or {}
+            if method == "overflow":
+                raise BrokerUnavailable("fell behind the broker's events; run the command again")
+            if method in ("event", "events") and params.get("subscription") == sid:
+                # Raw events: a type this client does not know yet is still a notice by name.
+                for raw in params["events"] if method == "events" else [params["event"]]:
+                    _line(out, raw)
+                    notifier.consider(str(raw.get("type")), raw.get("data") or {}, raw["taskId"])
     await notifier.finish()
     return 0
+
+
+#: What :func:`_next` returns when the watch is to end (its time is up, or a signal came).
+_STOP: Any = object()
+
+
+async def _next(c: Client, stop: asyncio.Event, left: float | None) -> Any:
+    """The next notification, or :data:`_STOP` once ``stop`` is set or ``left`` is over."""
+    got = asyncio.ensure_future(c.notifications.get())
+    ended = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({got, ended}, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        ended.cancel()
+        if not got.done():
+            got.cancel()  # a queue's get cancelled takes nothing from it
+    return got.result() if got.done() and not got.cancelled() else _STOP
+
+
+@contextlib.contextmanager
+def _stopped_by_signals() -> Any:
+    """An event set by SIGINT or SIGTERM while the block runs (their handlers then back)."""
+    loop, stop = asyncio.get_running_loop(), asyncio.Event()
+    caught = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, stop.set)
+            caught.append(sig)
+    try:
+        yield stop
+    finally:
+        for sig in caught:
+            loop.remove_signal_handler(sig)
 
 
 def _line(out: Output, raw: dict[str, Any]) -> None:
