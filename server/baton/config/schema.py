@@ -237,7 +237,8 @@ CONFIG_DIR: Field[str | None] = Field(
 )  # fmt: skip
 CONCURRENCY: Field[int] = Field(
     ("profiles", "NAME", "concurrency"), "integer ≥ 1", f"`{DEFAULT_CONCURRENCY}`",
-    "tasks at once on this account", positive, "a positive integer", DEFAULT_CONCURRENCY,
+    "tasks at once on this account, counted across every broker of the state home",
+    positive, "a positive integer", DEFAULT_CONCURRENCY,
     account_safe=True,
 )  # fmt: skip
 ENABLED: Field[bool] = Field(

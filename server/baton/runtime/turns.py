@@ -59,6 +59,7 @@ from baton.runtime.recorded import (
     turn_of,
 )
 from baton.runtime.revision import tell_result
+from baton.runtime.slots import Slots
 from baton.runtime.verify import Verifier, record_evidence
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,7 @@ class TurnLoop:
         self.profiles = profiles  # root → the profiles a task there may use
         self._spawn = spawn
         self._availability = availability
-        self._slots: dict[str, asyncio.Semaphore] = {}
+        self._slots: dict[str, Slots] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self.budgets: BudgetWatch | None = None  # refuses a start once a cap is reached
         self._versions: dict[str, int] = {}  # task id → edits so far (runtime/editing.py)
@@ -138,7 +139,7 @@ class TurnLoop:
         """Hold the worker's slot and run turns until the task settles or waits; a start
         of a version of the task since edited (``version``) does nothing."""
         try:
-            async with self._slot(task):
+            async with self._slot(task).hold():
                 if version is not None and version != self._versions.get(task.id, 0):
                     return
                 if adopted is not None:
@@ -152,13 +153,14 @@ class TurnLoop:
             log.exception("task %s: the turn loop stopped", task.id)
             await self._fail(task, f"{type(exc).__name__}: {exc}")
 
-    def _slot(self, task: Task) -> asyncio.Semaphore:
+    def _slot(self, task: Task) -> Slots:
+        """The places of the task's worker (its profile's concurrency, every broker's)."""
         if task.worker not in self._slots:
             try:
                 cap = profile_of(task, self.profiles(task.root)).concurrency
             except TaskError:
                 cap = 1
-            self._slots[task.worker] = asyncio.Semaphore(max(1, cap))
+            self._slots[task.worker] = Slots(self.preparer.home, task.worker, cap)
         return self._slots[task.worker]
 
     async def _fail(self, task: Task, message: str) -> None:
