@@ -57,7 +57,7 @@ class Store(Connection):
             rows.append([*layout.task_row(task), owner])
         placeholders = ", ".join("?" for _ in range(len(layout.TASK_FIELDS) + 1))
         try:
-            with self._write(f"insert {len(rows)} tasks", now=admit is not None) as conn:
+            with self._write(f"insert {len(rows)} tasks") as conn:
                 if admit is not None:
                     admit(self)
                 conn.executemany(
