@@ -121,3 +121,19 @@ async def test_a_duplicate_is_refused_on_the_loop_as_by_the_writer(tmp_path: Pat
         assert store.calls == 0
     finally:
         await close(book)
+
+
+async def test_a_lock_held_a_moment_is_waited_for_on_the_loop(tmp_path: Path) -> None:
+    book, store, path = await open_book(tmp_path)
+    other = sqlite3.connect(str(path), check_same_thread=False)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.02, other.commit)
+        task = new_task(tmp_path)
+        await asyncio.wait_for(book.insert(task), 30)
+        assert stored(path, task.id) == (task.id, "b1")
+        assert store.calls == 0  # tried again on the loop, not queued behind the writer
+    finally:
+        other.close()
+        await close(book)

@@ -22,7 +22,7 @@ from baton.core.lifecycle import SETTLED, Completion, TaskState, transition
 from baton.core.task import Attempt, Task
 from baton.runtime.bus import EventBus
 from baton.runtime.recorded import copy
-from baton.store import AsyncStore, Store, StoreError, is_busy
+from baton.store import AsyncStore, Store
 
 log = logging.getLogger(__name__)
 
@@ -64,24 +64,13 @@ class Book:
         """Store a new task (``admit``: run first in the insert's transaction; what it
         raises stores nothing); committed when this returns.
 
-        Committed on the loop through the bus's own connection when it has one (one row,
-        a fraction of a millisecond, as event batches are): the writer thread's queue can
-        hold event batches and records for tens of milliseconds under load. When another
-        connection holds the write lock (nothing was written), the writer thread commits it
-        in its turn.
+        Committed on the loop through the bus's own connection (:meth:`EventBus.write`:
+        one row, a fraction of a millisecond, as event batches are) rather than behind
+        the writer thread's queue, which holds event batches and records for tens of
+        milliseconds under load.
         """
         snapshot = copy(task)
-        inline = self.bus.inline
-        committed = False
-        if inline is not None:
-            try:
-                inline.insert_task(snapshot, owner=self.broker, admit=admit)
-                committed = True
-            except StoreError as exc:
-                if not is_busy(exc):
-                    raise
-        if not committed:
-            await self.store.call(lambda s: s.insert_task(snapshot, owner=self.broker, admit=admit))
+        await self.bus.write(lambda s: s.insert_task(snapshot, owner=self.broker, admit=admit))
         self.tasks[task.id] = task
 
     async def own(self, task: Task) -> None:
