@@ -286,6 +286,8 @@ class Store(Connection):
         if not events and not offsets:
             return []
         now = time.time()
+        # One update per attempt, to the last offset given (one is given per line read).
+        last = {(task_id, n): offset for task_id, n, offset in offsets}
         for retry in (False, True):
             stamped, rows, next_seq = self._stamp(events, now)
             try:
@@ -297,7 +299,7 @@ class Store(Connection):
                     )
                     conn.executemany(
                         "UPDATE attempts SET out_offset = ? WHERE task_id = ? AND n = ?",
-                        [(offset, task_id, n) for task_id, n, offset in offsets],
+                        [(offset, task_id, n) for (task_id, n), offset in last.items()],
                     )
             except StoreError as exc:
                 if retry or not isinstance(exc.__cause__, sqlite3.IntegrityError):
