@@ -111,28 +111,3 @@ async def test_a_lock_held_a_moment_is_waited_for_on_the_loop_not_behind_the_wri
         other.close()
         await bus.close()
         await bus.store.close()
-
-
-async def test_a_backlog_is_committed_on_the_loop_in_bounded_batches_in_order(
-    tmp_path: Path,
-) -> None:
-    """Many emits at once (every tail read after the loop was held) are committed on the
-    loop in batches of at most INLINE_MAX events, not as one batch on the writer thread."""
-    from baton.runtime.bus import INLINE_MAX
-
-    bus, task_id = await open_bus(tmp_path)
-    sizes: list[int] = []
-    bus.add_batch_listener(lambda events: sizes.append(len(events)))
-    try:
-        assert bus.inline is not None
-        by_loop = bus.inline._conn.total_changes
-        emits = [bus.emit_nowait(texts(task_id, 40 * (k + 1), 40 * k)) for k in range(20)]
-        stamped = [e for got in await asyncio.gather(*emits) for e in got]
-        assert [e.seq for e in stamped] == list(range(1, 801))
-        assert len(sizes) >= 4 and max(sizes) <= INLINE_MAX and sum(sizes) == 800
-        assert bus.inline._conn.total_changes - by_loop >= 800  # the loop's connection
-        stored = await bus.store.events(task_id)
-        assert [e.seq for e in stored] == list(range(1, 801))
-    finally:
-        await bus.close()
-        await bus.store.close()

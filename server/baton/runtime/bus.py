@@ -3,11 +3,9 @@
 Events are committed to the store in batches (group commit: whatever arrives while a batch
 is being written goes into the next one), and only after the commit does any subscriber see
 them. A batch is committed right on the event loop through a connection of its own (a few
-hundred microseconds, no hand-off to a thread and back, no WAL checkpoint); a backlog goes
-in batches of at most :data:`INLINE_MAX` events, the loop running between them. When another
-connection holds the write lock the batch is tried again on the loop a moment later, and
-past :data:`INLINE_WAIT` (or when one emit alone is larger) it goes to the store's writer
-thread, which waits its turn. A subscriber that cannot keep up is cut off with a marker
+hundred microseconds, no hand-off to a thread and back, no WAL checkpoint) unless it is
+large or another connection holds the write lock: then it goes to the store's writer thread,
+which waits its turn. A subscriber that cannot keep up is cut off with a marker
 rather than slowing everyone else; it can catch up from the store by sequence number.
 """
 
@@ -27,7 +25,7 @@ log = logging.getLogger(__name__)
 
 R = TypeVar("R")
 Listener = Callable[[Event], None]
-#: Events committed on the event loop at once; one emit of more goes to the writer thread.
+#: Batches larger than this are committed on the writer thread, not on the event loop.
 INLINE_MAX = 256
 #: Seconds a write on the loop is tried again while another connection holds the lock.
 INLINE_WAIT = 0.1
@@ -156,7 +154,7 @@ class EventBus:
                 if self._closing:
                     return
                 continue
-            batch = self._next_batch()
+            batch, self._pending = self._pending, []
             events = [e for p in batch for e in p.events]
             offsets = [p.offset for p in batch if p.offset is not None]
             try:
@@ -184,22 +182,6 @@ class EventBus:
                 self._wake.set()
                 # A commit on the loop does not yield: let everyone else run between two.
                 await asyncio.sleep(0)
-
-    def _next_batch(self) -> list[_Pending]:
-        """The pending emits to commit next: the first ones up to :data:`INLINE_MAX` events
-        together (at least one), so that a backlog (the loop was held, every tail read at
-        once) is committed on the loop in a few short steps, the loop running between
-        them, rather than in one long transaction on the writer thread, its events
-        waiting there behind the rest of the writer's work; the rest stay pending."""
-        size = 0
-        for n, p in enumerate(self._pending):
-            size += len(p.events)
-            if n and size > INLINE_MAX:
-                batch, self._pending = self._pending[:n], self._pending[n:]
-                self._wake.set()
-                return batch
-        batch, self._pending = self._pending, []
-        return batch
 
     async def _persist(
         self, events: list[Event], offsets: list[tuple[str, int, int]]
