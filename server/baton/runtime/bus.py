@@ -3,9 +3,10 @@
 Events are committed to the store in batches (group commit: whatever arrives while a batch
 is being written goes into the next one), and only after the commit does any subscriber see
 them. A batch is committed right on the event loop through a connection of its own (a few
-hundred microseconds, no hand-off to a thread and back, no WAL checkpoint) unless it is
-large or another connection holds the write lock: then it goes to the store's writer thread,
-which waits its turn. A subscriber that cannot keep up is cut off with a marker
+hundred microseconds, no hand-off to a thread and back, no WAL checkpoint); while another
+connection holds the write lock it is tried again there a moment later, and it goes to the
+store's writer thread, which waits its turn, when it is large or the lock stays held past
+:data:`INLINE_WAIT`. A subscriber that cannot keep up is cut off with a marker
 rather than slowing everyone else; it can catch up from the store by sequence number.
 """
 
