@@ -381,8 +381,10 @@ def main() -> None:
                 flush=True,
             )
 
-        # (a broker from before the fan-out lag was reported has no "fanout")
-        fanout = asyncio.run(rpc(url, token, [("health", {})]))[0].get("fanout", {"batches": 0})
+        # (a broker from before the fan-out lag was reported has no "fanout", nor "delegate")
+        health = asyncio.run(rpc(url, token, [("health", {})]))[0]
+        fanout = health.get("fanout", {"batches": 0})
+        answered = health.get("delegate", {"answers": 0})
         print(
             f"subscribers {args.subscribers} x tasks {args.tasks} "
             f"({args.events} streamed events each at {args.rate:g}/s), {args.rounds} rounds"
@@ -392,6 +394,15 @@ def main() -> None:
             f"{fanout.get('median')}  p99 {fanout.get('p99')}  max {fanout.get('max')} "
             f"({fanout['batches']} batches)"
         )
+        if answered["answers"]:
+            print(
+                f"broker side, delegate read -> answer written, ms: median "
+                f"{answered['median']}  p99 {answered['p99']}  max {answered['max']} "
+                f"({answered['answers']} delegations, the streaming ones too)"
+            )
+            measure("delegate read → answer written in the broker, p99", answered["p99"], "ms")
+        if fanout["batches"]:
+            measure("commit → written to every subscriber in the broker, p99", fanout["p99"], "ms")
         lost = sum(r["lost"] for r in rounds)
         total = sum(r["stored"] for r in rounds)
         cpu = sum(r["cpu"] for r in rounds)

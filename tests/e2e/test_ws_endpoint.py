@@ -104,8 +104,10 @@ async def test_two_subscribers_receive_every_event_in_order(broker: Endpoint, re
             ra.events_until_state(task["id"], {"review"}),
             rb.events_until_state(task["id"], {"review"}),
         )
-        fanout = (await ra.call("health"))["result"]["fanout"]
+        health = (await ra.call("health"))["result"]
+    fanout, delegated = health["fanout"], health["delegate"]
     assert fanout["batches"] > 0 and 0 <= fanout["median"] <= fanout["p99"] <= fanout["max"]
+    assert delegated["answers"] == 1 and 0 < delegated["median"] == delegated["max"]
     stored = await broker.sup.events(task["id"])
     assert [e["seq"] for e in got_a] == [e.seq for e in stored] == list(range(1, len(stored) + 1))
     assert got_a == got_b == [e.to_json() for e in stored]

@@ -84,3 +84,30 @@ async def test_a_held_write_lock_sends_the_batch_to_the_writer_and_the_loop_runs
         other.close()
         await bus.close()
         await bus.store.close()
+
+
+async def test_a_lock_held_a_moment_is_waited_for_on_the_loop_not_behind_the_writer(
+    tmp_path: Path,
+) -> None:
+    """The holder is mostly this broker's writer thread, a short transaction: the batch is
+    tried again on the loop a moment later rather than queued behind the writer's work."""
+    bus, task_id = await open_bus(tmp_path)
+    other = sqlite3.connect(str(tmp_path / "baton.db"), check_same_thread=False)
+    try:
+        await bus.emit(texts(task_id, 1))
+        assert bus.inline is not None
+        by_loop = bus.inline._conn.total_changes
+        other.execute("BEGIN IMMEDIATE")
+        threading.Timer(0.02, other.commit).start()  # well within INLINE_WAIT
+        pending = asyncio.ensure_future(bus.emit(texts(task_id, 4, 1)))
+        await asyncio.sleep(0)
+        assert not pending.done()  # nothing is seen before it is committed
+        stamped = await asyncio.wait_for(pending, 10)
+        assert [e.seq for e in stamped] == [2, 3, 4]
+        assert bus.inline._conn.total_changes > by_loop  # the loop's connection wrote them
+        stored = await bus.store.events(task_id)
+        assert [e.seq for e in stored] == [1, 2, 3, 4]
+    finally:
+        other.close()
+        await bus.close()
+        await bus.store.close()

@@ -600,6 +600,20 @@ def test_offsets_are_stored_with_their_events(store: Store) -> None:
     assert store.last_seq(t.id) == 1
 
 
+def test_one_offset_per_line_is_one_update_to_the_last(store: Store) -> None:
+    t = make_task()
+    store.insert_task(t)
+    store.save_attempt(Attempt(task_id=t.id, n=1))
+    store.save_attempt(Attempt(task_id=t.id, n=2))
+    updates: list[str] = []
+    store._conn.set_trace_callback(lambda sql: updates.append(sql) if "UPDATE" in sql else None)
+    offsets = [(t.id, 1, 10 * k) for k in range(1, 51)] + [(t.id, 2, 7)]
+    store.append_events([ev(t.id, k) for k in range(50)], offsets=offsets)
+    store._conn.set_trace_callback(None)
+    assert [a.out_offset for a in store.attempts(t.id)] == [500, 7]
+    assert len(updates) == 2  # one per attempt, not one per line
+
+
 def test_owner_through_insert_and_save(store: Store) -> None:
     a = make_task(state=TaskState.RUNNING, created_at=1.0)
     b = make_task(state=TaskState.REVIEW, created_at=2.0)

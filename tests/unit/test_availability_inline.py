@@ -51,3 +51,42 @@ async def test_without_a_loop_connection_both_go_to_the_writer(tmp_path: Path) -
         assert store.calls == 2
     finally:
         await store.close()
+
+
+async def test_a_stale_ledger_is_used_once_more_while_the_writer_reads_it_again(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Past the TTL, routing does not wait for the writer thread to read the ledger: the
+    last read answers, a fresh one is read in the background, and the next routing has it."""
+    import asyncio
+
+    import baton.runtime.dispatch as dispatch
+    from baton.core.lifecycle import TaskState
+    from baton.core.task import Task
+
+    path = tmp_path / "baton.db"
+    store = CountingStore(Store(path))
+    inline = Store(path, busy_timeout_ms=0, checkpoints=False)
+    try:
+        availability = Availability(store, lambda: inline)
+        assert await availability() == ({}, {})
+        task = Task("t1", "do it", str(tmp_path), state=TaskState.ANSWERED, kind="general")
+        await store.call(lambda s: s.insert_task(task))
+        await store.call(accounts.record_outcome, task)
+        monkeypatch.setattr(dispatch, "EVIDENCE_TTL", 0.0)
+        calls = store.calls
+        cooling, evidence = await availability()
+        assert (cooling, evidence) == ({}, {})  # the last read, at once
+        assert availability._refresh is not None  # the re-read, started in the background
+        for _ in range(200):  # until it is back (generous: a loaded machine)
+            if availability._refresh is not None and availability._refresh.done():
+                break
+            await asyncio.sleep(0.01)
+        monkeypatch.setattr(dispatch, "EVIDENCE_TTL", 3600.0)
+        assert store.calls == calls + 1  # the re-read, on the writer thread
+        _, evidence = await availability()
+        assert evidence[("fake", None, "general")].tasks == 1
+        assert store.calls == calls + 1  # read on the loop's connection, the ledger fresh
+    finally:
+        inline.close()
+        await store.close()

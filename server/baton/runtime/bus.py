@@ -3,27 +3,33 @@
 Events are committed to the store in batches (group commit: whatever arrives while a batch
 is being written goes into the next one), and only after the commit does any subscriber see
 them. A batch is committed right on the event loop through a connection of its own (a few
-hundred microseconds, no hand-off to a thread and back, no WAL checkpoint) unless it is
-large or another connection holds the write lock: then it goes to the store's writer thread,
-which waits its turn. A subscriber that cannot keep up is cut off with a marker
+hundred microseconds, no hand-off to a thread and back, no WAL checkpoint); while another
+connection holds the write lock it is tried again there a moment later, and it goes to the
+store's writer thread, which waits its turn, when it is large or the lock stays held past
+:data:`INLINE_WAIT`. A subscriber that cannot keep up is cut off with a marker
 rather than slowing everyone else; it can catch up from the store by sequence number.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from baton.core.events import Event
 from baton.store import AsyncStore, Store, is_busy
 
 log = logging.getLogger(__name__)
 
+R = TypeVar("R")
 Listener = Callable[[Event], None]
 #: Batches larger than this are committed on the writer thread, not on the event loop.
 INLINE_MAX = 256
+#: Seconds a write on the loop is tried again while another connection holds the lock.
+INLINE_WAIT = 0.1
 #: Called once per commit with every event it stamped, in commit order (fan-out in one go).
 BatchListener = Callable[[list[Event]], None]
 
@@ -181,13 +187,39 @@ class EventBus:
     async def _persist(
         self, events: list[Event], offsets: list[tuple[str, int, int]]
     ) -> list[Event]:
-        if self.inline is not None and len(events) <= INLINE_MAX:
+        commit = functools.partial(_commit, events=events, offsets=offsets)
+        if len(events) <= INLINE_MAX:
+            return await self.write(commit, fall_back=True)
+        return await self.store.call(commit)
+
+    async def write(self, func: Callable[[Store], R], *, fall_back: bool = False) -> R:
+        """Commit a short write, ``func(store)``, on the loop through its own connection.
+
+        While another connection holds the write lock (nothing was written), it is tried
+        again a moment later, the loop running meanwhile, for up to :data:`INLINE_WAIT`
+        seconds — the holder is mostly this broker's writer thread, whose queue of work
+        can be tens of milliseconds long — and only then handed to the writer thread,
+        which waits its turn (up to its busy timeout). Without a loop connection the writer
+        thread runs it; a failure other than busy is raised (with ``fall_back``, logged and
+        the writer thread tries).
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + INLINE_WAIT
+        pause = 0.0005
+        while self.inline is not None:
             try:
-                return _commit(self.inline, events, offsets)
-            except Exception as exc:  # the writer thread waits its turn, or tells what failed
+                return func(self.inline)
+            except Exception as exc:
                 if not is_busy(exc):
+                    if not fall_back:
+                        raise
                     log.warning("committing on the loop failed (%s); trying the writer", exc)
-        return await self.store.call(_commit, events, offsets)
+                    break
+            if loop.time() + pause > deadline:
+                break
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.008)
+        return await self.store.call(func)
 
     def _fan_out(self, events: list[Event]) -> None:
         for event in events:
@@ -214,5 +246,7 @@ class EventBus:
             inline.close()
 
 
-def _commit(store: Store, events: list[Event], offsets: list[tuple[str, int, int]]) -> list[Event]:
+def _commit(
+    store: Store, *, events: list[Event], offsets: list[tuple[str, int, int]]
+) -> list[Event]:
     return store.append_events(events, offsets=offsets)

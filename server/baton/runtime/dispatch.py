@@ -10,6 +10,7 @@ user hands a settled task on).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Collection, Mapping
@@ -43,31 +44,38 @@ class Availability:
     """Running cool-downs (worker → until) and the evidence ledger.
 
     Cool-downs are read every time (a small table); the ledger, an aggregate that only
-    breaks ties, at most every :data:`EVIDENCE_TTL` seconds. Both are read in one store
-    call; while the ledger's last read is fresh, the cool-downs alone, on the loop through
-    ``inline``'s connection when there is one.
+    breaks ties, at most every :data:`EVIDENCE_TTL` seconds. With the loop's own connection
+    (``inline``) and a ledger read before, nothing waits for the store's writer thread:
+    the cool-downs are read through that connection, and a ledger read older than the TTL
+    is used once more while a fresh one is read on the writer thread in the background.
+    Without either (the first routing, or the connection busy), one store call reads both.
     """
 
     def __init__(
         self, store: AsyncStore, inline: Callable[[], Store | None] = lambda: None
     ) -> None:
         self.store = store
-        #: The event loop's own connection (the bus's), once the broker has one: with the
-        #: ledger fresh, the cool-downs (one small read) are read through it, on the loop,
-        #: rather than waiting a turn of the store's writer thread twice (there and back).
+        #: The event loop's own connection (the bus's), once the broker has one: the
+        #: cool-downs (one small read) are read through it, on the loop, rather than waiting
+        #: a turn of the store's writer thread twice (there and back).
         self.inline = inline
         self._cache: tuple[float, EvidenceMap] | None = None
+        self._refresh: asyncio.Task[None] | None = None
 
     async def __call__(self) -> tuple[dict[str, float], EvidenceMap]:
         now = time.monotonic()
         cached = self._cache
         fresh = cached is not None and now - cached[0] < EVIDENCE_TTL
         inline = self.inline()
-        if fresh and cached is not None and inline is not None:
+        if cached is not None and inline is not None:
             try:
-                return {w: c.until for w, c in accounts.cooldowns(inline).items()}, cached[1]
+                cooling = {w: c.until for w, c in accounts.cooldowns(inline).items()}
             except Exception as exc:  # busy, say: the writer thread reads it in its turn
                 log.debug("reading cool-downs on the loop failed (%s); asking the writer", exc)
+            else:
+                if not fresh:
+                    self._refresh_soon()
+                return cooling, cached[1]
 
         def read(store: Store) -> tuple[dict[str, float], EvidenceMap | None]:
             cooling = {w: c.until for w, c in accounts.cooldowns(store).items()}
@@ -80,6 +88,21 @@ class Availability:
             assert evidence is not None
             self._cache = (now, evidence)
         return cooling, evidence
+
+    def _refresh_soon(self) -> None:
+        """Read the ledger again on the writer thread, unless a read is under way."""
+        if self._refresh is not None and not self._refresh.done():
+            return
+        self._refresh = asyncio.get_running_loop().create_task(self._reread())
+
+    async def _reread(self) -> None:
+        at = time.monotonic()
+        try:
+            evidence = await self.store.call(accounts.evidence)
+        except Exception as exc:  # the last read stays in use; the next routing tries again
+            log.debug("could not read the outcome ledger: %s", exc)
+            return
+        self._cache = (at, evidence)
 
 
 def kind_of(req: DelegateRequest) -> Classification:

@@ -87,21 +87,28 @@ class Connection:
             raise store_error(self.path, action, exc) from exc
 
     @contextmanager
-    def _write(self, action: str, *, now: bool = False) -> Iterator[sqlite3.Connection]:
-        """One transaction, rolled back on any error; with ``now``, the write lock is taken
-        at its start, so what it reads first no other connection changes before it ends."""
+    def _write(self, action: str) -> Iterator[sqlite3.Connection]:
+        """One transaction, rolled back on any error, that takes the write lock at its start
+        (waiting for it up to the busy timeout), so what it reads first no other connection
+        changes before it ends. (Inside a transaction already open: a savepoint of it.)
+
+        A deferred transaction reads first whenever a statement does (a trigger, a foreign
+        key, the full-text index), and SQLite then refuses at once to wait for the write
+        lock another connection holds: "database is locked" whatever the busy timeout — as
+        the writer thread's commits were refused while the loop's connection committed.
+        """
         with self._guard(action):
-            if not now:
+            if self._conn.in_transaction:
                 with self.db.atomic():
                     yield self._conn
                 return
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self._conn
+                self._conn.commit()
             except BaseException:
                 self._conn.rollback()
                 raise
-            self._conn.commit()
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._guard("read"):

@@ -28,6 +28,7 @@ import logging
 import os
 import secrets
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,7 +43,7 @@ import baton.surfaces.ws.subscribing as subscribing
 from baton import __version__
 from baton.core.events import Event, EventType
 from baton.errors import NotFound
-from baton.surfaces.ws.fanout import Bucket, Conn, Fanout
+from baton.surfaces.ws.fanout import Bucket, Conn, Fanout, spread
 from baton.surfaces.ws.handshake import check_upgrade, same, token_of
 
 if TYPE_CHECKING:  # imported once a Supervisor is attached: a broker listens before
@@ -113,6 +114,8 @@ class Endpoint:
         self._server: Server | None = None
         self._conns: set[Conn] = set()
         self.fanout = Fanout(self.limits.send_buffer, self.limits.stalled)
+        #: Milliseconds from a ``delegate`` frame read to its answer written (the last ones).
+        self._delegated: deque[float] = deque(maxlen=10_000)
         # The page in the browser: a port of its own, opened by the first ``dashboard``
         # (made once a Supervisor is attached).
         self.dashboard: Dashboard | None = None
@@ -255,6 +258,7 @@ class Endpoint:
             "connections": len(self._conns),
             "headless": self.headless,
             "fanout": self.fanout_lag(),
+            "delegate": spread(self._delegated, "answers"),
             "dashboard": self.dashboard.stats() if self.dashboard is not None else None,
         }
 
@@ -352,7 +356,7 @@ class Endpoint:
                 busy = p.RpcError(p.BUSY, f"more than {self.limits.max_inflight} requests at once")
                 self._reply_later(conn, p.error_response(req.id, busy))
             return
-        task = asyncio.get_running_loop().create_task(self._run(conn, req))
+        task = asyncio.get_running_loop().create_task(self._run(conn, req, time.perf_counter()))
         conn.inflight.add(task)
         task.add_done_callback(conn.inflight.discard)
 
@@ -361,7 +365,7 @@ class Endpoint:
         conn.inflight.add(task)
         task.add_done_callback(conn.inflight.discard)
 
-    async def _run(self, conn: Conn, req: p.Request) -> None:
+    async def _run(self, conn: Conn, req: p.Request, read_at: float) -> None:
         try:
             if req.method not in ("auth", "unsubscribe"):
                 await self.started()
@@ -398,6 +402,8 @@ class Endpoint:
             return
         if req.id is not None and result is not subscribing.SENT:
             await self._send(conn, p.response(req.id, result))
+            if req.method == "delegate":
+                self._delegated.append((time.perf_counter() - read_at) * 1000)
 
     async def _send(self, conn: Conn, text: str) -> None:
         with contextlib.suppress(ConnectionClosed):

@@ -67,6 +67,18 @@ class Conn:
     behind_since: float | None = None  # since when more than send_buffer is unsent
 
 
+def spread(values: Iterable[float], count: str) -> dict[str, Any]:
+    """``{count: n, median, p99, max}`` of ``values`` (milliseconds, rounded to µs)."""
+    ordered = sorted(values)
+    if not ordered:
+        return {count: 0}
+
+    def pick(q: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
+
+    return {count: len(ordered), "median": pick(0.5), "p99": pick(0.99), "max": pick(1.0)}
+
+
 MAX_BATCH = 256  # events per ``events`` notification
 MAX_FRAME = 256 << 10  # bytes of events per notification (clients' default limit is 1 MiB)
 
@@ -83,14 +95,7 @@ class Fanout:
     def lag(self) -> dict[str, Any]:
         """Milliseconds from an event's commit stamp to its frame written to every
         subscriber, over the last batches fanned out (median, p99, max)."""
-        lags = sorted(self._lags)
-        if not lags:
-            return {"batches": 0}
-
-        def pick(q: float) -> float:
-            return round(lags[min(len(lags) - 1, int(q * len(lags)))], 3)
-
-        return {"batches": len(lags), "median": pick(0.5), "p99": pick(0.99), "max": pick(1.0)}
+        return spread(self._lags, "batches")
 
     def on_commit(self, conns: Iterable[Conn], events: list[Event]) -> None:
         """Fan a committed batch out to every subscription at once, one frame each.

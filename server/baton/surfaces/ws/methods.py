@@ -170,7 +170,9 @@ class Methods:
         root = Path(cwd).expanduser()
         if not root.is_absolute():
             raise p.RpcError(p.INVALID_PARAMS, f"cwd: {cwd} is not an absolute path")
-        if not await asyncio.to_thread(root.is_dir):
+        # One stat, on the loop (delegation resolves the same path there next): a hop to
+        # the default executor waits behind whatever git work fills it, up to tens of ms.
+        if not root.is_dir():
             raise p.RpcError(p.INVALID_PARAMS, f"cwd: {cwd} is not a folder")
         worker = p.opt_text(params, "worker", 200)
         if worker is not None:
