@@ -49,6 +49,8 @@ from baton.store.paths import task_dir
 
 log = logging.getLogger(__name__)
 S, C = TaskState, Completion
+#: Lines of an agent's output parsed and emitted together at most (a backlog after a pause).
+PUMP_BATCH = 128
 #: Completions that mean Baton stopped the attempt itself.
 _STOPS = frozenset({C.CANCELLED, C.STALLED, C.TIMEOUT, C.INTERRUPTED, C.BUDGET})
 
@@ -409,12 +411,21 @@ class Attempts:
             await ended.wait(self.limits.poll)
 
     async def _pump(self, live: Live) -> None:
-        async for line in live.tailer:
+        """Parse the output as it comes: the lines read at once go to the bus as one batch
+        (one commit, the offset past the last of them), so the loop's work per line is the
+        parsing; a backlog is taken :data:`PUMP_BATCH` lines at a time, letting the loop
+        serve others between two."""
+        tailer = live.tailer
+        while lines := await tailer.batch(PUMP_BATCH):
             live.last_output = time.monotonic()
-            events = live.masking.events(live.parser.feed(line))
+            events: list[Event] = []
+            for line in lines:
+                events += live.masking.events(live.parser.feed(line))
             if events:
                 await self._emit(live, events, wait=False)
-        live.attempt.out_offset = live.tailer.offset
+            if tailer.buffered:
+                await asyncio.sleep(0)
+        live.attempt.out_offset = tailer.offset
 
     async def _pump_stderr(self, live: Live, adopted: bool) -> None:
         """Feed the stderr lines to a parser that reads them (:class:`StderrReader`).

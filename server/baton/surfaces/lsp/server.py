@@ -16,14 +16,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import stat
+import sys
+import threading
 from collections.abc import Coroutine
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
@@ -38,6 +44,7 @@ from baton.surfaces.lsp.asking import Questions
 from baton.surfaces.lsp.documents import OpenDocuments, relative_to, uri_to_path
 from baton.surfaces.lsp.editor_settings import EditorSettings
 from baton.surfaces.lsp.payloads import check_request
+from baton.surfaces.lsp.stdio import MessageReader, serve_stdin
 from baton.surfaces.notices import DesktopNotices, start_notices
 from baton.surfaces.ws.endpoint import Endpoint, start_endpoint
 from baton.surfaces.ws.serve import broker_supervisor
@@ -70,6 +77,17 @@ class _Malformed:
     method: str
     message: str
     jsonrpc: str = "2.0"
+
+
+@dataclass(frozen=True, slots=True)
+class _Later:
+    coro: Coroutine[Any, Any, Any]
+
+
+def answer_later(coro: Coroutine[Any, Any, Any]) -> Any:
+    """What a plain (not ``async``) request handler returns when, this time, its answer
+    needs awaiting: the answer is ``coro``'s result (see ``BatonProtocol``)."""
+    return _Later(coro)
 
 
 def _is_request(data: object) -> bool:
@@ -111,6 +129,20 @@ class BatonProtocol(LanguageServerProtocol):
             return
         super().handle_message(message)
 
+    def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
+        """Send a handler's answer; a plain handler that returned an awaitable (it has to
+        wait this time, see :func:`answer_later`) is answered when that is done. A plain
+        handler's answer goes out in the callback that read the request, not after two
+        more turns of the loop as an ``async def`` handler's does."""
+        if not future.cancelled() and future.exception() is None:
+            result = future.result()
+            if isinstance(result, _Later):
+                task = asyncio.ensure_future(result.coro)
+                self._request_futures[msg_id] = task  # type: ignore[assignment]  # cancellable
+                task.add_done_callback(partial(self._send_handler_result, msg_id=msg_id))
+                return
+        super()._send_handler_result(future, msg_id=msg_id)
+
 
 class BatonServer(LanguageServer):
     """The server and the state its features share."""
@@ -137,6 +169,38 @@ class BatonServer(LanguageServer):
         self.findings: dict[str, dict[str, list[types.Diagnostic]]] = {}
         self._features: dict[type[Feature], Feature] = {}
         self._background: set[asyncio.Task[Any]] = set()
+
+    # -- stdio ----------------------------------------------------------------------------
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve on stdin/stdout until the client closes stdin or says ``exit``: messages
+        are read on the event loop, a whole one per wake-up (:mod:`.stdio`); pygls' own
+        reader (a thread per line) where the loop cannot watch stdin."""
+        source = stdin or sys.stdin.buffer
+        try:
+            fd = source.fileno()
+            watchable = not stat.S_ISREG(os.fstat(fd).st_mode)
+        except (AttributeError, OSError, ValueError):
+            watchable = False
+        if not watchable:
+            super().start_io(stdin, stdout)
+            return
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = MessageReader(
+            self.protocol.handle_message,
+            self.protocol.structure_message,
+            self.report_server_error,
+            JsonRpcException,
+        )
+        try:
+            asyncio.run(serve_stdin(fd, reader, self._stop_event.is_set))
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; stopping")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it untyped
 
     # -- features -------------------------------------------------------------------------
 
