@@ -26,13 +26,31 @@ from typing import Any
 SLOW = 0.002
 
 
-def _name(handle: Any) -> str:
-    cb = getattr(handle, "_callback", None)
-    owner = getattr(cb, "__self__", None)
+def _coro_of(handle: Any) -> Any:
+    """The coroutine a task step runs, or None for another callback."""
+    owner = getattr(getattr(handle, "_callback", None), "__self__", None)
     get_coro = getattr(owner, "get_coro", None)
-    if get_coro is not None:
-        coro = get_coro()
-        return "task " + str(getattr(coro, "__qualname__", coro))
+    return get_coro() if get_coro is not None else None
+
+
+def _where(coro: Any, depth: int = 3) -> str:
+    """Where a suspended coroutine waits: the lines of its innermost ``depth`` awaiting
+    coroutines (outer < inner)."""
+    places: list[str] = []
+    while coro is not None:
+        frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
+        if frame is None:
+            break
+        places.append(f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}")
+        coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
+    return "<".join(places[-depth:]) or "start"
+
+
+def _name(handle: Any, coro: Any, before: str) -> str:
+    if coro is not None:
+        name = str(getattr(coro, "__qualname__", coro))
+        return f"task {name}: {before} -> {_where(coro) if coro.cr_frame else 'end'}"
+    cb = getattr(handle, "_callback", None)
     return str(getattr(cb, "__qualname__", None) or repr(cb))[:120]
 
 
@@ -67,6 +85,8 @@ def install(path: str) -> None:
     original_once = asyncio.base_events.BaseEventLoop._run_once
 
     def timed_run(self: Any) -> None:
+        coro = _coro_of(self)
+        before = _where(coro) if coro is not None else ""
         t0, c0 = time.perf_counter(), time.thread_time()
         try:
             original_run(self)
@@ -78,7 +98,7 @@ def install(path: str) -> None:
             cpu = time.thread_time() - c0
             state["cpu"] += cpu
             if took > SLOW:
-                slow[_name(self)].append(took)
+                slow[_name(self, coro, before)].append(took)
                 slow_cpu[0] += took
                 slow_cpu[1] += cpu
 
@@ -107,7 +127,7 @@ def install(path: str) -> None:
         wall = time.perf_counter() - started
         busy = [b for b, _ in iterations]
         counts = [float(n) for _, n in iterations]
-        top = sorted(slow.items(), key=lambda kv: -sum(kv[1]))[:20]
+        top = sorted(slow.items(), key=lambda kv: -sum(kv[1]))[:40]
         out = {
             "wall_s": round(wall, 3),
             "callbacks": len(holds),

@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
 
-from baton.surfaces.lsp.server import BatonServer, answer_later
+from baton.surfaces.lsp.protocol import answer_later
+from baton.surfaces.lsp.server import BatonServer
 from baton.surfaces.lsp.stdio import MessageReader, serve_stdin
 
 
@@ -171,3 +172,47 @@ async def test_a_plain_handler_answers_at_once_or_later_when_it_returns_an_await
             break
         await asyncio.sleep(0.01)
     assert out.messages()[1] == {"jsonrpc": "2.0", "id": 1, "result": [{"title": "later"}]}
+
+
+def hover_request(msg_id: int) -> bytes:
+    return frame(
+        {
+            "jsonrpc": "2.0",
+            "id": msg_id,
+            "method": types.TEXT_DOCUMENT_HOVER,
+            "params": {
+                "textDocument": {"uri": "file:///a.py"},
+                "position": {"line": msg_id, "character": 0},
+            },
+        }
+    )
+
+
+async def test_an_async_handler_is_answered_from_its_task_and_a_cancel_still_answers() -> None:
+    server = BatonServer()
+    out = Captured()
+    server.protocol.set_writer(out)
+    steps: list[str] = []
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: BatonServer, params: types.HoverParams) -> types.Hover:
+        steps.append("ran")
+        await asyncio.sleep(0)
+        if params.position.line == 3:
+            raise ValueError("no hover here")
+        return types.Hover(contents=f"line {params.position.line}")
+
+    reader = MessageReader(server.protocol.handle_message, server.protocol.structure_message)
+    reader.feed(hover_request(1) + hover_request(2) + hover_request(3))
+    cancel = {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 2}}
+    reader.feed(frame(cancel))  # before its task ran
+    for _ in range(100):
+        if len(out.messages()) == 3:
+            break
+        await asyncio.sleep(0.01)
+    by_id = {m["id"]: m for m in out.messages()}
+    assert by_id[1]["result"] == {"contents": "line 1"}
+    assert by_id[2]["error"]["code"] == -32800  # RequestCancelled
+    assert "no hover here" in by_id[3]["error"]["message"]
+    assert steps == ["ran", "ran"]  # the cancelled one never ran
+    assert len(out.messages()) == 3

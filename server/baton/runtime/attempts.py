@@ -51,6 +51,8 @@ log = logging.getLogger(__name__)
 S, C = TaskState, Completion
 #: Lines of an agent's output parsed and emitted together at most (a backlog after a pause).
 PUMP_BATCH = 128
+#: The watch's sleep (s) at most while a pidfd wakes it at the agent's end.
+WATCHED_POLL = 0.5
 #: Completions that mean Baton stopped the attempt itself.
 _STOPS = frozenset({C.CANCELLED, C.STALLED, C.TIMEOUT, C.INTERRUPTED, C.BUDGET})
 
@@ -408,7 +410,17 @@ class Attempts:
                 if why is not None:
                     live.stop = why
                     await procs.kill_tree(record.pid, self.limits.kill_grace, record.create_time)
-            await ended.wait(self.limits.poll)
+            await ended.wait(self._watch_interval(ended))
+
+    def _watch_interval(self, ended: ExitWatch) -> float:
+        """How long the watch sleeps between two looks: the poll while only a look finds
+        the end; with a pidfd the end wakes it, so it looks only for the limits (a tenth of
+        the shortest, at most :data:`WATCHED_POLL`) — not 20 times a second per agent."""
+        poll = self.limits.poll
+        if not ended.watching:
+            return poll
+        shortest = min(self.limits.stall_after, self.limits.wall_clock)
+        return max(poll, min(WATCHED_POLL, shortest / 10))
 
     async def _pump(self, live: Live) -> None:
         """Parse the output as it comes: the lines read at once go to the bus as one batch

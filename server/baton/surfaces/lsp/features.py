@@ -16,7 +16,8 @@ import baton.surfaces.lsp.lenses as lenses
 from baton.surfaces.lsp.foresee import Foresee
 from baton.surfaces.lsp.ide import ClaudeIde
 from baton.surfaces.lsp.progress import Progress
-from baton.surfaces.lsp.server import BatonServer, answer_later
+from baton.surfaces.lsp.protocol import answer_later
+from baton.surfaces.lsp.server import BatonServer
 
 
 def apply_settings(ls: BatonServer, raw: Any) -> None:

@@ -1,9 +1,10 @@
 """The Baton language server: a pygls server on stdio with the broker inside.
 
-pygls owns the event loop (``start_io``); the broker (:class:`Supervisor`) starts on
-``initialized`` and closes on ``shutdown``. Handlers never block the loop: the broker does
-its SQLite and git work on worker threads, and so does everything here that reads files or
-compares texts.
+The server runs the event loop (:meth:`BatonServer.start_io`: the client's messages are read
+on the loop itself, see :mod:`.stdio`; the protocol is :mod:`.protocol`); the broker
+(:class:`Supervisor`) starts on ``initialized`` and closes on ``shutdown``. Handlers never
+block the loop: the broker does its SQLite and git work on worker threads, and so does
+everything here that reads files or compares texts.
 
 This module holds the shared state and the plumbing and imports no feature: the features
 (notify, progress, transcripts, permissions, foresee, ide) live in their own modules, take
@@ -21,17 +22,14 @@ import stat
 import sys
 import threading
 from collections.abc import Coroutine
-from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 
 import baton.surfaces.lsp.placement as placement
 from baton import __version__
@@ -43,7 +41,7 @@ from baton.store.paths import state_home
 from baton.surfaces.lsp.asking import Questions
 from baton.surfaces.lsp.documents import OpenDocuments, relative_to, uri_to_path
 from baton.surfaces.lsp.editor_settings import EditorSettings
-from baton.surfaces.lsp.payloads import check_request
+from baton.surfaces.lsp.protocol import BatonProtocol
 from baton.surfaces.lsp.stdio import MessageReader, serve_stdin
 from baton.surfaces.notices import DesktopNotices, start_notices
 from baton.surfaces.ws.endpoint import Endpoint, start_endpoint
@@ -67,81 +65,6 @@ class Feature:
 
     async def stop(self) -> None:
         """The broker is about to close."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Malformed:
-    """A request whose params could not be read: answered with InvalidParams."""
-
-    id: int | str
-    method: str
-    message: str
-    jsonrpc: str = "2.0"
-
-
-@dataclass(frozen=True, slots=True)
-class _Later:
-    coro: Coroutine[Any, Any, Any]
-
-
-def answer_later(coro: Coroutine[Any, Any, Any]) -> Any:
-    """What a plain (not ``async``) request handler returns when, this time, its answer
-    needs awaiting: the answer is ``coro``'s result (see ``BatonProtocol``)."""
-    return _Later(coro)
-
-
-def _is_request(data: object) -> bool:
-    return (
-        isinstance(data, dict)
-        and "jsonrpc" in data
-        and "id" in data
-        and isinstance(data.get("method"), str)
-    )
-
-
-class BatonProtocol(LanguageServerProtocol):
-    """pygls' protocol, plus an error response for requests with malformed params.
-
-    The requests Baton serves are checked strictly first (see ``payloads.RAW_CHECKS``);
-    any other request pygls cannot read is answered too (pygls would log it and drop it,
-    leaving the client waiting forever).
-    """
-
-    def structure_message(self, data: dict[str, Any]) -> Any:
-        if _is_request(data):
-            problem = check_request(data["method"], data.get("params"))
-            if problem is not None:
-                return _Malformed(data["id"], data["method"], f"{data['method']}: {problem}")
-        try:
-            return super().structure_message(data)
-        except JsonRpcException as exc:
-            if _is_request(data):
-                cause = exc.__cause__ or exc
-                message = f"invalid params for {data['method']}: {cause}".splitlines()[0]
-                return _Malformed(data["id"], data["method"], message[:300])
-            raise
-
-    def handle_message(self, message: Any) -> None:
-        if isinstance(message, _Malformed):
-            self._send_response(
-                message.id, error=JsonRpcInvalidParams(message.message).to_response_error()
-            )
-            return
-        super().handle_message(message)
-
-    def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
-        """Send a handler's answer; a plain handler that returned an awaitable (it has to
-        wait this time, see :func:`answer_later`) is answered when that is done. A plain
-        handler's answer goes out in the callback that read the request, not after two
-        more turns of the loop as an ``async def`` handler's does."""
-        if not future.cancelled() and future.exception() is None:
-            result = future.result()
-            if isinstance(result, _Later):
-                task = asyncio.ensure_future(result.coro)
-                self._request_futures[msg_id] = task  # type: ignore[assignment]  # cancellable
-                task.add_done_callback(partial(self._send_handler_result, msg_id=msg_id))
-                return
-        super()._send_handler_result(future, msg_id=msg_id)
 
 
 class BatonServer(LanguageServer):

@@ -1,15 +1,18 @@
-"""An agent's output lines read at once reach the bus as one batch: every line's events
-committed, in order, none twice, the stored offset at the end of the output; a burst is
-cut into batches of at most ``PUMP_BATCH`` lines."""
+"""What following an attempt costs the event loop: an agent's output lines read at once
+reach the bus as one batch (every line's events committed, in order, none twice, the stored
+offset at the end of the output; a burst cut into batches of at most ``PUMP_BATCH`` lines);
+with a pidfd the watch wakes at the agent's end, not 20 times a second to look for it."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import baton.process.exitwatch as exitwatch
 from baton.core.events import Event, EventType
 from baton.core.lifecycle import TaskState
 from baton.runtime import attempts
@@ -49,3 +52,25 @@ async def test_a_burst_of_output_is_committed_whole_in_order_in_batches(
     assert len(batches) < LINES / 2  # lines read together were emitted together
     attempt = (await sup.store.call(lambda s: s.attempts(task.id)))[-1]
     assert attempt.out_offset == Path(attempt.out_path).stat().st_size
+
+
+async def test_the_watch_looks_rarely_while_a_pidfd_tells_the_end(
+    sup: Supervisor, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    waits: list[float] = []
+    wait = exitwatch.ExitWatch.wait
+
+    async def counted(self: exitwatch.ExitWatch, timeout: float) -> None:
+        waits.append(timeout)
+        await wait(self, timeout)
+
+    monkeypatch.setattr(exitwatch.ExitWatch, "wait", counted)
+    script = fake_script({"say": "a"}, {"sleep": 2.0}, {"say": "b"})
+    task = await sup.delegate(DelegateRequest(instruction=script, root=str(repo)))
+    started = time.monotonic()
+    assert await settle(sup, task.id, timeout=30) == TaskState.ANSWERED
+    took = time.monotonic() - started
+    assert waits and max(waits) == attempts.WATCHED_POLL  # the limits are 30 s and more
+    # About 2 s / 0.5 s looks, not 2 s / 0.05 s (40); the end woke it (no extra 0.5 s).
+    assert len(waits) <= 12, waits
+    assert took < 2.0 + 5.0
