@@ -19,7 +19,7 @@ import json
 import os
 import signal
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 #: Callbacks held longer than this (s) are named in the report.
@@ -44,6 +44,13 @@ def _where(coro: Any, depth: int = 3) -> str:
         places.append(f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}")
         coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
     return "<".join(places[-depth:]) or "start"
+
+
+def _kind(handle: Any, coro: Any) -> str:
+    if coro is not None:
+        return "task " + str(getattr(coro, "__qualname__", "?"))
+    cb = getattr(handle, "_callback", None)
+    return str(getattr(cb, "__qualname__", None) or type(cb).__name__)
 
 
 def _name(handle: Any, coro: Any, before: str) -> str:
@@ -80,6 +87,7 @@ def install(path: str) -> None:
     holds: list[float] = []  # every callback's duration (s)
     iterations: list[tuple[float, int]] = []  # per iteration: (busy s, callbacks)
     slow: dict[str, list[float]] = defaultdict(list)
+    kinds: Counter[str] = Counter()  # callbacks by task coroutine or function
     slow_cpu = [0.0, 0.0]  # callbacks over SLOW: their wall time, the CPU time of the loop's thread
     original_run = asyncio.events.Handle._run
     original_once = asyncio.base_events.BaseEventLoop._run_once
@@ -97,6 +105,7 @@ def install(path: str) -> None:
             state["n"] += 1
             cpu = time.thread_time() - c0
             state["cpu"] += cpu
+            kinds[_kind(self, coro)] += 1
             if took > SLOW:
                 slow[_name(self, coro, before)].append(took)
                 slow_cpu[0] += took
@@ -117,6 +126,7 @@ def install(path: str) -> None:
         iterations.clear()
         slow.clear()
         slow_cpu[:] = [0.0, 0.0]
+        kinds.clear()
         state["cpu"], state["runq"] = 0.0, _runqueue_wait()
 
     signal.signal(signal.SIGUSR1, restart)
@@ -152,6 +162,9 @@ def install(path: str) -> None:
                 p: round(_pct(busy, float(p)) * 1000, 3) for p in ("50", "90", "99", "99.9")
             },
             "iteration_callbacks": {p: _pct(counts, float(p)) for p in ("50", "90", "99")},
+            "most_frequent": [
+                {"name": name, "per_s": round(n / wall, 1)} for name, n in kinds.most_common(15)
+            ],
             "slowest": [
                 {
                     "name": name,
@@ -198,6 +211,10 @@ def summary(report: dict[str, Any]) -> str:
         f" p90 {it['90']} p99 {it['99']} p99.9 {it['99.9']} ms; callbacks per iteration "
         + " ".join(f"p{k} {v:g}" for k, v in report["iteration_callbacks"].items()),
     ]
+    lines.append(
+        "most frequent callbacks (/s): "
+        + ", ".join(f"{k['name']} {k['per_s']:g}" for k in report.get("most_frequent", []))
+    )
     for s in report["slowest"]:
         lines.append(
             f"  > 2 ms: {s['count']:5d}x  total {s['total_ms']:8.1f} ms  max {s['max_ms']:6.2f}"

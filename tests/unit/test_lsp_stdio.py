@@ -18,7 +18,7 @@ from lsprotocol import types
 
 from baton.surfaces.lsp.protocol import answer_later
 from baton.surfaces.lsp.server import BatonServer
-from baton.surfaces.lsp.stdio import MessageReader, serve_stdin
+from baton.surfaces.lsp.stdio import MessageReader, RequestsFirstLoop, serve_stdin
 
 
 def frame(obj: dict[str, Any], headers: str = "") -> bytes:
@@ -216,3 +216,49 @@ async def test_an_async_handler_is_answered_from_its_task_and_a_cancel_still_ans
     assert "no hover here" in by_id[3]["error"]["message"]
     assert steps == ["ran", "ran"]  # the cancelled one never ran
     assert len(out.messages()) == 3
+
+
+@pytest.mark.parametrize("first", [True, False], ids=["requests-first", "plain-loop"])
+def test_a_request_runs_ahead_of_the_callbacks_queued_before_it(first: bool) -> None:
+    """The server's loop runs the reader of the client's messages before the callbacks
+    the broker queued in the turn before (a plain asyncio loop runs it after them)."""
+    order: list[str] = []
+    loop = RequestsFirstLoop() if first else asyncio.new_event_loop()
+    read_end, write_end = os.pipe()
+
+    async def main() -> None:
+        reader = MessageReader(lambda m: order.append("request"), lambda d: d)
+        served = asyncio.create_task(serve_stdin(read_end, reader))
+        await asyncio.sleep(0.01)  # serving
+
+        def queue_work() -> None:
+            os.write(write_end, frame(MESSAGES[0]))  # the request arrives meanwhile
+            for i in range(5):
+                loop.call_soon(order.append, f"queued {i}")
+
+        loop.call_soon(queue_work)
+        await asyncio.sleep(0.05)
+        os.close(write_end)
+        await asyncio.wait_for(served, 5)
+
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+        os.close(read_end)
+    queued = [f"queued {i}" for i in range(5)]
+    assert order == (["request", *queued] if first else [*queued, "request"])
+
+
+def test_a_command_s_arguments_are_read_without_evaluating_annotations() -> None:
+    """pygls reads a command handler's annotations at every call; Baton's are objects, so
+    that costs no evaluation of strings on the loop."""
+    import typing
+
+    from baton.surfaces.lsp import create_language_server
+
+    server = create_language_server()
+    handler = server.protocol.fm.commands["baton.delegate"]
+    annotations = handler.func.__annotations__
+    assert not any(isinstance(a, str) for a in annotations.values())
+    assert typing.get_type_hints(handler.func)["ls"] is BatonServer

@@ -22,11 +22,11 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import baton.runtime.remote as remote
 from baton.acp import transport as acp
-from baton.agents.base import AgentNotFound, Parser, StderrReader, Turn
+from baton.agents.base import AgentNotFound, StderrReader, Turn
 from baton.agents.state import CONFIG_VARIABLES, state_paths
 from baton.config.profiles import Profile
 from baton.config.secrets import SecretError, redact, resolve_env, use_backend, with_mask_names
@@ -44,6 +44,8 @@ from baton.process.tail import Tailer, lines_before
 from baton.process.transport import Transport
 from baton.runtime.book import Book
 from baton.runtime.broker import Limits, TaskError
+from baton.runtime.live import Live as Live  # re-exported: where it was defined before
+from baton.runtime.live import Watcher
 from baton.runtime.recorded import agent_cwd, profile_of, store_turn
 from baton.store.paths import task_dir
 
@@ -69,34 +71,6 @@ class StartFailed(BatonError):
     def __init__(self, completion: Completion, message: str) -> None:
         super().__init__(message)
         self.completion = completion
-
-
-@dataclasses.dataclass
-class Live:
-    """An attempt this broker is following."""
-
-    task: Task
-    attempt: Attempt
-    transport: Transport
-    record: procs.ProcessRecord
-    tailer: Tailer
-    outcome: Outcome
-    parser: Parser
-    started: float
-    last_output: float
-    side: bool = False  # a side attempt (review): it must not touch the task's session
-    stop: Stop | None = None
-    masking: EventMasker = dataclasses.field(default_factory=lambda: EventMasker(()))
-
-
-class Watcher(Protocol):
-    """Told of each attempt of a task this broker follows (not side attempts): its start
-    (``past``: its stored events), each batch of its events, its end. The budgets are one
-    (:class:`baton.runtime.budgets.BudgetWatch`)."""
-
-    def following(self, live: Live, past: Sequence[Event]) -> None: ...
-    def seen(self, live: Live, events: Sequence[Event]) -> None: ...
-    def ended(self, live: Live) -> None: ...
 
 
 class Attempts:
@@ -330,6 +304,7 @@ class Attempts:
             tailer.finish()  # drain what is left, then let the parser judge the end
             with contextlib.suppress(Exception):
                 await pump
+            live.confirm()
             err = procs.stderr_tail(Path(attempt.err_path))
             ending = live.masking.events(live.parser.finish(exit_code, err))
             if live.stop is not None:  # Baton ended it: "no end marker" is not the agent's error
@@ -338,6 +313,7 @@ class Attempts:
             if not judged:  # marked, so a broker that reads this end again adds nothing
                 ending = [dataclasses.replace(e, data={**e.data, "at_exit": True}) for e in ending]
                 await self._emit(live, ending)
+            live.confirm()  # every batch before the ending's is committed (or failed) now
             attempt.exit_code, attempt.ended_at = exit_code, time.time()
             attempt.out_offset = tailer.offset
         finally:
@@ -370,6 +346,7 @@ class Attempts:
         ended = ExitWatch(record.pid, record.create_time)  # wakes the poll below at the end
         pump.add_done_callback(lambda _: ended.close())  # follow cancels the pump when done
         while True:
+            live.confirm()
             rec = procs.read_exit(exit_path) if exit_path.exists() else None
             if rec is not None:
                 return rec.code
@@ -494,7 +471,8 @@ class Attempts:
             with contextlib.suppress(Exception):
                 await fut
         else:
-            fut.add_done_callback(lambda f: _stop_on_store_failure(live, f))
+            live.confirm()
+            live.unconfirmed.append(fut)
 
     # ------------------------------------------------------------------ permissions
 
@@ -532,12 +510,3 @@ class Attempts:
         for t in list(self._background):
             t.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
-
-
-def _stop_on_store_failure(live: Live, fut: asyncio.Future[list[Event]]) -> None:
-    if fut.cancelled() or fut.exception() is None or live.stop is not None:
-        return
-    live.stop = Stop(
-        Completion.WORKER_ERROR, f"could not record the agent's events: {fut.exception()}"
-    )
-    live.tailer.finish()

@@ -42,7 +42,7 @@ from baton.surfaces.lsp.asking import Questions
 from baton.surfaces.lsp.documents import OpenDocuments, relative_to, uri_to_path
 from baton.surfaces.lsp.editor_settings import EditorSettings
 from baton.surfaces.lsp.protocol import BatonProtocol
-from baton.surfaces.lsp.stdio import MessageReader, serve_stdin
+from baton.surfaces.lsp.stdio import MessageReader, RequestsFirstLoop, serve_stdin
 from baton.surfaces.notices import DesktopNotices, start_notices
 from baton.surfaces.ws.endpoint import Endpoint, start_endpoint
 from baton.surfaces.ws.serve import broker_supervisor
@@ -117,7 +117,8 @@ class BatonServer(LanguageServer):
             JsonRpcException,
         )
         try:
-            asyncio.run(serve_stdin(fd, reader, self._stop_event.is_set))
+            with asyncio.Runner(loop_factory=RequestsFirstLoop) as runner:
+                runner.run(serve_stdin(fd, reader, self._stop_event.is_set))
         except BrokenPipeError:
             log.error("the connection to the client is lost; stopping")
         except (KeyboardInterrupt, SystemExit):

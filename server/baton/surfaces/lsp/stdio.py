@@ -9,6 +9,10 @@ there, frames every complete message (``Content-Length`` headers, then the body)
 each to the protocol at once — a handler that answers without waiting answers in that same
 callback.
 
+The loop the server runs on (:class:`RequestsFirstLoop`) also runs that callback ahead of
+every other ready one: a request waits for the callback running when it came, not for the
+broker's queue behind it.
+
 stdin is left blocking (no ``O_NONBLOCK`` on a descriptor the client may share with other
 processes): a read only follows the loop's word that bytes are there, and a pipe's read
 returns what it holds. Where the loop cannot watch stdin (a regular file, a platform
@@ -22,6 +26,7 @@ import json
 import logging
 import os
 import re
+import selectors
 from collections.abc import Callable
 from typing import Any
 
@@ -86,6 +91,27 @@ class MessageReader:
                 self._failed(exc, self._error_type)
 
 
+class RequestsFirstLoop(asyncio.SelectorEventLoop):
+    """An event loop whose reader of :attr:`first_fd` runs before the other ready callbacks
+    of the turn it is ready in (asyncio runs them in the order they became ready: a request
+    would wait for every callback the broker had queued)."""
+
+    first_fd: int | None = None
+
+    def _process_events(self, event_list: list[tuple[selectors.SelectorKey, int]]) -> None:
+        fd = self.first_fd
+        for i, (key, mask) in enumerate(event_list):
+            if key.fd != fd or not mask & selectors.EVENT_READ:
+                continue
+            reader = key.data[0] if key.data else None
+            if reader is None or reader.cancelled():
+                break
+            super()._process_events(event_list[:i] + event_list[i + 1 :])  # type: ignore[misc]
+            self._ready.appendleft(reader)  # type: ignore[attr-defined]
+            return
+        super()._process_events(event_list)  # type: ignore[misc]
+
+
 async def serve_stdin(
     fd: int, reader: MessageReader, stopped: Callable[[], bool] = lambda: False
 ) -> None:
@@ -113,6 +139,8 @@ async def serve_stdin(
             closed.set_result(None)
 
     loop.add_reader(fd, readable)
+    if isinstance(loop, RequestsFirstLoop):
+        loop.first_fd = fd
     try:
         await closed
     finally:
