@@ -262,3 +262,37 @@ def test_a_command_s_arguments_are_read_without_evaluating_annotations() -> None
     annotations = handler.func.__annotations__
     assert not any(isinstance(a, str) for a in annotations.values())
     assert typing.get_type_hints(handler.func)["ls"] is BatonServer
+
+
+def test_an_async_handler_starts_ahead_of_the_callbacks_queued_before_it() -> None:
+    order: list[str] = []
+    loop = RequestsFirstLoop()
+    read_end, write_end = os.pipe()
+    server = BatonServer()
+    server.protocol.set_writer(Captured())
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: BatonServer, params: types.HoverParams) -> None:
+        order.append("handler")
+
+    async def main() -> None:
+        reader = MessageReader(server.protocol.handle_message, server.protocol.structure_message)
+        served = asyncio.create_task(serve_stdin(read_end, reader))
+        await asyncio.sleep(0.01)
+
+        def queue_work() -> None:
+            os.write(write_end, hover_request(1))
+            for i in range(3):
+                loop.call_soon(order.append, f"queued {i}")
+
+        loop.call_soon(queue_work)
+        await asyncio.sleep(0.05)
+        os.close(write_end)
+        await asyncio.wait_for(served, 5)
+
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+        os.close(read_end)
+    assert order == ["handler", "queued 0", "queued 1", "queued 2"]

@@ -5,8 +5,9 @@
   strictly first (``payloads.RAW_CHECKS``).
 * A plain (not ``async``) request handler is answered in the callback that read the request;
   one that must wait this time returns :func:`answer_later`.
-* An ``async def`` handler's answer goes out from its task's last step, not one more turn of
-  the loop later.
+* An ``async def`` handler's task starts at once (on the server's loop, see
+  :meth:`.stdio.RequestsFirstLoop.start_first`) and its answer goes out from its last step,
+  not one more turn of the loop later.
 
 With the broker in the same process every turn of the event loop waits behind its work, so
 each one a round trip is spared counts (see :mod:`.stdio`).
@@ -25,6 +26,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol
 
 from baton.surfaces.lsp.payloads import check_request
+from baton.surfaces.lsp.stdio import start_first
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +120,7 @@ class BatonProtocol(LanguageServerProtocol):
                 callback(task)
 
         task = asyncio.ensure_future(run())
+        start_first(task)  # the handler starts now, not after the broker's queued work
         self._request_futures[msg_id] = task  # type: ignore[assignment]  # cancellable
         task.add_done_callback(if_cancelled)
 
@@ -130,6 +133,7 @@ class BatonProtocol(LanguageServerProtocol):
             result = future.result()
             if isinstance(result, _Later):
                 task = asyncio.ensure_future(result.coro)
+                start_first(task)
                 self._request_futures[msg_id] = task  # type: ignore[assignment]  # cancellable
                 task.add_done_callback(partial(self._send_handler_result, msg_id=msg_id))
                 return

@@ -111,6 +111,21 @@ class RequestsFirstLoop(asyncio.SelectorEventLoop):
             return
         super()._process_events(event_list)  # type: ignore[misc]
 
+    def start_first(self, task: asyncio.Task[Any]) -> None:
+        """Run ``task``'s first step next, before the callbacks already ready (as an eager
+        task would start at once): a request's handler does not wait a turn of the loop."""
+        ready = self._ready  # type: ignore[attr-defined]
+        if ready and getattr(ready[-1]._callback, "__self__", None) is task:
+            ready.appendleft(ready.pop())
+
+
+def start_first(task: asyncio.Task[Any]) -> None:
+    """:meth:`RequestsFirstLoop.start_first` on the running loop, when it is one; call it
+    right after creating ``task``."""
+    loop = asyncio.get_running_loop()
+    if isinstance(loop, RequestsFirstLoop):
+        loop.start_first(task)
+
 
 async def serve_stdin(
     fd: int, reader: MessageReader, stopped: Callable[[], bool] = lambda: False
