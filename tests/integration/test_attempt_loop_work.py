@@ -74,3 +74,27 @@ async def test_the_watch_looks_rarely_while_a_pidfd_tells_the_end(
     # About 2 s / 0.5 s looks, not 2 s / 0.05 s (40); the end woke it (no extra 0.5 s).
     assert len(waits) <= 12, waits
     assert took < 2.0 + 5.0
+
+
+def test_an_acp_turn_s_end_is_looked_for_at_the_poll() -> None:
+    """An ACP runner outlives its turn (the session stays open): its pidfd does not tell the
+    turn's end, its exit record does — so an ACP attempt's watch keeps the short poll."""
+    from types import SimpleNamespace
+
+    from baton.runtime.broker import Limits
+
+    limits = Limits(stall_after=30)
+    owner = SimpleNamespace(limits=limits)
+    watched = SimpleNamespace(watching=True)
+    unwatched = SimpleNamespace(watching=False)
+
+    def interval(transport: str, ended: object) -> float:
+        live = SimpleNamespace(transport=SimpleNamespace(name=transport))
+        return attempts.Attempts._watch_interval(owner, live, ended)  # type: ignore[arg-type]
+
+    assert interval("native", watched) == attempts.WATCHED_POLL
+    assert interval("acp", watched) == limits.poll
+    assert interval("native", unwatched) == limits.poll
+    short = SimpleNamespace(limits=Limits(stall_after=1.0))
+    live = SimpleNamespace(transport=SimpleNamespace(name="native"))
+    assert attempts.Attempts._watch_interval(short, live, watched) == 0.1  # type: ignore[arg-type]

@@ -274,3 +274,40 @@ async def test_a_quiet_file_is_still_looked_at_and_its_deletion_seen(
     path.unlink()
     with pytest.raises(TailError, match="deleted"):
         await asyncio.wait_for(waiting, 3)
+
+
+async def test_an_inotify_queue_overflow_wakes_every_tailer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel drops wake-ups when its queue is full (an event with wd -1 says so): every
+    tailer then reads again rather than sleeping on lines it was not told of."""
+    import struct
+
+    from baton.process import tail
+
+    paths = [tmp_path / f"f{i}" for i in range(3)]
+    for p in paths:
+        p.write_bytes(b"")
+    tailers = [Tailer(p) for p in paths]
+    readers = [asyncio.create_task(take(t, 1, within=0.8)) for t in tailers]
+    await asyncio.sleep(0.05)  # each read its empty file and waits for a wake-up
+    hub = tail._Inotify._by_loop[asyncio.get_running_loop()]
+    loop = asyncio.get_running_loop()
+    loop.remove_reader(hub.fd)  # the test hands the hub its events itself
+    for p in paths:
+        append(p, b"line\n")  # real wake-ups the hub never reads
+    overflow = struct.pack("iIII", -1, 0x4000, 0, 0)
+    given = [overflow]
+
+    def read(fd: int, n: int) -> bytes:
+        if fd == hub.fd and given:
+            return given.pop()
+        raise BlockingIOError
+
+    monkeypatch.setattr(os, "read", read)
+    hub._on_readable()
+    monkeypatch.undo()
+    results = await asyncio.gather(*readers)  # well before the 1 s safety look
+    assert results == [["line"]] * 3
+    for t in tailers:
+        t.close()

@@ -157,6 +157,8 @@ class _Inotify:
                 woken.add(wd)
             if len(data) < _EVENTS_READ // 2:
                 break  # drained: no second read to learn it (the loop calls again if not)
+        if -1 in woken:  # IN_Q_OVERFLOW: wake-ups were lost, so every tailer looks again
+            woken = set(self.watchers)
         for wd in woken:
             for wake in list(self.watchers.get(wd, ())):
                 wake()

@@ -387,14 +387,16 @@ class Attempts:
                 if why is not None:
                     live.stop = why
                     await procs.kill_tree(record.pid, self.limits.kill_grace, record.create_time)
-            await ended.wait(self._watch_interval(ended))
+            await ended.wait(self._watch_interval(live, ended))
 
-    def _watch_interval(self, ended: ExitWatch) -> float:
+    def _watch_interval(self, live: Live, ended: ExitWatch) -> float:
         """How long the watch sleeps between two looks: the poll while only a look finds
-        the end; with a pidfd the end wakes it, so it looks only for the limits (a tenth of
-        the shortest, at most :data:`WATCHED_POLL`) — not 20 times a second per agent."""
+        the end. A native attempt's wrapper exits once its exit record is written, so with
+        a pidfd the end wakes the watch and it looks only for the limits (a tenth of the
+        shortest, at most :data:`WATCHED_POLL`) — not 20 times a second per agent. (An ACP
+        runner outlives its turn: only a look at its exit record finds a turn's end.)"""
         poll = self.limits.poll
-        if not ended.watching:
+        if not ended.watching or live.transport.name == acp.ACP:
             return poll
         shortest = min(self.limits.stall_after, self.limits.wall_clock)
         return max(poll, min(WATCHED_POLL, shortest / 10))
