@@ -17,7 +17,9 @@ each round's median, p99 and max in ms, then the figures: the medians over the r
 each round's median and p99, beside the floor's, and the machine's load average. Goal: p99
 ≤ 1.5x the bare server's p99 (and ≤ 20 ms each).
 Run: .venv/bin/python benchmarks/lsp_roundtrip.py [--seconds 5] [--rounds 5] [--agents 20]
-[--rate 100] [--quick] [--server-path DIR]  (another checkout's Baton: ``benchmarks/figures.py``)
+[--rate 100] [--quick] [--loop-probe] [--server-path DIR]  (another checkout's Baton:
+``benchmarks/figures.py``; ``--loop-probe``: what held the server's event loop, from
+``benchmarks/loop_probe.py``)
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import statistics
 import sys
 import time
@@ -36,8 +39,9 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 from pytest_lsp import client_capabilities
 
+import loop_probe
 from baton.surfaces.lsp.documents import path_to_uri
-from figures import add_server_path, fake_workspace, figure, median, pct, use_server
+from figures import add_server_path, fake_workspace, figure, measure, median, pct, use_server
 
 APP = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
 
@@ -125,12 +129,20 @@ async def bare_client(actions: Any, env: dict[str, str], cwd: Path) -> LanguageC
 
 
 async def run(
-    seconds: float, agents: int, rate: float, rounds: int, warm: float = 1.0
+    seconds: float, agents: int, rate: float, rounds: int, warm: float = 1.0, probe: bool = False
 ) -> tuple[float, float]:
     repo, env = fake_workspace("baton-bench-lsp-", {"app.py": APP})
     uri = path_to_uri(repo / "app.py")
     client = Client()
-    await client.lsp.start_io(*server_command(), env=env, cwd=str(repo))
+    server_env = env
+    probe_out = repo.parent / "loop-probe.json"
+    if probe:  # the server's loop is timed, callback by callback (benchmarks/loop_probe.py)
+        site = repo.parent / "probe-site"
+        site.mkdir()
+        probed = loop_probe.environment(str(site), str(probe_out))
+        rest = env.get("PYTHONPATH")
+        server_env = env | probed | {"PYTHONPATH": str(site) + (os.pathsep + rest if rest else "")}
+    await client.lsp.start_io(*server_command(), env=server_env, cwd=str(repo))
     await client.lsp.initialize_async(
         types.InitializeParams(
             capabilities=client_capabilities("visual-studio-code"),
@@ -177,6 +189,10 @@ async def run(
     small = script({"say": "hello"})
     delegate_args = {"uri": uri, "range": selection, "instruction": small}
     delegate = types.ExecuteCommandParams(command="baton.delegate", arguments=[delegate_args])
+    server_pid = client.lsp._server.pid if client.lsp._server is not None else None
+    if probe and server_pid is not None:
+        os.kill(server_pid, signal.SIGUSR1)  # the probe measures the rounds only
+    cpu_before, rounds_start = cpu_seconds(server_pid), time.monotonic()
     i = 0
     for _ in range(rounds):
         for got in (actions, delegations, floor_actions, floor_delegations):
@@ -199,6 +215,8 @@ async def run(
             i += 1
             j += 1
             await asyncio.sleep(0.01)
+    rounds_took = time.monotonic() - rounds_start
+    cpu_after = cpu_seconds(server_pid)
     await bare.shutdown_async(None)
     bare.exit(None)
     await bare.stop()  # type: ignore[no-untyped-call]  # pygls leaves it untyped
@@ -242,10 +260,53 @@ async def run(
                 of=f"rounds' {stat}s, round trips interleaved "
                 f"({sum(map(len, baton))} of Baton's in all)",
             )
+    for what, before, after in zip(
+        ("process", "event loop's thread"), cpu_before, cpu_after, strict=True
+    ):
+        measure(
+            f"LSP server CPU during the rounds, {what}", (after - before) / rounds_took * 100, "%"
+        )
     await client.lsp.shutdown_async(None)
     client.lsp.exit(None)
     await client.lsp.stop()  # type: ignore[no-untyped-call]  # pygls leaves it untyped
+    if probe:
+        print_probe(probe_out)
     return p_action, p_delegate
+
+
+def cpu_seconds(pid: int | None) -> tuple[float, float]:
+    """CPU seconds (user + system) of process ``pid`` and of its main thread (the event
+    loop's), from /proc; zeros where it cannot be read."""
+
+    def read(stat: str) -> float:
+        try:
+            fields = Path(stat).read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    if pid is None:
+        return 0.0, 0.0
+    return read(f"/proc/{pid}/stat"), read(f"/proc/{pid}/task/{pid}/stat")
+
+
+def print_probe(path: Path) -> None:
+    """What the loop probe of the server saw during the rounds (and its measures)."""
+    for _ in range(50):  # written by the server as it exits
+        if path.exists() and path.stat().st_size:
+            break
+        time.sleep(0.1)
+    else:
+        print("loop probe: no report (the server did not exit cleanly?)")
+        return
+    got = json.loads(path.read_text())
+    print(loop_probe.summary(got))
+    per_s = 1 / got["wall_s"] if got["wall_s"] else 0.0
+    measure("LSP server loop callbacks held > 2 ms, per s", got["over_2ms"] * per_s, "/s")
+    measure("LSP server loop callbacks held > 5 ms, per s", got["over_5ms"] * per_s, "/s")
+    measure("LSP server loop busy share", got["busy_share"] * 100, "%")
+    measure("LSP server loop callbacks per s", got["callbacks"] * per_s, "/s")
+    measure("LSP server loop iteration busy p99", got["iteration_busy_ms"]["99"], "ms")
 
 
 def main() -> int:
@@ -255,6 +316,12 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=100.0)
     parser.add_argument("--rounds", type=int, default=5, help="measured rounds of --seconds")
     parser.add_argument("--quick", action="store_true", help="2 agents, 1 s: a smoke run")
+    parser.add_argument(
+        "--loop-probe",
+        action="store_true",
+        help="time the server's event loop callback by callback during the rounds "
+        "(benchmarks/loop_probe.py) and print what held it",
+    )
     add_server_path(parser)
     args = parser.parse_args()
     use_server(args.server_path)
@@ -262,7 +329,14 @@ def main() -> int:
         args.seconds, args.agents, args.rounds = 1.0, 2, 1
     print(f"cpus: {os.cpu_count()}  load average before: {os.getloadavg()}")
     p_action, p_delegate = asyncio.run(
-        run(args.seconds, args.agents, args.rate, args.rounds, 0.2 if args.quick else 1.0)
+        run(
+            args.seconds,
+            args.agents,
+            args.rate,
+            args.rounds,
+            0.2 if args.quick else 1.0,
+            args.loop_probe,
+        )
     )
     print(f"load average after: {os.getloadavg()}")
     ok = p_action <= 20 and p_delegate <= 20

@@ -24,7 +24,7 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCH))
 
 from all import BENCHMARKS  # noqa: E402  (benchmarks/ is not a package)
-from figures import parse  # noqa: E402
+from figures import MEASURE, parse  # noqa: E402
 
 #: Benchmarks run side by side: most of a quick run is waiting (servers starting, agents
 #: pausing, timed rounds), and the figures are not judged here.
@@ -33,7 +33,8 @@ AT_ONCE = 2
 
 def test_every_benchmark_is_run_by_all() -> None:
     """A benchmark script that all.py does not run is one nobody notices breaking."""
-    helpers = {"all", "figures", "compare", "ws_clients"}  # run by the benchmarks, not run alone
+    # Run by the benchmarks, not run alone (loop_probe: lsp_roundtrip.py --loop-probe).
+    helpers = {"all", "figures", "compare", "ws_clients", "loop_probe"}
     scripts = {p.stem for p in BENCH.glob("*.py")} - helpers
     assert set(BENCHMARKS) <= scripts
     assert scripts == set(BENCHMARKS), sorted(scripts ^ set(BENCHMARKS))
@@ -105,6 +106,26 @@ def test_benchmark_prints_its_figure_and_floor(
         assert len(row["load"]) == 3 and row["runs"], row
         human = next(line for line in proc.stdout.splitlines() if line.startswith(row["name"]))
         assert " floor " in human and " ratio " in human, human
+
+
+@pytest.mark.slow
+def test_the_loop_probe_says_what_held_the_language_server(tmp_path: Path) -> None:
+    """lsp_roundtrip.py --loop-probe: the server's loop timed callback by callback, the
+    report printed and its measures given to compare.py."""
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "lsp_roundtrip.py"), "--quick", "--loop-probe"],
+        capture_output=True,
+        text=True,
+        timeout=110,
+        check=False,
+        env=_isolated(tmp_path / "probe"),
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    measures = {m["name"]: m["value"] for m in parse(proc.stdout, MEASURE)}
+    assert measures["LSP server loop callbacks per s"] > 0, proc.stdout
+    assert 0 < measures["LSP server loop busy share"] <= 100
+    assert measures["LSP server CPU during the rounds, event loop's thread"] > 0
+    assert "most frequent callbacks" in proc.stdout
 
 
 def test_all_prints_one_table(baton_home: Path) -> None:

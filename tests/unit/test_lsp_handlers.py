@@ -187,10 +187,10 @@ async def test_a_task_asking_a_question_offers_a_reply_on_its_lines(tmp_path: Pa
             context=types.CodeActionContext(diagnostics=[], only=[REPLY_KIND]),
         )
 
-    on = await features.code_action(server(fake), at(1))
+    on = features.code_action(server(fake), at(1))
     assert [a.title for a in on] == ["Baton: Reply to Rename it"]
     assert on[0].command is not None and on[0].command.arguments == [{"taskId": task.id}]
-    assert await features.code_action(server(fake), at(0)) == []
+    assert features.code_action(server(fake), at(0)) == []
 
     hover = await features.hover_at(
         server(fake), types.HoverParams(text_document=doc(uri), position=types.Position(1, 0))

@@ -8,7 +8,13 @@ rest (a last line without a newline included) and stops.
 
 Wake-ups come from Linux inotify (through ctypes; one inotify descriptor per event loop,
 shared by all tailers) so a line reaches the parser within a millisecond or so; where
-inotify is unavailable the tailer polls every 50 ms.
+inotify is unavailable the tailer polls every 50 ms. The tailer runs on the event loop, so
+it makes few system calls (each one lets another thread take the interpreter, which the
+loop then waits to get back): with inotify, one read per wake-up and none after a read that
+reached the end; the file's size and identity are checked only when a wake-up (or the
+once-a-second safety look) finds nothing new — which is how a truncation or a deletion
+shows. :meth:`Tailer.batch` hands out every line read so far at once, for a caller that
+handles them together.
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ POLL_INTERVAL = 0.05
 #: With inotify, still look at the file this often (cheap; guards against a lost wake-up).
 _SAFETY_INTERVAL = 1.0
 _CHUNK = 1 << 16
+#: Bytes of inotify events read at once (an event without a name is 16 bytes).
+_EVENTS_READ = 64 * 1024
 
 
 def _close_quietly(fd: int) -> None:
@@ -135,20 +143,22 @@ class _Inotify:
         woken: set[int] = set()
         while True:
             try:
-                data = os.read(self.fd, 64 * 1024)
+                data = os.read(self.fd, _EVENTS_READ)
             except BlockingIOError:
                 break
             except OSError as exc:
                 if exc.errno == errno.EINTR:
                     continue
                 break
-            if not data:
-                break
             pos = 0
             while pos + _EVENT_HEADER.size <= len(data):
                 wd, _mask, _cookie, length = _EVENT_HEADER.unpack_from(data, pos)
                 pos += _EVENT_HEADER.size + length
                 woken.add(wd)
+            if len(data) < _EVENTS_READ // 2:
+                break  # drained: no second read to learn it (the loop calls again if not)
+        if -1 in woken:  # IN_Q_OVERFLOW: wake-ups were lost, so every tailer looks again
+            woken = set(self.watchers)
         for wd in woken:
             for wake in list(self.watchers.get(wd, ())):
                 wake()
@@ -182,6 +192,9 @@ class Tailer:
         self._closed = False
         self._done = asyncio.Event()
         self._woken = False  # a wake-up came since the last read
+        self._timed_out = False  # the last wait ended by its timer, not by a wake-up
+        self._at_end = False  # the last read reached the end of the file (as it was then)
+        self._found_nothing = False  # the last read found no new byte at all
         self._waiter: asyncio.Future[None] | None = None
         self._fd: int | None = None
         self._hub: _Inotify | None = None
@@ -235,14 +248,46 @@ class Tailer:
             if self._closed:
                 raise StopAsyncIteration
             self._open()
-            self._woken = False  # before reading: a write after the read wakes us again
-            if self._read_available():
-                continue
+            if self._must_read():
+                self._woken = self._timed_out = False  # a write after the read wakes us again
+                if self._read_available():
+                    continue
             if self._finishing:
                 return self._end()
-            self._check_still_there()
+            if self._found_nothing:  # a wake-up (or the timer) without new bytes: look why
+                self._check_still_there()
             timeout = _SAFETY_INTERVAL if self._wd is not None else self._poll_interval
-            await self._sleep(timeout)
+            self._timed_out = await self._sleep(timeout)
+
+    async def batch(self, limit: int = 256) -> list[str]:
+        """The next complete lines: at least one (waiting for it), at most ``limit``, as many
+        as are read already; ``[]`` once iteration stops. :attr:`offset` is then just past
+        the last of them."""
+        try:
+            lines = [await self.__anext__()]
+        except StopAsyncIteration:
+            return []
+        while self._lines and len(lines) < limit:
+            line, self._offset = self._lines.popleft()
+            lines.append(line)
+        return lines
+
+    @property
+    def buffered(self) -> int:
+        """Complete lines read from the file and not handed out yet."""
+        return len(self._lines)
+
+    def _must_read(self) -> bool:
+        """Whether the file may hold bytes not read yet. With inotify, a read that reached
+        the end is not repeated until a wake-up says the file changed (or the safety timer
+        fires): one read per wake-up, no read of nothing after each."""
+        return (
+            self._wd is None
+            or self._woken
+            or self._timed_out
+            or self._finishing
+            or not self._at_end
+        )
 
     def _wakeup(self) -> None:
         self._woken = True
@@ -250,10 +295,11 @@ class Tailer:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def _sleep(self, seconds: float) -> None:
-        """Wait for a wake-up or ``seconds`` (a bare future: no task per wait, as wait_for has)."""
+    async def _sleep(self, seconds: float) -> bool:
+        """Wait for a wake-up or ``seconds`` (a bare future: no task per wait, as wait_for
+        has); True if the time ran out without a wake-up."""
         if self._woken:
-            return
+            return False
         loop = asyncio.get_running_loop()
         self._waiter = waiter = loop.create_future()
         handle = loop.call_later(seconds, _resolve, waiter)
@@ -262,6 +308,7 @@ class Tailer:
         finally:
             handle.cancel()
             self._waiter = None
+        return not self._woken
 
     def _open(self) -> None:
         if self._fd is not None:
@@ -276,28 +323,39 @@ class Tailer:
             self._hub = hub if self._wd is not None else None
 
     def _read_available(self) -> bool:
-        """Read what was appended; True if it completed at least one line."""
+        """Read what was appended; True if it completed at least one line.
+
+        Reads to a short read: the end of the file as it is now (to an empty read when
+        finishing). A read that finds no new byte checks the size too: a file shorter than
+        what was read of it was truncated.
+        """
         assert self._fd is not None
-        size = os.fstat(self._fd).st_size
-        if size < self._read_pos:
-            self._fail(
-                f"{self.path} was truncated under the tailer (size {size} < {self._read_pos})"
-            )
-        got_line = False
+        got_line = read_any = False
         while True:
             data = os.pread(self._fd, _CHUNK, self._read_pos)
-            if not data:
-                return got_line
-            self._read_pos += len(data)
-            chunk = self._partial + data
-            start_offset = self._read_pos - len(chunk)
-            pieces = chunk.split(b"\n")
-            self._partial = pieces.pop()
-            pos = start_offset
-            for piece in pieces:
-                pos += len(piece) + 1
-                self._lines.append((_decode(piece), pos))
-                got_line = True
+            if data:
+                read_any = True
+                self._read_pos += len(data)
+                chunk = self._partial + data
+                start_offset = self._read_pos - len(chunk)
+                pieces = chunk.split(b"\n")
+                self._partial = pieces.pop()
+                pos = start_offset
+                for piece in pieces:
+                    pos += len(piece) + 1
+                    self._lines.append((_decode(piece), pos))
+                    got_line = True
+            if not data or (len(data) < _CHUNK and not self._finishing):
+                break
+        self._at_end = True  # as of now: the next write wakes us (or the next poll looks)
+        self._found_nothing = not read_any
+        if not read_any:
+            size = os.fstat(self._fd).st_size
+            if size < self._read_pos:
+                self._fail(
+                    f"{self.path} was truncated under the tailer (size {size} < {self._read_pos})"
+                )
+        return got_line
 
     def _end(self) -> str:
         """The finish drain is complete: hand out a last unterminated line, or stop."""

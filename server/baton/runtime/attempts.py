@@ -22,11 +22,11 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import baton.runtime.remote as remote
 from baton.acp import transport as acp
-from baton.agents.base import AgentNotFound, Parser, StderrReader, Turn
+from baton.agents.base import AgentNotFound, StderrReader, Turn
 from baton.agents.state import CONFIG_VARIABLES, state_paths
 from baton.config.profiles import Profile
 from baton.config.secrets import SecretError, redact, resolve_env, use_backend, with_mask_names
@@ -44,11 +44,17 @@ from baton.process.tail import Tailer, lines_before
 from baton.process.transport import Transport
 from baton.runtime.book import Book
 from baton.runtime.broker import Limits, TaskError
+from baton.runtime.live import Live as Live  # re-exported: where it was defined before
+from baton.runtime.live import Watcher
 from baton.runtime.recorded import agent_cwd, profile_of, store_turn
 from baton.store.paths import task_dir
 
 log = logging.getLogger(__name__)
 S, C = TaskState, Completion
+#: Lines of an agent's output parsed and emitted together at most (a backlog after a pause).
+PUMP_BATCH = 128
+#: The watch's sleep (s) at most while a pidfd wakes it at the agent's end.
+WATCHED_POLL = 0.5
 #: Completions that mean Baton stopped the attempt itself.
 _STOPS = frozenset({C.CANCELLED, C.STALLED, C.TIMEOUT, C.INTERRUPTED, C.BUDGET})
 
@@ -65,34 +71,6 @@ class StartFailed(BatonError):
     def __init__(self, completion: Completion, message: str) -> None:
         super().__init__(message)
         self.completion = completion
-
-
-@dataclasses.dataclass
-class Live:
-    """An attempt this broker is following."""
-
-    task: Task
-    attempt: Attempt
-    transport: Transport
-    record: procs.ProcessRecord
-    tailer: Tailer
-    outcome: Outcome
-    parser: Parser
-    started: float
-    last_output: float
-    side: bool = False  # a side attempt (review): it must not touch the task's session
-    stop: Stop | None = None
-    masking: EventMasker = dataclasses.field(default_factory=lambda: EventMasker(()))
-
-
-class Watcher(Protocol):
-    """Told of each attempt of a task this broker follows (not side attempts): its start
-    (``past``: its stored events), each batch of its events, its end. The budgets are one
-    (:class:`baton.runtime.budgets.BudgetWatch`)."""
-
-    def following(self, live: Live, past: Sequence[Event]) -> None: ...
-    def seen(self, live: Live, events: Sequence[Event]) -> None: ...
-    def ended(self, live: Live) -> None: ...
 
 
 class Attempts:
@@ -326,6 +304,7 @@ class Attempts:
             tailer.finish()  # drain what is left, then let the parser judge the end
             with contextlib.suppress(Exception):
                 await pump
+            live.confirm()
             err = procs.stderr_tail(Path(attempt.err_path))
             ending = live.masking.events(live.parser.finish(exit_code, err))
             if live.stop is not None:  # Baton ended it: "no end marker" is not the agent's error
@@ -334,6 +313,7 @@ class Attempts:
             if not judged:  # marked, so a broker that reads this end again adds nothing
                 ending = [dataclasses.replace(e, data={**e.data, "at_exit": True}) for e in ending]
                 await self._emit(live, ending)
+            live.confirm()  # every batch before the ending's is committed (or failed) now
             attempt.exit_code, attempt.ended_at = exit_code, time.time()
             attempt.out_offset = tailer.offset
         finally:
@@ -366,6 +346,7 @@ class Attempts:
         ended = ExitWatch(record.pid, record.create_time)  # wakes the poll below at the end
         pump.add_done_callback(lambda _: ended.close())  # follow cancels the pump when done
         while True:
+            live.confirm()
             rec = procs.read_exit(exit_path) if exit_path.exists() else None
             if rec is not None:
                 return rec.code
@@ -406,15 +387,36 @@ class Attempts:
                 if why is not None:
                     live.stop = why
                     await procs.kill_tree(record.pid, self.limits.kill_grace, record.create_time)
-            await ended.wait(self.limits.poll)
+            await ended.wait(self._watch_interval(live, ended))
+
+    def _watch_interval(self, live: Live, ended: ExitWatch) -> float:
+        """How long the watch sleeps between two looks: the poll while only a look finds
+        the end. A native attempt's wrapper exits once its exit record is written, so with
+        a pidfd the end wakes the watch and it looks only for the limits (a tenth of the
+        shortest, at most :data:`WATCHED_POLL`) — not 20 times a second per agent. (An ACP
+        runner outlives its turn: only a look at its exit record finds a turn's end.)"""
+        poll = self.limits.poll
+        if not ended.watching or live.transport.name == acp.ACP:
+            return poll
+        shortest = min(self.limits.stall_after, self.limits.wall_clock)
+        return max(poll, min(WATCHED_POLL, shortest / 10))
 
     async def _pump(self, live: Live) -> None:
-        async for line in live.tailer:
+        """Parse the output as it comes: the lines read at once go to the bus as one batch
+        (one commit, the offset past the last of them), so the loop's work per line is the
+        parsing; a backlog is taken :data:`PUMP_BATCH` lines at a time, letting the loop
+        serve others between two."""
+        tailer = live.tailer
+        while lines := await tailer.batch(PUMP_BATCH):
             live.last_output = time.monotonic()
-            events = live.masking.events(live.parser.feed(line))
+            events: list[Event] = []
+            for line in lines:
+                events += live.masking.events(live.parser.feed(line))
             if events:
                 await self._emit(live, events, wait=False)
-        live.attempt.out_offset = live.tailer.offset
+            if tailer.buffered:
+                await asyncio.sleep(0)
+        live.attempt.out_offset = tailer.offset
 
     async def _pump_stderr(self, live: Live, adopted: bool) -> None:
         """Feed the stderr lines to a parser that reads them (:class:`StderrReader`).
@@ -471,7 +473,8 @@ class Attempts:
             with contextlib.suppress(Exception):
                 await fut
         else:
-            fut.add_done_callback(lambda f: _stop_on_store_failure(live, f))
+            live.confirm()
+            live.unconfirmed.append(fut)
 
     # ------------------------------------------------------------------ permissions
 
@@ -509,12 +512,3 @@ class Attempts:
         for t in list(self._background):
             t.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
-
-
-def _stop_on_store_failure(live: Live, fut: asyncio.Future[list[Event]]) -> None:
-    if fut.cancelled() or fut.exception() is None or live.stop is not None:
-        return
-    live.stop = Stop(
-        Completion.WORKER_ERROR, f"could not record the agent's events: {fut.exception()}"
-    )
-    live.tailer.finish()

@@ -260,7 +260,7 @@ async def diff(ls: BatonServer, args: Args) -> Any:
 
 async def status(ls: BatonServer, args: Args) -> Any:
     await ls.broker()
-    return await ls.get_feature(Notifier).send_status()
+    return await ls.get_feature(Notifier).send_status(recount=True)
 
 
 async def workers(ls: BatonServer, args: Args) -> Any:
@@ -339,6 +339,10 @@ def _command(name: str, handler: Handler, optional: bool) -> Callable[..., Await
             raise failed(exc) from None
 
     run.__name__ = name.replace(".", "_")
+    # pygls reads a command's annotations at every call (typing.get_type_hints): as the
+    # strings this module's ``from __future__ import annotations`` makes them, evaluated
+    # each time, that was half a millisecond per command on the loop; as objects, 15 µs.
+    run.__annotations__ = {"ls": BatonServer, "arguments": Any, "return": Any}
     return run
 
 

@@ -16,6 +16,7 @@ import baton.surfaces.lsp.lenses as lenses
 from baton.surfaces.lsp.foresee import Foresee
 from baton.surfaces.lsp.ide import ClaudeIde
 from baton.surfaces.lsp.progress import Progress
+from baton.surfaces.lsp.protocol import answer_later
 from baton.surfaces.lsp.server import BatonServer
 
 
@@ -75,26 +76,40 @@ def did_change_folders(ls: BatonServer, params: types.DidChangeWorkspaceFoldersP
     ls.get_feature(ClaudeIde).set_workspace_folders(sorted(ls.roots))
 
 
-async def code_action(ls: BatonServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+def code_action(ls: BatonServer, params: types.CodeActionParams) -> Any:
+    """The actions for a range: answered at once (a plain handler, answered in the
+    callback that read the request) unless hunks in review must be placed there, which is
+    done on a thread."""
     doc = ls.open_document(params.text_document.uri)
-    count = None if doc is None else len(doc[0].splitlines())
+    count = None
+    if doc is not None:
+        count = doc[0].count("\n")  # no more lines than splitlines() counts
+        if params.range.start.line > count:
+            count = len(doc[0].splitlines())
     found = actions.code_actions(params, count)
-    reviews = [td for td in ls.reviews.values() if td.task.state == "review"]
     only = [str(k) for k in params.context.only] if params.context.only else None
-    if reviews and doc is not None and actions.wanted(lenses.REVIEW_KIND, only):
-        found += await asyncio.to_thread(
+    replies: list[types.CodeAction] = []
+    if doc is not None and ls.questions.tasks and actions.wanted(asking.REPLY_KIND, only):
+        replies = asking.reply_actions(
+            ls.questions.tasks.values(), params.text_document.uri, params.range
+        )
+    reviews = [td for td in ls.reviews.values() if td.task.state == "review"]
+    if not reviews or doc is None or not actions.wanted(lenses.REVIEW_KIND, only):
+        return found + replies
+    text = doc[0]
+
+    async def with_reviews() -> list[types.CodeAction]:
+        placed = await asyncio.to_thread(
             lenses.review_actions,
             reviews,
             params.text_document.uri,
-            doc[0],
+            text,
             ls.encoding,
             params.range,
         )
-    if doc is not None and actions.wanted(asking.REPLY_KIND, only):
-        found += asking.reply_actions(
-            ls.questions.tasks.values(), params.text_document.uri, params.range
-        )
-    return found
+        return found + placed + replies
+
+    return answer_later(with_reviews())
 
 
 async def hover_at(ls: BatonServer, params: types.HoverParams) -> types.Hover | None:

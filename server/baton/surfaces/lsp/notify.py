@@ -120,12 +120,19 @@ class Notifier(Feature):
         self._answered: set[str] = set()
         self.status: dict[str, Any] = {}
         self._settings: asyncio.Task[None] | None = None
+        # What the last status was made of: the counts are read again only after a task
+        # changed state, the sandbox only after the settings changed (not at every flush:
+        # each is a trip to a worker thread, the counts one to the store's).
+        self._counts: dict[str, int] | None = None
+        self._sandbox: tuple[str | None, dict[str, Any]] | None = None
+        self._recount = True
+        self._counted: list[str] = []
 
     # -- called per committed event, on the loop: must stay cheap ---------------------------
 
     async def started(self, supervisor: Supervisor) -> None:
         """Say what there is now: the status, the diffs in review, the questions waiting."""
-        await self.send_status()
+        await self.send_status(recount=True)
         self.follow_settings()
         for root in sorted(self.server.roots):
             for task in await supervisor.list_tasks(states=["review"], root=root, limit=200):
@@ -137,6 +144,7 @@ class Notifier(Feature):
 
     def on_event(self, event: Event) -> None:
         if event.type == EventType.STATE:
+            self._recount = True
             self._tasks.add(event.task_id)
             to = event.data.get("to")
             if to in ("review", "applied", "rejected", "needs_input"):
@@ -166,6 +174,7 @@ class Notifier(Feature):
     def touch(self, task_id: str, *, diff: bool = False) -> None:
         """Re-send a task's summary (and diff) soon, e.g. after an accept of some hunks."""
         self._tasks.add(task_id)
+        self._recount = True
         if diff:
             self._diffs.add(task_id)
         self._arm()
@@ -236,19 +245,28 @@ class Notifier(Feature):
                     seen = await cache.wait_for_change(seen, timeout=3600.0)
                 except TimeoutError:
                     continue
-                await self.send_status()
+                self._sandbox = None  # the user's sandbox setting may have changed
+                await self.send_status(recount=True)
 
         self._settings = self.server.spawn(follow(), "status on a settings change")
 
-    async def send_status(self) -> dict[str, Any]:
-        """Send ``baton/status`` when it changed; the counts and ``sandbox``, as sent."""
+    async def send_status(self, *, recount: bool = False) -> dict[str, Any]:
+        """Send ``baton/status`` when it changed; the counts and ``sandbox``, as sent. The
+        counts are read again when asked (``recount``), after a task of this broker changed
+        state, or for other roots; else the last ones stand."""
         sup = self.server.supervisor
         if sup is None:
             return {}
         roots = sorted(self.server.roots)
-        since = time.time() - FAILED_WINDOW
-        counts: dict[str, Any] = status_counts(await sup.count_by_state(roots, failed_since=since))
-        counts["sandbox"] = await asyncio.to_thread(sandbox_state, self._sandbox_setting(roots))
+        if recount or self._recount or self._counts is None or self._counted != roots:
+            self._recount = False  # a state change while counting counts again next time
+            self._counted = roots
+            since = time.time() - FAILED_WINDOW
+            self._counts = status_counts(await sup.count_by_state(roots, failed_since=since))
+        setting = self._sandbox_setting(roots)
+        if self._sandbox is None or self._sandbox[0] != setting:
+            self._sandbox = (setting, await asyncio.to_thread(sandbox_state, setting))
+        counts: dict[str, Any] = {**self._counts, "sandbox": self._sandbox[1]}
         if counts != self.status:
             self.status = counts
             self.server.protocol.notify(STATUS, counts)

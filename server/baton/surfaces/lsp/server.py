@@ -1,9 +1,10 @@
 """The Baton language server: a pygls server on stdio with the broker inside.
 
-pygls owns the event loop (``start_io``); the broker (:class:`Supervisor`) starts on
-``initialized`` and closes on ``shutdown``. Handlers never block the loop: the broker does
-its SQLite and git work on worker threads, and so does everything here that reads files or
-compares texts.
+The server runs the event loop (:meth:`BatonServer.start_io`: the client's messages are read
+on the loop itself, see :mod:`.stdio`; the protocol is :mod:`.protocol`); the broker
+(:class:`Supervisor`) starts on ``initialized`` and closes on ``shutdown``. Handlers never
+block the loop: the broker does its SQLite and git work on worker threads, and so does
+everything here that reads files or compares texts.
 
 This module holds the shared state and the plumbing and imports no feature: the features
 (notify, progress, transcripts, permissions, foresee, ide) live in their own modules, take
@@ -16,16 +17,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import stat
+import sys
+import threading
 from collections.abc import Coroutine
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 
 import baton.surfaces.lsp.placement as placement
 from baton import __version__
@@ -37,7 +41,8 @@ from baton.store.paths import state_home
 from baton.surfaces.lsp.asking import Questions
 from baton.surfaces.lsp.documents import OpenDocuments, relative_to, uri_to_path
 from baton.surfaces.lsp.editor_settings import EditorSettings
-from baton.surfaces.lsp.payloads import check_request
+from baton.surfaces.lsp.protocol import BatonProtocol
+from baton.surfaces.lsp.stdio import MessageReader, RequestsFirstLoop, serve_stdin
 from baton.surfaces.notices import DesktopNotices, start_notices
 from baton.surfaces.ws.endpoint import Endpoint, start_endpoint
 from baton.surfaces.ws.serve import broker_supervisor
@@ -60,56 +65,6 @@ class Feature:
 
     async def stop(self) -> None:
         """The broker is about to close."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Malformed:
-    """A request whose params could not be read: answered with InvalidParams."""
-
-    id: int | str
-    method: str
-    message: str
-    jsonrpc: str = "2.0"
-
-
-def _is_request(data: object) -> bool:
-    return (
-        isinstance(data, dict)
-        and "jsonrpc" in data
-        and "id" in data
-        and isinstance(data.get("method"), str)
-    )
-
-
-class BatonProtocol(LanguageServerProtocol):
-    """pygls' protocol, plus an error response for requests with malformed params.
-
-    The requests Baton serves are checked strictly first (see ``payloads.RAW_CHECKS``);
-    any other request pygls cannot read is answered too (pygls would log it and drop it,
-    leaving the client waiting forever).
-    """
-
-    def structure_message(self, data: dict[str, Any]) -> Any:
-        if _is_request(data):
-            problem = check_request(data["method"], data.get("params"))
-            if problem is not None:
-                return _Malformed(data["id"], data["method"], f"{data['method']}: {problem}")
-        try:
-            return super().structure_message(data)
-        except JsonRpcException as exc:
-            if _is_request(data):
-                cause = exc.__cause__ or exc
-                message = f"invalid params for {data['method']}: {cause}".splitlines()[0]
-                return _Malformed(data["id"], data["method"], message[:300])
-            raise
-
-    def handle_message(self, message: Any) -> None:
-        if isinstance(message, _Malformed):
-            self._send_response(
-                message.id, error=JsonRpcInvalidParams(message.message).to_response_error()
-            )
-            return
-        super().handle_message(message)
 
 
 class BatonServer(LanguageServer):
@@ -137,6 +92,39 @@ class BatonServer(LanguageServer):
         self.findings: dict[str, dict[str, list[types.Diagnostic]]] = {}
         self._features: dict[type[Feature], Feature] = {}
         self._background: set[asyncio.Task[Any]] = set()
+
+    # -- stdio ----------------------------------------------------------------------------
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve on stdin/stdout until the client closes stdin or says ``exit``: messages
+        are read on the event loop, a whole one per wake-up (:mod:`.stdio`); pygls' own
+        reader (a thread per line) where the loop cannot watch stdin."""
+        source = stdin or sys.stdin.buffer
+        try:
+            fd = source.fileno()
+            watchable = not stat.S_ISREG(os.fstat(fd).st_mode)
+        except (AttributeError, OSError, ValueError):
+            watchable = False
+        if not watchable:
+            super().start_io(stdin, stdout)
+            return
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = MessageReader(
+            self.protocol.handle_message,
+            self.protocol.structure_message,
+            self.report_server_error,
+            JsonRpcException,
+        )
+        try:
+            with asyncio.Runner(loop_factory=RequestsFirstLoop) as runner:
+                runner.run(serve_stdin(fd, reader, self._stop_event.is_set))
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; stopping")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it untyped
 
     # -- features -------------------------------------------------------------------------
 
