@@ -26,6 +26,7 @@ import sys
 import time
 from pathlib import Path
 
+from baton.workspace.copied import Staged, copy_checkout
 from baton.workspace.git import common_dir_of, run_git
 from baton.workspace.gitconfig import repo_config
 from baton.workspace.snapshot import BRANCH_PREFIX
@@ -72,31 +73,47 @@ def identity_of(git_dir: Path) -> dict[str, str]:
     return {k: settings[f"user.{k}"] for k in ("email", "name") if f"user.{k}" in settings}
 
 
+#: What git finds of each file system a checkout was made on (by device): executable bits,
+#: symbolic links, case-insensitive names. Probed once: they are the file system's.
+_file_systems: dict[int, tuple[bool, bool, bool]] = {}
+
+
+def _probe(own: Path, config: Path) -> tuple[bool, bool, bool]:
+    """What ``git init`` finds of the file system ``own`` is on, by its tests on ``config``."""
+    mode = config.stat().st_mode
+    config.chmod(mode ^ stat.S_IXUSR)
+    filemode = config.stat().st_mode == mode ^ stat.S_IXUSR
+    config.chmod(mode)
+    try:
+        os.symlink("config", own / "tXXXXXX")
+        symlinks = True
+        (own / "tXXXXXX").unlink()
+    except OSError:
+        symlinks = False
+    return filemode, symlinks, (own / "CoNfIg").exists()
+
+
 def _init(path: Path, branch: str) -> bool:
-    """What ``git init -q --template= -b <branch> <path>`` makes (SHA-1), made in-process:
-    ``HEAD`` on the branch, the empty object and ref folders, and the ``config`` with what
-    git finds of the file system (executable bits, symbolic links, case). False, and
-    nothing left at ``path``, when it could not be made; git is asked then."""
+    """A repository git takes for what ``git init -q --template= -b <branch> <path>`` makes
+    (SHA-1), made in-process: ``HEAD`` on the branch, the object and ref folders, and the
+    ``config`` with what git finds of the file system (executable bits, symbolic links,
+    case). Only the folders git needs are made (git makes the others when it writes there):
+    on some disks each new file or folder costs a tenth of a millisecond and more. False,
+    and nothing left at ``path``, when it could not be made; git is asked then."""
     own = path / ".git"
     if path.exists() or path.is_symlink():
         return False
     try:
-        for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
-            (own / sub).mkdir(parents=True)
+        (own / "objects" / "info").mkdir(parents=True)
+        (own / "refs").mkdir()
         (own / "HEAD").write_text(f"ref: refs/heads/{branch}\n", encoding="utf-8")
         config = own / "config"
-        config.write_text("", encoding="utf-8")
-        mode = config.stat().st_mode
-        config.chmod(mode ^ stat.S_IXUSR)
-        filemode = config.stat().st_mode == mode ^ stat.S_IXUSR
-        config.chmod(mode)
-        try:
-            os.symlink("config", own / "tXXXXXX")
-            symlinks = True
-            (own / "tXXXXXX").unlink()
-        except OSError:
-            symlinks = False
-        ignorecase = (own / "CoNfIg").exists()
+        device = path.parent.stat().st_dev
+        found = _file_systems.get(device)
+        if found is None:
+            config.write_text("", encoding="utf-8")
+            found = _file_systems[device] = _probe(own, config)
+        filemode, symlinks, ignorecase = found
         lines = ["[core]", "\trepositoryformatversion = 0", f"\tfilemode = {str(filemode).lower()}"]
         lines += ["\tbare = false", "\tlogallrefupdates = true"]
         lines += [] if symlinks else ["\tsymlinks = false"]
@@ -109,11 +126,19 @@ def _init(path: Path, branch: str) -> bool:
 
 
 def make_checkout(
-    git_dir: Path, commit: str, task_id: str, path: Path, *, seed: bool = True
+    git_dir: Path,
+    commit: str,
+    task_id: str,
+    path: Path,
+    *,
+    seed: bool = True,
+    staged: tuple[Staged, Path] | None = None,
 ) -> None:
     """Create the checkout of ``commit`` at ``path`` (which must not exist) on the task's
     branch, in a repository of its own that borrows the objects of ``git_dir``; with
-    ``seed``, Baton's index of it too (:func:`seed_index_of`)."""
+    ``seed``, Baton's index of it too (:func:`seed_index_of`). ``staged``: what the snapshot
+    ``commit`` was just made of and the work tree it was taken from, to copy the files from
+    (:func:`~baton.workspace.copied.copy_checkout`) instead of having git write them."""
     branch = BRANCH_PREFIX + task_id
     if len(commit) == _SHA256_HEX or sys.platform == "darwin" or not _init(path, branch):
         fmt = ["--object-format=sha256"] if len(commit) == _SHA256_HEX else []
@@ -132,6 +157,12 @@ def make_checkout(
             lines = "".join(f"\t{k} = {_config_value(v)}\n" for k, v in sorted(identity.items()))
             with open(own / "config", "a", encoding="utf-8", errors="surrogateescape") as fh:
                 fh.write("[user]\n" + lines)
+        if staged is not None and copy_checkout(*staged, path, commit, branch):
+            if seed:
+                copy_seed(path)
+            return
+        if staged is not None:  # what the copy wrote is in the way of git's checkout
+            _empty_work_tree(path)
         # Checkout reads every object straight from the user's store (no lookup in the empty
         # store of the checkout first); it writes only the index and the files.
         run_git(
@@ -146,6 +177,17 @@ def make_checkout(
     except BaseException:
         remove_checkout(path)
         raise
+
+
+def _empty_work_tree(path: Path) -> None:
+    """Remove everything of the checkout at ``path`` but its repository."""
+    for entry in os.scandir(path):
+        if entry.name == ".git":
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            os.unlink(entry.path)
 
 
 def copy_seed(path: Path) -> None:
