@@ -12,7 +12,9 @@ The worktree comes from the warm pool when it has one for the repository
 (:mod:`baton.workspace.pool`: a ready checkout moved to the snapshot, checked, else a fresh
 one); a checkout the task took from the pool before a crash is finished, not made again.
 After each task of a repository with a pool, the pool is refilled in the background
-(:class:`baton.workspace.refill.Refiller`), once no task is being prepared.
+(:class:`baton.workspace.refill.Refiller`), once no task is being prepared; so is the warm
+copy of a large repository's index the next snapshot starts from
+(:mod:`baton.workspace.warmseed`), when the index has changed.
 """
 
 from __future__ import annotations
@@ -37,8 +39,9 @@ from baton.store import Store
 from baton.store.paths import task_dir, worktrees_dir
 from baton.workspace import Snapshot, create_worktree, remove_worktree, take_snapshot
 from baton.workspace.git import in_background
-from baton.workspace.pool import PoolLimits, claim, discard, pooled, take
+from baton.workspace.pool import PoolLimits, claim, discard, pooled, take, tracked_files
 from baton.workspace.refill import REFILL_DELAY, Refiller
+from baton.workspace.warmseed import SEEDS, needs_warming
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +91,10 @@ class Preparer:
             path, source = create_worktree(snap, task_id, wts), "fresh"
         if pooled(snap.git_dir, limits):
             self.refills.ask(snap.git_dir, snap.commit, limits)
+        seeds = self.home / SEEDS  # where take_snapshot looks for them
+        large = tracked_files(snap.git_dir) >= limits.min_files
+        if not snap.private and large and needs_warming(snap.git_dir, seeds):
+            self.refills.warm(snap.git_dir, snap.root, seeds)
         return path, source
 
     async def _prepare(self, task: Task) -> None:

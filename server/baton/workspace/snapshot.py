@@ -31,6 +31,7 @@ from baton.workspace.indexfile import entry_count, may_name, read_index
 from baton.workspace.objects import commit_tree, loose_objects, write_loose, write_tree
 from baton.workspace.refs import update_ref
 from baton.workspace.scope import normalize
+from baton.workspace.warmseed import SEEDS, seed_of
 
 SNAPSHOT_REF = "refs/baton/snapshots/"
 RESULT_REF = "refs/baton/results/"
@@ -414,7 +415,9 @@ def take_snapshot(
             notes.append("the repository has no commit yet: the snapshot has no parent")
         elif place.detached:
             notes.append(f"detached HEAD at {base[:12]}")
-    seed_index = git_dir / "index"
+    # A private folder's index is Baton's own; a repository's, the user's or Baton's warm
+    # copy of it (:mod:`baton.workspace.warmseed`).
+    seed_index = git_dir / "index" if private else seed_of(git_dir, state_home / SEEDS)
     tmp_root = state_home / "tmp"
     tmp_root.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="snapshot-", dir=tmp_root) as tmp:
