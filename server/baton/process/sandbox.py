@@ -393,8 +393,10 @@ def policy_for(
     return Policy.of(found.cwd, mounts, network, found.warnings)
 
 
+@functools.cache
 def _baton_itself() -> tuple[str, ...]:
-    """Baton's Python and Baton's own code (an editable install's source folder too)."""
+    """Baton's Python and Baton's own code (an editable install's source folder too): where
+    this process runs from, found once."""
     package = str(Path(__file__).resolve().parents[2])  # the folder holding ``baton``
     return tuple(dict.fromkeys((sys.prefix, sys.base_prefix, package)))
 
