@@ -107,19 +107,24 @@ class Preparer:
         else:
             crash_point("before_snapshot")
             # A pool checkout is taken and checked while the snapshot is taken (the part of
-            # the take that needs no snapshot); the move to the snapshot follows it.
-            claiming = asyncio.ensure_future(
-                asyncio.to_thread(
-                    in_background, claim, Path(task.root), task.id, worktrees_dir(self.home), limits
-                )
-            )
+            # the take that needs no snapshot); the move to the snapshot follows it. A
+            # repository too small for a pool (its index's header says) needs no such thread.
+            claiming: asyncio.Future[Path | None] | None = None
+            if _may_have_pool(Path(task.root), limits):
+                claiming = asyncio.ensure_future(
+                    asyncio.to_thread(
+                        in_background, claim, Path(task.root), task.id, worktrees_dir(self.home),
+                        limits,
+                    )
+                )  # fmt: skip
             try:
                 snap = await asyncio.to_thread(in_background, self._snapshot, task, folder)
             except BaseException:
-                await self._drop(claiming)
+                if claiming is not None:
+                    await self._drop(claiming)
                 raise
             try:
-                claimed = await claiming
+                claimed = await claiming if claiming is not None else None
             except Exception as exc:  # the take below finishes whatever the claim left
                 log.warning("task %s: claiming a pool checkout failed: %s", task.id, exc)
             task.snapshot, task.base_ref = snap.commit, snap.base
@@ -128,12 +133,18 @@ class Preparer:
             crash_point("after_snapshot")
             for note in snap.notes:
                 await self.book.log(task, note)
-        worktree, source = await asyncio.to_thread(
-            in_background, self._checkout, snap, task.id, limits, claimed
-        )
+        # What the brief needs from the store is read while the checkout is made.
+        memory = asyncio.ensure_future(self.book.store.call(lambda s: s.list_memory(task.root)))
+        try:
+            worktree, source = await asyncio.to_thread(
+                in_background, self._checkout, snap, task.id, limits, claimed
+            )
+        except BaseException:
+            memory.cancel()
+            raise
         task.worktree, task.branch = str(worktree), snap.branch
         task.options["checkout"] = source
-        task.brief = await self._brief(task, snap, worktree)
+        task.brief = await self._brief(task, snap, worktree, [text for _, text in await memory])
         await self.book.save(task)
         crash_point("after_worktree")
 
@@ -155,9 +166,8 @@ class Preparer:
         if claimed is not None:
             await asyncio.to_thread(discard, claimed, worktrees_dir(self.home))
 
-    async def _brief(self, task: Task, snap: Snapshot, worktree: Path) -> str:
+    async def _brief(self, task: Task, snap: Snapshot, worktree: Path, memory: list[str]) -> str:
         settings = self.settings.last_good(task.root)
-        memory = await self.book.store.call(lambda s: s.list_memory(task.root))
         selection = None
         if task.targets and task.targets[0].start_line is not None:
             t = task.targets[0]
@@ -173,7 +183,7 @@ class Preparer:
                 action=task.action,
                 selection=selection,
                 diagnostics=diagnostics_of(task),
-                memory=[text for _, text in memory],
+                memory=memory,
                 rules=rules,
                 scope=task.scope,
             )
@@ -190,6 +200,13 @@ class Preparer:
             )
         except Exception as exc:
             await self.book.log(task, f"could not remove the worktree: {exc}", "warning")
+
+
+def _may_have_pool(root: Path, limits: PoolLimits) -> bool:
+    """False only when the folder is the top of a repository too small for a pool (its
+    index's header says how many files it tracks); else the claim looks."""
+    git_dir = root / ".git"
+    return not git_dir.is_dir() or pooled(git_dir, limits)
 
 
 def _read_text(path: Path) -> str:
