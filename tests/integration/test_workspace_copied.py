@@ -115,7 +115,7 @@ def test_a_file_changed_after_the_snapshot_is_never_copied(
     assert worktree_fits(snap, wt)
 
 
-@pytest.mark.parametrize("change", ["deleted", "symlink", "mode_only_is_kept"])
+@pytest.mark.parametrize("change", ["deleted", "symlink", "fifo", "mode_only_is_kept"])
 def test_a_source_that_moved_on_gives_the_snapshot_still(
     repo: Path, tmp_path: Path, change: str
 ) -> None:
@@ -126,6 +126,9 @@ def test_a_source_that_moved_on_gives_the_snapshot_still(
     elif change == "symlink":
         (repo / "notes.txt").unlink()
         os.symlink("app.py", repo / "notes.txt")
+    elif change == "fifo":  # opened, it would wait for a writer forever
+        (repo / "notes.txt").unlink()
+        os.mkfifo(repo / "notes.txt")
     else:  # the bytes are the snapshot's; the mode comes from the snapshot, not the disk
         (repo / "tool.sh").chmod(0o755)
     wt = create_worktree(snap, "t1", tmp_path / "wts")

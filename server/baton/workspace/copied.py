@@ -64,12 +64,16 @@ def _checked_name(path: str) -> bytes:
 
 
 def _read_regular(source: bytes, budget: int) -> bytes:
-    """The bytes of the regular file ``source`` (not through a symbolic link)."""
-    fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    """The bytes of the regular file ``source`` (not through a symbolic link, and never a
+    FIFO or a device opened: that could block or act)."""
+    before = os.lstat(source)
+    if not stat.S_ISREG(before.st_mode) or before.st_size > budget:
+        raise _Unfit("not a regular file, or too big to copy")
+    fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > budget:
-            raise _Unfit("not a regular file, or too big to copy")
+        if (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino) or st.st_size > budget:
+            raise _Unfit("the file changed while it was opened")
         chunks = []
         while chunk := os.read(fd, max(st.st_size, 1 << 16)):
             chunks.append(chunk)
