@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from baton.workspace.checkout import _init
 from baton.workspace.git import IDENTITY
 from baton.workspace.indexfile import read_index
 from baton.workspace.objects import commit_body, commit_tree, write_loose
+from baton.workspace.skeleton import init_repository as _init
 from baton.workspace.snapshot import index_entries
 from tests.conftest import git
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import stat
 import sys
 import time
 from pathlib import Path
@@ -29,6 +28,9 @@ from pathlib import Path
 from baton.workspace.copied import Staged, copy_checkout
 from baton.workspace.git import common_dir_of, run_git
 from baton.workspace.gitconfig import repo_config
+from baton.workspace.skeleton import EXACT_BYTES, sweep_skeletons, take_skeleton
+from baton.workspace.skeleton import PREFIX as SKELETON_PREFIX
+from baton.workspace.skeleton import init_repository as _init
 from baton.workspace.snapshot import BRANCH_PREFIX
 
 #: Beside the checkouts: Baton's index of each checkout (``<worktrees_dir>/.index/<id>``).
@@ -36,8 +38,6 @@ from baton.workspace.snapshot import BRANCH_PREFIX
 SEED_FOLDER = ".index"
 #: Scratch folders of a diff in progress inside :data:`SEED_FOLDER`.
 SCRATCH_PREFIX = ".diff-"
-# Highest-precedence attributes of the checkout: git writes and reads the bytes unchanged.
-EXACT_BYTES = "* -text -eol -filter -ident -working-tree-encoding\n"
 _SHA256_HEX = 64
 
 
@@ -73,58 +73,6 @@ def identity_of(git_dir: Path) -> dict[str, str]:
     return {k: settings[f"user.{k}"] for k in ("email", "name") if f"user.{k}" in settings}
 
 
-#: What git finds of each file system a checkout was made on (by device): executable bits,
-#: symbolic links, case-insensitive names. Probed once: they are the file system's.
-_file_systems: dict[int, tuple[bool, bool, bool]] = {}
-
-
-def _probe(own: Path, config: Path) -> tuple[bool, bool, bool]:
-    """What ``git init`` finds of the file system ``own`` is on, by its tests on ``config``."""
-    mode = config.stat().st_mode
-    config.chmod(mode ^ stat.S_IXUSR)
-    filemode = config.stat().st_mode == mode ^ stat.S_IXUSR
-    config.chmod(mode)
-    try:
-        os.symlink("config", own / "tXXXXXX")
-        symlinks = True
-        (own / "tXXXXXX").unlink()
-    except OSError:
-        symlinks = False
-    return filemode, symlinks, (own / "CoNfIg").exists()
-
-
-def _init(path: Path, branch: str) -> bool:
-    """A repository git takes for what ``git init -q --template= -b <branch> <path>`` makes
-    (SHA-1), made in-process: ``HEAD`` on the branch, the object and ref folders, and the
-    ``config`` with what git finds of the file system (executable bits, symbolic links,
-    case). Only the folders git needs are made (git makes the others when it writes there):
-    on some disks each new file or folder costs a tenth of a millisecond and more. False,
-    and nothing left at ``path``, when it could not be made; git is asked then."""
-    own = path / ".git"
-    if path.exists() or path.is_symlink():
-        return False
-    try:
-        (own / "objects" / "info").mkdir(parents=True)
-        (own / "refs").mkdir()
-        (own / "HEAD").write_text(f"ref: refs/heads/{branch}\n", encoding="utf-8")
-        config = own / "config"
-        device = path.parent.stat().st_dev
-        found = _file_systems.get(device)
-        if found is None:
-            config.write_text("", encoding="utf-8")
-            found = _file_systems[device] = _probe(own, config)
-        filemode, symlinks, ignorecase = found
-        lines = ["[core]", "\trepositoryformatversion = 0", f"\tfilemode = {str(filemode).lower()}"]
-        lines += ["\tbare = false", "\tlogallrefupdates = true"]
-        lines += [] if symlinks else ["\tsymlinks = false"]
-        lines += ["\tignorecase = true"] if ignorecase else []
-        config.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    except OSError:
-        shutil.rmtree(path, ignore_errors=True)
-        return False
-    return True
-
-
 def make_checkout(
     git_dir: Path,
     commit: str,
@@ -140,7 +88,12 @@ def make_checkout(
     ``commit`` was just made of and the work tree it was taken from, to copy the files from
     (:func:`~baton.workspace.copied.copy_checkout`) instead of having git write them."""
     branch = BRANCH_PREFIX + task_id
-    if len(commit) == _SHA256_HEX or sys.platform == "darwin" or not _init(path, branch):
+    if len(commit) == _SHA256_HEX or sys.platform == "darwin":
+        made = False
+    else:  # a repository made ahead (a task's checkout only), else one made now
+        ahead = seed_index_of(path).parent  # where skeletons wait (the same file system)
+        made = (seed and take_skeleton(ahead, path, branch)) or _init(path, branch)
+    if not made:
         fmt = ["--object-format=sha256"] if len(commit) == _SHA256_HEX else []
         run_git(["init", "-q", "--template=", "-b", branch, *fmt, str(path)], path.parent)
     own = path / ".git"
@@ -209,14 +162,18 @@ def remove_checkout(path: Path) -> None:
 
 
 def sweep_seeds(worktrees_dir: Path, keep: set[str], *, scratch_age: float = 3600.0) -> None:
-    """Remove Baton's indexes of checkouts not in ``keep``, and scratch folders left by a
-    diff that was killed (older than ``scratch_age`` seconds)."""
+    """Remove Baton's indexes of checkouts not in ``keep``, scratch folders left by a diff
+    that was killed (older than ``scratch_age`` seconds) and checkout repositories made
+    ahead by processes now gone (:mod:`baton.workspace.skeleton`)."""
     folder = worktrees_dir / SEED_FOLDER
     if not folder.is_dir():
         return
     now = time.time()
+    sweep_skeletons(folder)
     for entry in folder.iterdir():
         with contextlib.suppress(OSError):
+            if entry.name.startswith(SKELETON_PREFIX):
+                continue  # a live process's, made ahead of need
             if entry.name.startswith(SCRATCH_PREFIX):
                 if now - entry.stat().st_mtime > scratch_age:
                     shutil.rmtree(entry, ignore_errors=True)
