@@ -11,7 +11,10 @@ each task ends in review). For each, from the broker's own records:
 - agent exited → review: the wrapper's exit record (``ended_at``) to a subscriber seeing the
   task move to review: noticing the exit, staging the checkout, the diff, its storage;
 - CPU per task (mean): the broker process's and its children's (git, the wrapper, the
-  sandbox, the agent), which a loaded machine moves much less than the times above.
+  sandbox, the agent), which a loaded machine moves much less than the times above;
+- processes per task, created → spawn (mean, a ``MEASURE``): the git processes the broker
+  started on the task's way to its agent, and all the processes it started (background
+  work of the pool's refill thread left out): counts no load moves.
 
 Their floors are measured in the same rounds (the order alternates every round): the same
 fake agent started by a raw fork/exec (``subprocess.Popen`` to its run log line) in a raw
@@ -47,6 +50,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -95,6 +99,31 @@ def make_repo(base: Path, files: int = 20) -> Path:
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "init")
     return repo
+
+
+#: When the broker started each process, whether it is git, and from which thread.
+STARTS: list[tuple[float, bool, str]] = []
+
+
+def count_processes() -> None:
+    """Record every process this process starts from now on (see :data:`STARTS`)."""
+    real = subprocess.Popen
+
+    class Counted(real):  # type: ignore[valid-type, misc]
+        def __init__(self, args: Any, *rest: Any, **kw: Any) -> None:
+            argv = [os.path.basename(str(a)) for a in (args if isinstance(args, list) else [])]
+            thread = threading.current_thread().name
+            STARTS.append((time.time(), "git" in argv[:8], thread))
+            super().__init__(args, *rest, **kw)
+
+    subprocess.Popen = Counted  # type: ignore[misc]
+
+
+def started_between(start: float, end: float) -> tuple[int, int]:
+    """How many processes (git ones, all) the broker started from ``start`` to ``end``,
+    but for the pool's refill thread (work nobody waits for)."""
+    found = [git for when, git, thread in STARTS if start <= when <= end and "refill" not in thread]
+    return sum(found), len(found)
 
 
 def cpu() -> float:
@@ -171,6 +200,7 @@ class Broker:
         if pool is not None:  # a pool of that size whatever the repository's
             self.sup._preparer.pool = PoolLimits(size=pool, min_files=1)
         self.got: dict[str, list[float]] = {"started": [], "spawn": [], "review": [], "cpu": []}
+        self.got |= {"git": [], "processes": []}
         self.sources: list[str] = []
 
     async def task(self) -> float:
@@ -200,6 +230,9 @@ class Broker:
         agent = last_run(self.runlog, str(folder))["time"]
         self.got["started"].append(agent - t.created_at)
         self.got["spawn"].append(attempt.started_at - t.created_at)
+        gits, processes = started_between(t.created_at, attempt.started_at)
+        self.got["git"].append(gits)
+        self.got["processes"].append(processes)
         self.got["review"].append(reviewed - ended.ended_at)
         self.got["cpu"].append(cpu() - used)  # its agent's share once its wrapper is reaped
         self.sources.append(str((await self.sup.get(t.id)).options.get("checkout")))
@@ -210,6 +243,7 @@ class Broker:
 
 async def main(tasks: int, files: int, sandbox: str = "auto") -> None:
     base = Path(tempfile.mkdtemp(prefix="baton-bench-"))
+    count_processes()
     try:
         runlog = base / "runs.jsonl"
         os.environ["BATON_FAKE_RUNLOG"] = str(runlog)
@@ -267,6 +301,9 @@ async def main(tasks: int, files: int, sandbox: str = "auto") -> None:
         ):
             print(f"    {label:<26} {ms[key]:7.1f} ms")
         own = ms["started"] - floors["fork"]
+        for key, what in (("git", "git processes"), ("processes", "processes")):
+            count = statistics.mean(b.got[key])
+            print(f"    {what + ' to spawn':<26} {count:7.1f}  (per task, mean)")
         share = "Baton's own share"
         print(f"    {share:<26} {own:7.1f} ms  (created → agent started less the raw start)")
         repo_is = (
@@ -289,6 +326,12 @@ async def main(tasks: int, files: int, sandbox: str = "auto") -> None:
             own,
             "ms",
         )
+        for key, what in (("git", "git processes"), ("processes", "processes")):
+            measure(
+                f"{what} the broker started per task, created → spawn, {repo_is}",
+                statistics.mean(b.got[key]),
+                "processes",
+            )
         figure(
             f"created → spawn, {repo_is}",
             ms["spawn"],

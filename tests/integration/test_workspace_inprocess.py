@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from baton.workspace.checkout import _init
 from baton.workspace.git import IDENTITY
 from baton.workspace.indexfile import read_index
 from baton.workspace.objects import commit_body, commit_tree, write_loose
+from baton.workspace.skeleton import init_repository as _init
 from baton.workspace.snapshot import index_entries
 from tests.conftest import git
 
@@ -92,16 +92,25 @@ def test_a_checkout_repository_made_in_process_is_what_git_init_makes(tmp_path: 
     assert _init(ours, "baton/t1")
     git(tmp_path, "init", "-q", "--template=", "-b", "baton/t1", str(theirs))
 
-    def tree(root: Path) -> dict[str, str]:
-        return {
-            str(p.relative_to(root)): p.read_text() if p.is_file() else "/"
-            for p in sorted(root.rglob("*"))
-        }
+    def files(root: Path) -> dict[str, str]:
+        return {str(p.relative_to(root)): p.read_text() for p in root.rglob("*") if p.is_file()}
 
-    assert tree(ours) == tree(theirs)
+    assert files(ours) == files(theirs)  # HEAD and config (what git found of the disk)
+    # Only the folders git needs: it makes the others (refs/heads, objects/pack) itself.
+    assert {p.name for p in (ours / ".git").rglob("*") if p.is_dir()} <= {
+        p.name for p in (theirs / ".git").rglob("*") if p.is_dir()
+    }
     assert git(ours, "symbolic-ref", "HEAD").strip() == "refs/heads/baton/t1"
+    assert git(ours, "rev-parse", "--git-dir").strip() == ".git"
+    (ours / "a.txt").write_text("a\n")
+    git(ours, "add", "a.txt")
+    git(ours, "commit", "-q", "-m", "first")
+    assert git(ours, "rev-parse", "--abbrev-ref", "HEAD").strip() == "baton/t1"
     assert not _init(ours, "baton/t1")  # never over something that is there
     assert (ours / ".git" / "HEAD").exists()
+    again = tmp_path / "again"  # the file system's answers, probed once, are kept
+    assert _init(again, "baton/t2")
+    assert (again / ".git" / "config").read_text() == (theirs / ".git" / "config").read_text()
 
 
 def _refs(repo: Path) -> str:

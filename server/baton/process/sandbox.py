@@ -131,7 +131,11 @@ def bwrap_argv(policy: Policy, bwrap: str = "bwrap") -> list[str]:
     if not policy.network:
         argv.append("--unshare-net")
     argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    applied: list[Mount] = []
     for m in policy.mounts:
+        if m.access == HIDE and _hidden_already(m, applied):
+            continue  # inside a hidden folder nothing shows it again: no mount to make
+        applied.append(m)
         if m.access == WRITE:
             argv += ["--bind", m.path, m.path]
         elif m.access in (READ, PROTECT):
@@ -142,6 +146,12 @@ def bwrap_argv(policy: Policy, bwrap: str = "bwrap") -> list[str]:
             argv += ["--ro-bind", "/dev/null", m.path]
     argv += ["--chdir", policy.cwd, "--"]
     return argv
+
+
+def _hidden_already(mount: Mount, applied: Sequence[Mount]) -> bool:
+    """Whether the deepest rule applied before ``mount`` on a folder holding it hides it."""
+    holders = [m for m in applied if m.is_dir and _within(mount.path, m.path)]
+    return bool(holders) and max(holders, key=lambda m: _depth(m.path)).access == HIDE
 
 
 def _sb(path: str) -> str:
@@ -393,8 +403,10 @@ def policy_for(
     return Policy.of(found.cwd, mounts, network, found.warnings)
 
 
+@functools.cache
 def _baton_itself() -> tuple[str, ...]:
-    """Baton's Python and Baton's own code (an editable install's source folder too)."""
+    """Baton's Python and Baton's own code (an editable install's source folder too): where
+    this process runs from, found once."""
     package = str(Path(__file__).resolve().parents[2])  # the folder holding ``baton``
     return tuple(dict.fromkeys((sys.prefix, sys.base_prefix, package)))
 

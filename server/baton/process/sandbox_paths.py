@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,7 +84,27 @@ def real(path: str) -> str:
     return os.path.realpath(os.path.expanduser(path))
 
 
-_real = real
+def _resolved(path: str, memo: dict[str, str]) -> str:
+    """``real(path)``, each folder on the way resolved once per ``memo``: most paths of a
+    plan share their folders (``$HOME``), and most do not exist (one ``lstat`` says so: a
+    name that is not there is no symbolic link, and is kept as it is, as ``realpath`` does)."""
+    found = memo.get(path)
+    if found is not None:
+        return found
+    full = os.path.expanduser(path)
+    parts = full.split("/")
+    if not full or parts[0] or full == "/" or "." in parts or ".." in parts or "" in parts[1:]:
+        found = os.path.realpath(full)  # relative, or "." and ".." resolved after the links
+    else:
+        folder, _, name = full.rpartition("/")
+        above = _resolved(folder or "/", memo)
+        try:
+            link = stat.S_ISLNK(os.lstat(full).st_mode)
+        except OSError:
+            link = False
+        found = os.path.realpath(full) if link else os.path.join(above, name)
+    memo[path] = found
+    return found
 
 
 def inside(path: str, folder: str) -> bool:
@@ -203,10 +224,7 @@ def plan(
     memo: dict[str, str] = {}
 
     def real(path: str) -> str:  # each path resolved once per plan (most come twice or more)
-        found = memo.get(path)
-        if found is None:
-            found = memo[path] = _real(path)
-        return found
+        return _resolved(path, memo)
 
     cwd = real(cwd)
     homes = state_homes(task_dir, env)
@@ -250,7 +268,7 @@ def plan(
             hidden.append(path)
     # A program is shown under the private /tmp, never inside what else is hidden (a
     # command line may name the discovery file it must not read).
-    secret = [real(h) for h in hidden if h not in PRIVATE_TMP]
+    secret = list(dict.fromkeys(real(h) for h in hidden if h not in PRIVATE_TMP))
     # As resolved, and as named where a symlink leads there (a linked folder under /tmp).
     named_too = {os.path.normpath(p) for p in programs} | {real(p) for p in programs}
     found.readable += [
@@ -262,10 +280,21 @@ def plan(
     found.readable += shown.readable
     hidden += shown.hidden
     found.warnings = shown.warnings
-    found.writable = [p for p in found.writable if os.path.exists(p)]
-    found.hidden = [p for p in (real(h) for h in hidden) if os.path.exists(p)]
-    found.readable = [p for p in found.readable if os.path.exists(p)]
-    found.protected = [p for p in found.protected if os.path.exists(p)]
+    there: dict[str, bool] = {}  # each path looked at once (many come twice or more)
+
+    def kept(paths: Iterable[str]) -> list[str]:
+        out = []
+        for p in dict.fromkeys(paths):
+            if (found_there := there.get(p)) is None:
+                found_there = there[p] = os.path.exists(p)
+            if found_there:
+                out.append(p)
+        return out
+
+    found.writable = kept(found.writable)
+    found.hidden = kept(real(h) for h in hidden)
+    found.readable = kept(found.readable)
+    found.protected = kept(found.protected)
     return found
 
 

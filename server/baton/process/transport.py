@@ -122,8 +122,13 @@ class NativeTransport:
             raise ValueError("a turn needs its task's folder to start an attempt")
         launch = self.adapter.launch(turn, profile)
         task_dir = Path(turn.task_dir)
-        confinement = confinement_for(launch, task_dir, turn, profile)
-        record = await asyncio.to_thread(spawn, launch, task_dir, attempt, confinement)
+
+        def confined_spawn() -> tuple[ProcessRecord, Confinement]:
+            # The policy's paths are looked at in the thread that spawns: off the loop.
+            confinement = confinement_for(launch, task_dir, turn, profile)
+            return spawn(launch, task_dir, attempt, confinement), confinement
+
+        record, confinement = await asyncio.to_thread(confined_spawn)
         return started(record, launch, confinement)
 
     async def interrupt(self, task_dir: Path, record: ProcessRecord, grace: float) -> None:

@@ -12,7 +12,9 @@ The worktree comes from the warm pool when it has one for the repository
 (:mod:`baton.workspace.pool`: a ready checkout moved to the snapshot, checked, else a fresh
 one); a checkout the task took from the pool before a crash is finished, not made again.
 After each task of a repository with a pool, the pool is refilled in the background
-(:class:`baton.workspace.refill.Refiller`), once no task is being prepared.
+(:class:`baton.workspace.refill.Refiller`), once no task is being prepared; so is the warm
+copy of a large repository's index the next snapshot starts from
+(:mod:`baton.workspace.warmseed`), when the index has changed.
 """
 
 from __future__ import annotations
@@ -37,8 +39,9 @@ from baton.store import Store
 from baton.store.paths import task_dir, worktrees_dir
 from baton.workspace import Snapshot, create_worktree, remove_worktree, take_snapshot
 from baton.workspace.git import in_background
-from baton.workspace.pool import PoolLimits, claim, discard, pooled, take
+from baton.workspace.pool import PoolLimits, claim, discard, pooled, take, tracked_files
 from baton.workspace.refill import REFILL_DELAY, Refiller
+from baton.workspace.warmseed import SEEDS, needs_warming
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +91,10 @@ class Preparer:
             path, source = create_worktree(snap, task_id, wts), "fresh"
         if pooled(snap.git_dir, limits):
             self.refills.ask(snap.git_dir, snap.commit, limits)
+        seeds = self.home / SEEDS  # where take_snapshot looks for them
+        large = tracked_files(snap.git_dir) >= limits.min_files
+        if not snap.private and large and needs_warming(snap.git_dir, seeds):
+            self.refills.warm(snap.git_dir, snap.root, seeds)
         return path, source
 
     async def _prepare(self, task: Task) -> None:
@@ -100,19 +107,24 @@ class Preparer:
         else:
             crash_point("before_snapshot")
             # A pool checkout is taken and checked while the snapshot is taken (the part of
-            # the take that needs no snapshot); the move to the snapshot follows it.
-            claiming = asyncio.ensure_future(
-                asyncio.to_thread(
-                    in_background, claim, Path(task.root), task.id, worktrees_dir(self.home), limits
-                )
-            )
+            # the take that needs no snapshot); the move to the snapshot follows it. A
+            # repository too small for a pool (its index's header says) needs no such thread.
+            claiming: asyncio.Future[Path | None] | None = None
+            if _may_have_pool(Path(task.root), limits):
+                claiming = asyncio.ensure_future(
+                    asyncio.to_thread(
+                        in_background, claim, Path(task.root), task.id, worktrees_dir(self.home),
+                        limits,
+                    )
+                )  # fmt: skip
             try:
                 snap = await asyncio.to_thread(in_background, self._snapshot, task, folder)
             except BaseException:
-                await self._drop(claiming)
+                if claiming is not None:
+                    await self._drop(claiming)
                 raise
             try:
-                claimed = await claiming
+                claimed = await claiming if claiming is not None else None
             except Exception as exc:  # the take below finishes whatever the claim left
                 log.warning("task %s: claiming a pool checkout failed: %s", task.id, exc)
             task.snapshot, task.base_ref = snap.commit, snap.base
@@ -121,12 +133,18 @@ class Preparer:
             crash_point("after_snapshot")
             for note in snap.notes:
                 await self.book.log(task, note)
-        worktree, source = await asyncio.to_thread(
-            in_background, self._checkout, snap, task.id, limits, claimed
-        )
+        # What the brief needs from the store is read while the checkout is made.
+        memory = asyncio.ensure_future(self.book.store.call(lambda s: s.list_memory(task.root)))
+        try:
+            worktree, source = await asyncio.to_thread(
+                in_background, self._checkout, snap, task.id, limits, claimed
+            )
+        except BaseException:
+            memory.cancel()
+            raise
         task.worktree, task.branch = str(worktree), snap.branch
         task.options["checkout"] = source
-        task.brief = await self._brief(task, snap, worktree)
+        task.brief = await self._brief(task, snap, worktree, [text for _, text in await memory])
         await self.book.save(task)
         crash_point("after_worktree")
 
@@ -148,9 +166,8 @@ class Preparer:
         if claimed is not None:
             await asyncio.to_thread(discard, claimed, worktrees_dir(self.home))
 
-    async def _brief(self, task: Task, snap: Snapshot, worktree: Path) -> str:
+    async def _brief(self, task: Task, snap: Snapshot, worktree: Path, memory: list[str]) -> str:
         settings = self.settings.last_good(task.root)
-        memory = await self.book.store.call(lambda s: s.list_memory(task.root))
         selection = None
         if task.targets and task.targets[0].start_line is not None:
             t = task.targets[0]
@@ -166,7 +183,7 @@ class Preparer:
                 action=task.action,
                 selection=selection,
                 diagnostics=diagnostics_of(task),
-                memory=[text for _, text in memory],
+                memory=memory,
                 rules=rules,
                 scope=task.scope,
             )
@@ -183,6 +200,13 @@ class Preparer:
             )
         except Exception as exc:
             await self.book.log(task, f"could not remove the worktree: {exc}", "warning")
+
+
+def _may_have_pool(root: Path, limits: PoolLimits) -> bool:
+    """False only when the folder is the top of a repository too small for a pool (its
+    index's header says how many files it tracks); else the claim looks."""
+    git_dir = root / ".git"
+    return not git_dir.is_dir() or pooled(git_dir, limits)
 
 
 def _read_text(path: Path) -> str:

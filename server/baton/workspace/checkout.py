@@ -21,13 +21,16 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import stat
 import sys
 import time
 from pathlib import Path
 
+from baton.workspace.copied import Staged, copy_checkout
 from baton.workspace.git import common_dir_of, run_git
 from baton.workspace.gitconfig import repo_config
+from baton.workspace.skeleton import EXACT_BYTES, sweep_skeletons, take_skeleton
+from baton.workspace.skeleton import PREFIX as SKELETON_PREFIX
+from baton.workspace.skeleton import init_repository as _init
 from baton.workspace.snapshot import BRANCH_PREFIX
 
 #: Beside the checkouts: Baton's index of each checkout (``<worktrees_dir>/.index/<id>``).
@@ -35,8 +38,6 @@ from baton.workspace.snapshot import BRANCH_PREFIX
 SEED_FOLDER = ".index"
 #: Scratch folders of a diff in progress inside :data:`SEED_FOLDER`.
 SCRATCH_PREFIX = ".diff-"
-# Highest-precedence attributes of the checkout: git writes and reads the bytes unchanged.
-EXACT_BYTES = "* -text -eol -filter -ident -working-tree-encoding\n"
 _SHA256_HEX = 64
 
 
@@ -72,50 +73,27 @@ def identity_of(git_dir: Path) -> dict[str, str]:
     return {k: settings[f"user.{k}"] for k in ("email", "name") if f"user.{k}" in settings}
 
 
-def _init(path: Path, branch: str) -> bool:
-    """What ``git init -q --template= -b <branch> <path>`` makes (SHA-1), made in-process:
-    ``HEAD`` on the branch, the empty object and ref folders, and the ``config`` with what
-    git finds of the file system (executable bits, symbolic links, case). False, and
-    nothing left at ``path``, when it could not be made; git is asked then."""
-    own = path / ".git"
-    if path.exists() or path.is_symlink():
-        return False
-    try:
-        for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
-            (own / sub).mkdir(parents=True)
-        (own / "HEAD").write_text(f"ref: refs/heads/{branch}\n", encoding="utf-8")
-        config = own / "config"
-        config.write_text("", encoding="utf-8")
-        mode = config.stat().st_mode
-        config.chmod(mode ^ stat.S_IXUSR)
-        filemode = config.stat().st_mode == mode ^ stat.S_IXUSR
-        config.chmod(mode)
-        try:
-            os.symlink("config", own / "tXXXXXX")
-            symlinks = True
-            (own / "tXXXXXX").unlink()
-        except OSError:
-            symlinks = False
-        ignorecase = (own / "CoNfIg").exists()
-        lines = ["[core]", "\trepositoryformatversion = 0", f"\tfilemode = {str(filemode).lower()}"]
-        lines += ["\tbare = false", "\tlogallrefupdates = true"]
-        lines += [] if symlinks else ["\tsymlinks = false"]
-        lines += ["\tignorecase = true"] if ignorecase else []
-        config.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    except OSError:
-        shutil.rmtree(path, ignore_errors=True)
-        return False
-    return True
-
-
 def make_checkout(
-    git_dir: Path, commit: str, task_id: str, path: Path, *, seed: bool = True
+    git_dir: Path,
+    commit: str,
+    task_id: str,
+    path: Path,
+    *,
+    seed: bool = True,
+    staged: tuple[Staged, Path] | None = None,
 ) -> None:
     """Create the checkout of ``commit`` at ``path`` (which must not exist) on the task's
     branch, in a repository of its own that borrows the objects of ``git_dir``; with
-    ``seed``, Baton's index of it too (:func:`seed_index_of`)."""
+    ``seed``, Baton's index of it too (:func:`seed_index_of`). ``staged``: what the snapshot
+    ``commit`` was just made of and the work tree it was taken from, to copy the files from
+    (:func:`~baton.workspace.copied.copy_checkout`) instead of having git write them."""
     branch = BRANCH_PREFIX + task_id
-    if len(commit) == _SHA256_HEX or sys.platform == "darwin" or not _init(path, branch):
+    if len(commit) == _SHA256_HEX or sys.platform == "darwin":
+        made = False
+    else:  # a repository made ahead (a task's checkout only), else one made now
+        ahead = seed_index_of(path).parent  # where skeletons wait (the same file system)
+        made = (seed and take_skeleton(ahead, path, branch)) or _init(path, branch)
+    if not made:
         fmt = ["--object-format=sha256"] if len(commit) == _SHA256_HEX else []
         run_git(["init", "-q", "--template=", "-b", branch, *fmt, str(path)], path.parent)
     own = path / ".git"
@@ -132,6 +110,12 @@ def make_checkout(
             lines = "".join(f"\t{k} = {_config_value(v)}\n" for k, v in sorted(identity.items()))
             with open(own / "config", "a", encoding="utf-8", errors="surrogateescape") as fh:
                 fh.write("[user]\n" + lines)
+        if staged is not None and copy_checkout(*staged, path, commit, branch):
+            if seed:
+                copy_seed(path)
+            return
+        if staged is not None:  # what the copy wrote is in the way of git's checkout
+            _empty_work_tree(path)
         # Checkout reads every object straight from the user's store (no lookup in the empty
         # store of the checkout first); it writes only the index and the files.
         run_git(
@@ -146,6 +130,17 @@ def make_checkout(
     except BaseException:
         remove_checkout(path)
         raise
+
+
+def _empty_work_tree(path: Path) -> None:
+    """Remove everything of the checkout at ``path`` but its repository."""
+    for entry in os.scandir(path):
+        if entry.name == ".git":
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            os.unlink(entry.path)
 
 
 def copy_seed(path: Path) -> None:
@@ -167,14 +162,18 @@ def remove_checkout(path: Path) -> None:
 
 
 def sweep_seeds(worktrees_dir: Path, keep: set[str], *, scratch_age: float = 3600.0) -> None:
-    """Remove Baton's indexes of checkouts not in ``keep``, and scratch folders left by a
-    diff that was killed (older than ``scratch_age`` seconds)."""
+    """Remove Baton's indexes of checkouts not in ``keep``, scratch folders left by a diff
+    that was killed (older than ``scratch_age`` seconds) and checkout repositories made
+    ahead by processes now gone (:mod:`baton.workspace.skeleton`)."""
     folder = worktrees_dir / SEED_FOLDER
     if not folder.is_dir():
         return
     now = time.time()
+    sweep_skeletons(folder)
     for entry in folder.iterdir():
         with contextlib.suppress(OSError):
+            if entry.name.startswith(SKELETON_PREFIX):
+                continue  # a live process's, made ahead of need
             if entry.name.startswith(SCRATCH_PREFIX):
                 if now - entry.stat().st_mtime > scratch_age:
                     shutil.rmtree(entry, ignore_errors=True)

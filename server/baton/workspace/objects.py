@@ -111,13 +111,20 @@ def tree_of(entries: Mapping[str, tuple[str, str]], write: Callable[[bytes], str
     return build(root)
 
 
-def write_tree(cwd: Path, git_dir: Path, index_file: Path) -> str:
+def write_tree(
+    cwd: Path,
+    git_dir: Path,
+    index_file: Path,
+    entries: Mapping[str, tuple[str, str]] | None = None,
+) -> str:
     """The tree of the index file ``index_file``, stored in the repository at ``git_dir``;
-    its sha (``git write-tree``; in-process for a small index git would write the same)."""
+    its sha (``git write-tree``; in-process for a small index git would write the same).
+    ``entries``: the file's entries, already read by ``read_index(..., plain=True)``."""
     common = common_dir_of(git_dir)
     count = entry_count(index_file)  # a large index is not parsed only to be found large
     if _in_process(common) and count is not None and count <= TREE_IN_PROCESS_MAX:
-        entries = read_index(index_file, plain=True)
+        if entries is None:
+            entries = read_index(index_file, plain=True)
         if entries is not None and len(entries) <= TREE_IN_PROCESS_MAX:
             with contextlib.suppress(ValueError):
                 return tree_of(entries, lambda body: write_loose(common, "tree", body))

@@ -49,7 +49,6 @@ from pathlib import Path
 from baton.errors import BatonError
 from baton.faults import crash_point
 from baton.workspace.checkout import (
-    EXACT_BYTES,
     alternate_line,
     copy_seed,
     identity_of,
@@ -58,6 +57,7 @@ from baton.workspace.checkout import (
 )
 from baton.workspace.git import GitError, common_dir_of, run_git
 from baton.workspace.objects import tree_of_commit
+from baton.workspace.skeleton import EXACT_BYTES
 from baton.workspace.snapshot import BRANCH_PREFIX, Snapshot, check_task_id, repo_key
 
 log = logging.getLogger(__name__)

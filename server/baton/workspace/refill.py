@@ -8,6 +8,8 @@ passed since the last (by then a prepared task's agent has started), so a refill
 stands between a task and its agent or its review. (A checkout being made when such work
 starts is finished; on a disk whose scheduler has no idle class the two then share it.)
 Asked again for a repository before it got to it, it fills at the newest commit asked for.
+The same thread, on the same terms, makes the warm copies of the repositories' indexes that
+snapshots start from (:mod:`baton.workspace.warmseed`).
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from baton.workspace.git import idle
 from baton.workspace.pool import PoolLimits, fill
 from baton.workspace.snapshot import repo_key
+from baton.workspace.warmseed import warm
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +61,7 @@ class Refiller:
         self.worktrees_dir = worktrees_dir
         self.delay = delay
         self._cond = _cond
-        self._pending: dict[str, tuple[Path, str, PoolLimits]] = {}
+        self._pending: dict[str, Callable[[], object]] = {}
         self._filling = False
         self._closed = False
         self._thread: threading.Thread | None = None
@@ -71,10 +74,26 @@ class Refiller:
 
     def ask(self, git_dir: Path, commit: str, limits: PoolLimits) -> None:
         """Refill the pool of the repository at ``git_dir`` with checkouts of ``commit``."""
+
+        def job() -> None:
+            made = fill(git_dir, commit, self.worktrees_dir, limits, stop=lambda: self._closed)
+            if made:
+                log.debug("pool of %s: %d checkout(s) of %s made", git_dir, made, commit[:12])
+
+        self._add("pool " + repo_key(git_dir), job)
+
+    def warm(self, git_dir: Path, top: Path, seeds: Path) -> None:
+        """Make the warm copy of the index of the repository at ``git_dir`` (work tree
+        ``top``) in ``seeds`` (:func:`baton.workspace.warmseed.warm`)."""
+        self._add("seed " + repo_key(git_dir), lambda: warm(git_dir, top, seeds))
+
+    def _add(self, key: str, job: Callable[[], object]) -> None:
+        """Do ``job`` when nothing waits (the newest asked for under one key replaces the
+        one before it)."""
         with self._cond:
             if self._closed:
                 return
-            self._pending[repo_key(git_dir)] = (git_dir, commit, limits)
+            self._pending[key] = job
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="baton-pool-refill", daemon=True
@@ -103,7 +122,7 @@ class Refiller:
         if thread is not None:
             thread.join(timeout)
 
-    def _next(self) -> tuple[Path, str, PoolLimits] | None:
+    def _next(self) -> Callable[[], object] | None:
         with self._cond:
             while True:
                 if self._closed:
@@ -119,16 +138,11 @@ class Refiller:
         with contextlib.suppress(OSError, AttributeError):  # Linux: this thread alone
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         while (job := self._next()) is not None:
-            git_dir, commit, limits = job
             try:
                 with idle():
-                    made = fill(
-                        git_dir, commit, self.worktrees_dir, limits, stop=lambda: self._closed
-                    )
-                if made:
-                    log.debug("pool of %s: %d checkout(s) of %s made", git_dir, made, commit[:12])
+                    job()
             except Exception as exc:
-                log.warning("could not refill the pool of %s: %s", git_dir, exc)
+                log.warning("background work for the pool failed: %s", exc)
             finally:
                 with self._cond:
                     self._filling = False

@@ -23,13 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from baton.workspace.copied import COPY_MAX_FILES, Staged
 from baton.workspace.git import GitError, common_dir_of, git_process, run_git, split_z
 from baton.workspace.gitconfig import repo_config
 from baton.workspace.head import read_top
-from baton.workspace.indexfile import may_name, read_index
+from baton.workspace.indexfile import entry_count, may_name, read_index
 from baton.workspace.objects import commit_tree, loose_objects, write_loose, write_tree
 from baton.workspace.refs import update_ref
 from baton.workspace.scope import normalize
+from baton.workspace.warmseed import SEEDS, seed_of
 
 SNAPSHOT_REF = "refs/baton/snapshots/"
 RESULT_REF = "refs/baton/results/"
@@ -66,6 +68,8 @@ class Snapshot:
     ``prefix`` is the folder the caller asked for, relative to ``root`` ("" when the same).
     ``base`` is the HEAD commit the snapshot sits on (None without one); ``private`` says
     the folder is not a git repository and Baton tracks it in a git directory of its own.
+    ``staged``: what a small snapshot was made of, in the process that took it (never
+    recorded), from which its checkout is copied (:mod:`baton.workspace.copied`).
     """
 
     root: Path
@@ -76,6 +80,7 @@ class Snapshot:
     notes: list[str] = field(default_factory=list)
     task_id: str = ""
     prefix: str = ""
+    staged: Staged | None = field(default=None, compare=False, repr=False)
 
     @property
     def ref(self) -> str:
@@ -346,14 +351,16 @@ def _index_modes(top: Path, git_dir: Path, env: Mapping[str, str]) -> dict[str, 
 
 def _add_overlays(
     top: Path, git_dir: Path, env: Mapping[str, str], prefix: str, overlays: Mapping[str, str]
-) -> None:
+) -> dict[str, bytes]:
     """Stage the unsaved texts ``overlays`` (path under ``prefix`` → text) in the index
     ``env`` names, each file's mode kept: the blobs written in-process where git would write
-    the same loose objects (else by ``hash-object``), then one ``update-index``."""
+    the same loose objects (else by ``hash-object``), then one ``update-index``. The bytes
+    staged, by their path in the index."""
     common = common_dir_of(git_dir)
     modes = _index_modes(top, git_dir, env)
     own = loose_objects(common)
     lines: list[str] = []
+    staged: dict[str, bytes] = {}
     for rel, text in overlays.items():
         clean = normalize(f"{prefix}/{rel}" if prefix else rel)
         if clean is None or ".git" in clean.split("/"):
@@ -369,6 +376,7 @@ def _add_overlays(
         if mode not in ("100644", "100755"):
             mode = "100644"
         lines.append(f"{mode} {sha}\t{clean}\0")
+        staged[clean] = data
     if lines:
         run_git(
             ["update-index", "-z", "--index-info"],
@@ -377,6 +385,7 @@ def _add_overlays(
             env=env,
             input="".join(lines),
         )
+    return staged
 
 
 def take_snapshot(
@@ -406,7 +415,9 @@ def take_snapshot(
             notes.append("the repository has no commit yet: the snapshot has no parent")
         elif place.detached:
             notes.append(f"detached HEAD at {base[:12]}")
-    seed_index = git_dir / "index"
+    # A private folder's index is Baton's own; a repository's, the user's or Baton's warm
+    # copy of it (:mod:`baton.workspace.warmseed`).
+    seed_index = git_dir / "index" if private else seed_of(git_dir, state_home / SEEDS)
     tmp_root = state_home / "tmp"
     tmp_root.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="snapshot-", dir=tmp_root) as tmp:
@@ -425,9 +436,12 @@ def take_snapshot(
             # Baton's own index for this folder: keeps the stat cache for the next snapshot.
             shutil.copy2(index, Path(tmp) / "keep")
             os.replace(Path(tmp) / "keep", seed_index)
-        if overlays:
-            _add_overlays(top, git_dir, env, prefix, overlays)
-        tree = write_tree(top, git_dir, index)
+        texts = _add_overlays(top, git_dir, env, prefix, overlays) if overlays else {}
+        count = entry_count(index)  # a large index is not parsed only to be found large
+        entries = None
+        if count is not None and count <= COPY_MAX_FILES and loose_objects(common):
+            entries = read_index(index, plain=True)
+        tree = write_tree(top, git_dir, index, entries)
     parents = [base] if base else []
     commit = commit_tree(top, git_dir, tree, parents, f"Baton snapshot for task {task_id}")
     update_ref(git_dir, SNAPSHOT_REF + task_id, commit)
@@ -441,4 +455,5 @@ def take_snapshot(
         notes=notes,
         task_id=task_id,
         prefix=prefix,
+        staged=Staged(entries, texts) if entries is not None else None,
     )

@@ -77,7 +77,8 @@ def create_worktree(snap: Snapshot, task_id: str, worktrees_dir: Path) -> Path:
     if path.exists() or path.is_symlink():
         _remove_folder(snap.git_dir, path)
     worktrees_dir.mkdir(parents=True, exist_ok=True)
-    make_checkout(snap.git_dir, snap.commit, task_id, path)
+    staged = (snap.staged, snap.root) if snap.staged is not None else None
+    make_checkout(snap.git_dir, snap.commit, task_id, path, staged=staged)
     return path
 
 
