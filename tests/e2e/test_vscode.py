@@ -56,15 +56,8 @@ SCRIPT = {
 
 
 def test_delegate_review_accept_undo_redo(vscode: VSCode) -> None:
-    settings = vscode.settings(vscode.fake_script(SCRIPT))
-    run = vscode.run(
-        "drive.mjs",
-        ARTIFACTS,
-        180,
-        settings,
-        BATON_E2E_INSTRUCTION=INSTRUCTION,
-        BATON_E2E_FILE="app.py",
-    )
+    settings = vscode.settings(SCRIPT)
+    run = vscode.run("drive.mjs", ARTIFACTS, 180, settings, instruction=INSTRUCTION)
     by = run.by
     # What the page showed at each step.
     assert "idle" in by["workbench-idle"]["status"]
@@ -150,13 +143,7 @@ def test_fresh_profile_installs_the_server_and_delegates(vscode: VSCode) -> None
     settings = {**BASE_SETTINGS, "baton.worker": "fake"}
     env = {"BATON_HOME": str(vscode.home), "BATON_FAKE_SCRIPT": str(script), "PATH": path}
     run = vscode.run(
-        "install.mjs",
-        INSTALL_ARTIFACTS,
-        600,
-        settings,
-        env=env,
-        BATON_E2E_INSTRUCTION=INSTRUCTION,
-        BATON_E2E_FILE="app.py",
+        "install.mjs", INSTALL_ARTIFACTS, 600, settings, env=env, instruction=INSTRUCTION
     )
     storage = run.workbench.user_data / "User" / "globalStorage" / "baton.baton" / "server-venv"
     managed = storage / "bin" / "baton"

@@ -42,10 +42,9 @@ def test_open_dashboard_shows_the_brokers_page_in_a_panel(vscode: VSCode, host: 
         "dashboard.mjs",
         ARTIFACTS[host],
         300,
-        vscode.settings(vscode.fake_script(SCRIPT)),
+        vscode.settings(SCRIPT),
         host=host,
-        BATON_E2E_FILE="app.py",
-        BATON_E2E_INSTRUCTION=INSTRUCTION,
+        instruction=INSTRUCTION,
         BATON_E2E_BATON=str(BATON),
         BATON_E2E_REPO=str(vscode.repo),
     )

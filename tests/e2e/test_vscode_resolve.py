@@ -34,12 +34,7 @@ def test_conflicts_are_foreseen_and_settled_by_merge_view_redo_and_take_theirs(
     vscode: VSCode,
 ) -> None:
     run = vscode.run(
-        "resolve.mjs",
-        ARTIFACTS,
-        300,
-        vscode.settings(vscode.fake_script(SCRIPT)),
-        BATON_E2E_INSTRUCTION=INSTRUCTION,
-        BATON_E2E_FILE="app.py",
+        "resolve.mjs", ARTIFACTS, 300, vscode.settings(SCRIPT), instruction=INSTRUCTION
     )
     by, log = run.by, run.log
     edited = by["edited"]

@@ -55,15 +55,9 @@ def test_a_long_hunk_shows_its_proposed_lines_as_lines(auto_save: str, vscode: V
     (repo / "more.py").write_text(MORE)
     git(repo, "add", "extra.txt", "more.py")
     git(repo, "commit", "-q", "-m", "two more files")
-    settings = vscode.settings(vscode.fake_script(SCRIPT), **{"files.autoSave": auto_save})
+    settings = vscode.settings(SCRIPT, **{"files.autoSave": auto_save})
     run = vscode.run(
-        "review.mjs",
-        artifacts,
-        300,
-        settings,
-        BATON_E2E_INSTRUCTION=INSTRUCTION,
-        BATON_E2E_FILE="app.py",
-        BATON_E2E_REPO=str(repo),
+        "review.mjs", artifacts, 300, settings, instruction=INSTRUCTION, BATON_E2E_REPO=str(repo)
     )
     by = run.by
     review = by["ready-for-review"]

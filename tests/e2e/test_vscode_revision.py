@@ -37,9 +37,8 @@ def test_a_comment_thread_on_a_hunk_is_a_revision_turn(vscode: VSCode) -> None:
         "comment.mjs",
         ARTIFACTS,
         240,
-        vscode.settings(vscode.fake_script(SCRIPT)),
-        BATON_E2E_INSTRUCTION=INSTRUCTION,
-        BATON_E2E_FILE="app.py",
+        vscode.settings(SCRIPT),
+        instruction=INSTRUCTION,
         BATON_E2E_COMMENT=COMMENT,
     )
     by, log = run.by, run.log

@@ -38,16 +38,13 @@ SCRIPT = {
 
 def test_inspect_shows_the_live_transcript(vscode: VSCode) -> None:
     # the driver reads the transcript's lines from the screen: one screen line each
-    settings = vscode.settings(
-        vscode.fake_script(SCRIPT), **{"[markdown]": {"editor.wordWrap": "off"}}
-    )
+    settings = vscode.settings(SCRIPT, **{"[markdown]": {"editor.wordWrap": "off"}})
     run = vscode.run(
         "transcript.mjs",
         ARTIFACTS,
         240,
         settings,
-        BATON_E2E_INSTRUCTION=INSTRUCTION,
-        BATON_E2E_FILE="app.py",
+        instruction=INSTRUCTION,
         BATON_E2E_FIRST=FIRST,
         BATON_E2E_SECOND=SECOND,
     )

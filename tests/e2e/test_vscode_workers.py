@@ -37,10 +37,9 @@ def test_the_worker_picker_lists_the_users_profiles_from_the_server(vscode: VSCo
         "workers.mjs",
         ARTIFACTS,
         240,
-        vscode.settings(vscode.fake_script(SCRIPT)),
-        BATON_E2E_FILE="app.py",
+        vscode.settings(SCRIPT),
         BATON_E2E_PICK="quick",
-        BATON_E2E_INSTRUCTION=INSTRUCTION,
+        instruction=INSTRUCTION,
     )
     by, log = run.by, run.log
     rows = {r["label"]: r for r in by["worker-picker"]["rows"]}

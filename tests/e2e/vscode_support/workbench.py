@@ -323,13 +323,13 @@ class VSCode:
         path.write_text(json.dumps(script))
         return path
 
-    def settings(self, script: Path | None = None, **extra: object) -> dict[str, object]:
+    def settings(self, script: dict[str, Any] | None = None, **extra: object) -> dict[str, object]:
         """The user's settings: :data:`BASE_SETTINGS`, this checkout's server with this test's
-        BATON_HOME (and the fake agent's ``script``) through ``baton.server.env``, so the
-        setting is what is tested, and ``extra``."""
+        BATON_HOME (and the fake agent playing ``script``) through ``baton.server.env``, so
+        the setting is what is tested, and ``extra``."""
         env = {"BATON_HOME": str(self.home)}
         if script is not None:
-            env["BATON_FAKE_SCRIPT"] = str(script)
+            env["BATON_FAKE_SCRIPT"] = str(self.fake_script(script))
         return {**BASE_SETTINGS, "baton.server.path": SERVER, "baton.server.env": env, **extra}
 
     @property
@@ -346,14 +346,20 @@ class VSCode:
         *,
         env: dict[str, str] | None = None,
         host: str = "127.0.0.1",
+        instruction: str | None = None,
         **driver_env: str,
     ) -> Run:
         """Run ``driver`` (a file of clients/vscode/test/e2e) in code-server opened with
         ``settings`` (and ``env``, BATON_HOME alone when not given), its screenshots into
-        ``artifacts`` (emptied first); it must get to its last step, "done"."""
+        ``artifacts`` (emptied first); it must get to its last step, "done". The driver's
+        BATON_E2E_FILE is app.py unless ``driver_env`` says otherwise, its
+        BATON_E2E_INSTRUCTION ``instruction``."""
         shutil.rmtree(artifacts, ignore_errors=True)
         artifacts.mkdir(parents=True)
         env = {"BATON_HOME": str(self.home)} if env is None else env
+        driver_env = {"BATON_E2E_FILE": "app.py", **driver_env}
+        if instruction is not None:
+            driver_env["BATON_E2E_INSTRUCTION"] = instruction
         with code_server(
             self.tools, self.vsix, self.repo, self.tmp, settings, env, artifacts, host
         ) as wb:

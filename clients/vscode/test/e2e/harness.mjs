@@ -52,7 +52,8 @@ export function harness(artifacts, page) {
 }
 
 /** Run ``body`` in headless Chromium on the workbench of BATON_E2E_URL: it is given the
- * browser ``context``, the ``page``, ``log`` and ``step``, and the helpers of workbench.mjs.
+ * browser ``context``, the ``page``, ``log`` and ``step``, the first steps ``workbenchIdle``
+ * and ``fileOpen``, and the helpers of workbench.mjs.
  * What it returns is logged as the last step, "done"; the browser is closed in any case. */
 export async function drive(body, { height = 860 } = {}) {
   const url = env("BATON_E2E_URL");
@@ -68,7 +69,19 @@ export async function drive(body, { height = 860 } = {}) {
     const page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(20000);
     const { log, step } = harness(artifacts, () => page);
-    const done = await body({ context, page, log, step, ...workbench(page, url) });
+    const wb = workbench(page, url);
+    // The steps most drivers begin with: the workbench loaded, its server idle; a file open.
+    const workbenchIdle = (timeout = 30000) =>
+      step("workbench-idle", async () => {
+        await wb.openWorkbench();
+        return { status: await wb.waitStatus("idle", timeout) };
+      });
+    const fileOpen = (file) =>
+      step("file-open", async () => {
+        await wb.openFile(file);
+        await wb.clickEditor();
+      });
+    const done = await body({ context, page, log, step, workbenchIdle, fileOpen, ...wb });
     log("done", done ?? {});
   } finally {
     await context.close();

@@ -9,6 +9,8 @@ export const STATUS_ID = "baton.baton.baton.status";
 export const ACTIVE = ".editor-group-container.active";
 /** The first file editor of the workbench (the one a driver has opened). */
 export const EDITOR = ".editor-instance .monaco-editor";
+/** The editor of the active group. */
+export const ACTIVE_EDITOR = `${ACTIVE} .monaco-editor`;
 
 /** ``s`` with Monaco's non-breaking spaces as spaces. */
 export const nbsp = (s) => (s ?? "").replace(/\u00a0/g, " ");
@@ -131,8 +133,8 @@ export function workbench(page, url) {
 
   // The editor.
   const view = (scope = EDITOR) => page.locator(`${scope} .view-lines`).first();
-  /** Put the focus in the (first) file editor. */
-  const clickEditor = () => view().click();
+  /** Put the focus in the editor in ``scope`` (the first file editor). */
+  const clickEditor = (scope = EDITOR) => view(scope).click();
 
   /** Select the whole file editor's text; wait until the selection is drawn. */
   async function selectAll() {
@@ -144,7 +146,7 @@ export function workbench(page, url) {
   /** The text of the editor in ``scope`` (Monaco renders spaces as non-breaking ones). */
   const editorText = async (scope = EDITOR) => nbsp(await view(scope).innerText());
   /** The text of the editor of the active group. */
-  const activeText = () => editorText(`${ACTIVE} .monaco-editor`);
+  const activeText = () => editorText(ACTIVE_EDITOR);
   const waitEditor = (pred, what, timeout = 15000) => waitFor(editorText, pred, `the editor show ${what}`, timeout);
   const waitActive = (pred, what, timeout = 20000, seen = undefined) =>
     waitFor(activeText, pred, `the editor show ${what}`, timeout, seen);
