@@ -39,7 +39,7 @@ import pytest
 
 from baton.surfaces.ws.blocking import BlockingClient, connect_for
 from tests.conftest import fake_script, user_config
-from tests.e2e.test_vscode import ROOT, Tools, tools  # noqa: F401 (the fixture tools)
+from tests.e2e.vscode_support.workbench import ROOT, Tools
 
 pytestmark = pytest.mark.slow
 
@@ -127,7 +127,7 @@ def _sums(tasks: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 
 def test_the_dashboard_shows_twenty_streaming_tasks_live(
-    tools: Tools,  # noqa: F811
+    tools: Tools,
     broker: BlockingClient,
     repo: Path,
     tmp_path: Path,
@@ -262,7 +262,7 @@ def test_the_dashboard_shows_twenty_streaming_tasks_live(
 
 
 def test_a_framed_page_has_a_session_no_other_origin_can_use(
-    tools: Tools,  # noqa: F811
+    tools: Tools,
     broker: BlockingClient,
     repo: Path,
     tmp_path: Path,

@@ -1,5 +1,5 @@
 """ "Baton: Open Dashboard" in real VS Code (code-server, headless Chromium, the built .vsix
-and the real ``baton lsp``; the harness of test_vscode.py): after a task is delegated and is
+and the real ``baton lsp``; the harness of vscode_support): after a task is delegated and is
 ready for review, the command asks the server for a one-time link (``baton.dashboard``)
 and opens the broker's dashboard page in a webview panel, framed from its loopback origin;
 inside it the page is live (its socket open) and shows the task: its worker's lane, its row
@@ -15,24 +15,9 @@ artifacts/vscode-dashboard-localhost/.
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-from pathlib import Path
-
 import pytest
 
-from tests.e2e.test_vscode import (  # noqa: F401 (the fixtures tools and vsix)
-    APP,
-    BASE_SETTINGS,
-    ROOT,
-    Tools,
-    code_server,
-    drive,
-    tools,
-    vsix,
-)
+from tests.e2e.vscode_support.workbench import BATON, ROOT, VSCode
 
 pytestmark = pytest.mark.slow
 
@@ -52,41 +37,19 @@ SCRIPT = {
 
 
 @pytest.mark.parametrize("host", ["localhost", "127.0.0.1"])
-def test_open_dashboard_shows_the_brokers_page_in_a_panel(
-    tools: Tools,  # noqa: F811
-    vsix: Path,  # noqa: F811
-    repo: Path,
-    baton_home: Path,
-    tmp_path: Path,
-    host: str,
-) -> None:
-    artifacts = ARTIFACTS[host]
-    shutil.rmtree(artifacts, ignore_errors=True)
-    artifacts.mkdir(parents=True)
-    assert (repo / "app.py").read_text() == APP
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    settings = {
-        **BASE_SETTINGS,
-        "baton.server.path": [str(ROOT / ".venv" / "bin" / "baton"), "lsp"],
-        "baton.server.env": {"BATON_HOME": str(baton_home), "BATON_FAKE_SCRIPT": str(script)},
-    }
-    env = {"BATON_HOME": str(baton_home)}
-    with code_server(tools, vsix, repo, tmp_path, settings, env, artifacts, host) as wb:
-        assert wb.url.startswith(f"http://{host}:")
-        steps = drive(
-            "dashboard.mjs",
-            wb,
-            tools,
-            artifacts,
-            300,
-            BATON_E2E_FILE="app.py",
-            BATON_E2E_INSTRUCTION=INSTRUCTION,
-            BATON_E2E_BATON=str(ROOT / ".venv" / "bin" / "baton"),
-            BATON_E2E_REPO=str(repo),
-        )
-    by = {s["step"]: s for s in steps}
-    assert "done" in by
+def test_open_dashboard_shows_the_brokers_page_in_a_panel(vscode: VSCode, host: str) -> None:
+    run = vscode.run(
+        "dashboard.mjs",
+        ARTIFACTS[host],
+        300,
+        vscode.settings(SCRIPT),
+        host=host,
+        instruction=INSTRUCTION,
+        BATON_E2E_BATON=str(BATON),
+        BATON_E2E_REPO=str(vscode.repo),
+    )
+    assert run.workbench.url.startswith(f"http://{host}:")
+    by = run.by
     assert "1 ready for review" in by["task-delegated"]["status"]
     opened = by["dashboard-opened"]
     # The panel frames the page itself, on the broker's loopback origin: the one-time link
@@ -100,16 +63,8 @@ def test_open_dashboard_shows_the_brokers_page_in_a_panel(
     assert "Baton Dashboard" in opened["tab"]
     assert opened["live"] == "live"
     assert opened["lanes"] == ["fake"]
-    listed = subprocess.run(
-        [str(ROOT / ".venv" / "bin" / "baton"), "tasks", "--json"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "BATON_HOME": str(baton_home)},
-        timeout=60,
-    )
-    assert listed.returncode == 0, listed.stderr
     pushed = by["task-pushed"]
-    (task,) = [t for t in json.loads(listed.stdout) if t["id"] != pushed["id"]]
+    (task,) = [t for t in vscode.tasks() if t["id"] != pushed["id"]]
     assert opened["tasks"] == [{"id": task["id"], "state": "review"}]
     assert opened["workers"] == [{"worker": "fake", "input": "1234", "output": "78"}]
     picked = by["task-picked"]
@@ -121,5 +76,4 @@ def test_open_dashboard_shows_the_brokers_page_in_a_panel(
     assert [row.split(",")[0] for row in exported["rows"]] == [task["id"]]
     # A task delegated while the panel was open came over the live socket, not by a read.
     assert pushed["rows"] == 2 and pushed["snapshotsAfter"] == pushed["snapshotsBefore"] == 1
-    shots = sorted(p.name for p in artifacts.glob("*.png"))
-    assert len(shots) == 6 and not any("FAILED" in s for s in shots), shots
+    run.assert_screenshots(6)

@@ -1,5 +1,5 @@
 """Conflicts settled in real VS Code (code-server, headless Chromium, the built .vsix and the
-real ``baton lsp`` with the fake agent; the harness of test_vscode.py). The user edits the
+real ``baton lsp`` with the fake agent; the harness of vscode_support). The user edits the
 lines of both hunks of a task; before any accept their lenses say they conflict and offer
 the ways to settle them: "Merge view" opens the diff editor beside the agent's read-only
 version, "Ask the agent to redo it" runs a turn against the user's text whose new hunk then
@@ -10,22 +10,9 @@ clients/vscode/test/e2e/resolve.mjs; screenshots go to artifacts/vscode-resolve/
 
 from __future__ import annotations
 
-import json
-import shutil
-from pathlib import Path
-
 import pytest
 
-from tests.e2e.test_vscode import (  # noqa: F401 (the fixtures tools and vsix)
-    APP,
-    BASE_SETTINGS,
-    ROOT,
-    Tools,
-    code_server,
-    drive,
-    tools,
-    vsix,
-)
+from tests.e2e.vscode_support.workbench import ROOT, VSCode
 
 pytestmark = pytest.mark.slow
 
@@ -44,38 +31,12 @@ SCRIPT = {
 
 
 def test_conflicts_are_foreseen_and_settled_by_merge_view_redo_and_take_theirs(
-    tools: Tools,  # noqa: F811
-    vsix: Path,  # noqa: F811
-    repo: Path,
-    baton_home: Path,
-    tmp_path: Path,
+    vscode: VSCode,
 ) -> None:
-    shutil.rmtree(ARTIFACTS, ignore_errors=True)
-    ARTIFACTS.mkdir(parents=True)
-    assert (repo / "app.py").read_text() == APP
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    settings = {
-        **BASE_SETTINGS,
-        "baton.server.path": [str(ROOT / ".venv" / "bin" / "baton"), "lsp"],
-        "baton.server.env": {"BATON_HOME": str(baton_home), "BATON_FAKE_SCRIPT": str(script)},
-    }
-    env = {"BATON_HOME": str(baton_home)}
-    with code_server(tools, vsix, repo, tmp_path, settings, env, ARTIFACTS) as wb:
-        steps = drive(
-            "resolve.mjs",
-            wb,
-            tools,
-            ARTIFACTS,
-            300,
-            BATON_E2E_INSTRUCTION=INSTRUCTION,
-            BATON_E2E_FILE="app.py",
-        )
-        log = "\n".join(
-            f.read_text(errors="replace") for f in (wb.user_data / "logs").rglob("*Baton*.log")
-        )
-    by = {s["step"]: s for s in steps}
-    assert "done" in by
+    run = vscode.run(
+        "resolve.mjs", ARTIFACTS, 300, vscode.settings(SCRIPT), instruction=INSTRUCTION
+    )
+    by, log = run.by, run.log
     edited = by["edited"]
     # said before any accept: no Accept lens on a hunk whose lines the user changed
     assert not any(x.startswith("Accept") for x in edited["lenses"]), edited["lenses"]
@@ -94,5 +55,4 @@ def test_conflicts_are_foreseen_and_settled_by_merge_view_redo_and_take_theirs(
         "took the agent's lines; now review",
     ):
         assert said in log, log[-3000:]
-    shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
-    assert not any("FAILED" in s for s in shots), shots
+    run.assert_screenshots()

@@ -1,5 +1,5 @@
 """Reviewing a long hunk in real VS Code (code-server, headless Chromium, the built .vsix and
-the real ``baton lsp`` with the fake agent; the harness of test_vscode.py). The agent replaces
+the real ``baton lsp`` with the fake agent; the harness of vscode_support). The agent replaces
 one line of app.py with thirty; its ghost says how many lines follow instead of squashing
 them onto one, and "Show 30 proposed lines" peeks at them as real lines with the file's
 syntax colours, under the line they replace, while the document stays clean and the file on
@@ -14,23 +14,10 @@ off: artifacts/vscode-review-autosave-off/).
 
 from __future__ import annotations
 
-import json
-import shutil
-from pathlib import Path
-
 import pytest
 
 from tests.conftest import git
-from tests.e2e.test_vscode import (  # noqa: F401 (the fixtures tools and vsix)
-    APP,
-    BASE_SETTINGS,
-    ROOT,
-    Tools,
-    code_server,
-    drive,
-    tools,
-    vsix,
-)
+from tests.e2e.vscode_support.workbench import APP, ROOT, VSCode
 
 pytestmark = pytest.mark.slow
 
@@ -56,49 +43,23 @@ SCRIPT = {
 
 
 @pytest.mark.parametrize("auto_save", ["afterDelay", "off"])
-def test_a_long_hunk_shows_its_proposed_lines_as_lines(
-    auto_save: str,
-    tools: Tools,  # noqa: F811
-    vsix: Path,  # noqa: F811
-    repo: Path,
-    baton_home: Path,
-    tmp_path: Path,
-) -> None:
+def test_a_long_hunk_shows_its_proposed_lines_as_lines(auto_save: str, vscode: VSCode) -> None:
     artifacts = (
         ARTIFACTS
         if auto_save == "afterDelay"
         else ARTIFACTS.with_name("vscode-review-autosave-off")
     )
-    shutil.rmtree(artifacts, ignore_errors=True)
-    artifacts.mkdir(parents=True)
-    assert (repo / "app.py").read_text() == APP
+    repo = vscode.repo
     assert len(LONG) == 30
     (repo / "extra.txt").write_text(EXTRA)
     (repo / "more.py").write_text(MORE)
     git(repo, "add", "extra.txt", "more.py")
     git(repo, "commit", "-q", "-m", "two more files")
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    settings = {
-        **BASE_SETTINGS,
-        "baton.server.path": [str(ROOT / ".venv" / "bin" / "baton"), "lsp"],
-        "baton.server.env": {"BATON_HOME": str(baton_home), "BATON_FAKE_SCRIPT": str(script)},
-        "files.autoSave": auto_save,
-    }
-    env = {"BATON_HOME": str(baton_home)}
-    with code_server(tools, vsix, repo, tmp_path, settings, env, artifacts) as wb:
-        steps = drive(
-            "review.mjs",
-            wb,
-            tools,
-            artifacts,
-            300,
-            BATON_E2E_INSTRUCTION=INSTRUCTION,
-            BATON_E2E_FILE="app.py",
-            BATON_E2E_REPO=str(repo),
-        )
-    by = {s["step"]: s for s in steps}
-    assert "done" in by
+    settings = vscode.settings(SCRIPT, **{"files.autoSave": auto_save})
+    run = vscode.run(
+        "review.mjs", artifacts, 300, settings, instruction=INSTRUCTION, BATON_E2E_REPO=str(repo)
+    )
+    by = run.by
     review = by["ready-for-review"]
     # the long hunk's ghost names its first line and counts the rest; nothing is squashed
     assert review["ghosts"] == [
@@ -171,5 +132,4 @@ def test_a_long_hunk_shows_its_proposed_lines_as_lines(
     # A file not open in an editor takes the accept as VS Code's edit of a closed file, which
     # VS Code saves at once (files.refactoring.autoSave): kept, so on disk, auto save or not.
     assert (repo / "extra.txt").read_text() == "ALPHA\nbeta\n"
-    shots = sorted(p.name for p in artifacts.glob("*.png"))
-    assert not any("FAILED" in s for s in shots), shots
+    run.assert_screenshots()

@@ -1,6 +1,6 @@
 """Talk back from the diff in real VS Code (code-server, headless Chromium, the built .vsix
 and the real ``baton lsp`` with the fake agent scripted for two turns; the harness of
-test_vscode.py): the first hunk is accepted, a comment thread (the Comments API) is opened
+vscode_support): the first hunk is accepted, a comment thread (the Comments API) is opened
 on the second and "Send to the Agent" sends it; the agent's next turn in the same session
 revises that hunk; the result comes back with the accepted hunk kept and the new one marked
 "Accept (revised)"; "Step Back to an Earlier Turn…" shows the first turn's result, then the
@@ -10,23 +10,10 @@ screenshots go to artifacts/vscode-revision/.
 
 from __future__ import annotations
 
-import json
-import shutil
-from pathlib import Path
-
 import pytest
 
 from baton.store import Store
-from tests.e2e.test_vscode import (  # noqa: F401 (the fixtures tools and vsix)
-    APP,
-    BASE_SETTINGS,
-    ROOT,
-    Tools,
-    code_server,
-    drive,
-    tools,
-    vsix,
-)
+from tests.e2e.vscode_support.workbench import ROOT, VSCode
 
 pytestmark = pytest.mark.slow
 
@@ -45,40 +32,16 @@ SCRIPT = {
 }
 
 
-def test_a_comment_thread_on_a_hunk_is_a_revision_turn(
-    tools: Tools,  # noqa: F811
-    vsix: Path,  # noqa: F811
-    repo: Path,
-    baton_home: Path,
-    tmp_path: Path,
-) -> None:
-    shutil.rmtree(ARTIFACTS, ignore_errors=True)
-    ARTIFACTS.mkdir(parents=True)
-    assert (repo / "app.py").read_text() == APP
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    settings = {
-        **BASE_SETTINGS,
-        "baton.server.path": [str(ROOT / ".venv" / "bin" / "baton"), "lsp"],
-        "baton.server.env": {"BATON_HOME": str(baton_home), "BATON_FAKE_SCRIPT": str(script)},
-    }
-    env = {"BATON_HOME": str(baton_home)}
-    with code_server(tools, vsix, repo, tmp_path, settings, env, ARTIFACTS) as wb:
-        steps = drive(
-            "comment.mjs",
-            wb,
-            tools,
-            ARTIFACTS,
-            240,
-            BATON_E2E_INSTRUCTION=INSTRUCTION,
-            BATON_E2E_FILE="app.py",
-            BATON_E2E_COMMENT=COMMENT,
-        )
-        log = "\n".join(
-            f.read_text(errors="replace") for f in (wb.user_data / "logs").rglob("*Baton*.log")
-        )
-    by = {s["step"]: s for s in steps}
-    assert "done" in by
+def test_a_comment_thread_on_a_hunk_is_a_revision_turn(vscode: VSCode) -> None:
+    run = vscode.run(
+        "comment.mjs",
+        ARTIFACTS,
+        240,
+        vscode.settings(SCRIPT),
+        instruction=INSTRUCTION,
+        BATON_E2E_COMMENT=COMMENT,
+    )
+    by, log = run.by, run.log
     assert by["first-accepted"]["ghosts"] == ["→ return 20"]
     assert "Send to the Agent" in by["thread-opened"]["buttons"], by["thread-opened"]
     assert "Reject the Hunk, Saying Why" in by["thread-opened"]["buttons"]
@@ -99,7 +62,7 @@ def test_a_comment_thread_on_a_hunk_is_a_revision_turn(
     assert "    return 2 * 10" in done["text"] and "idle" in done["status"]
     assert "comment on hunk" in log and "sent to the agent" in log, log[-3000:]
 
-    store = Store(baton_home / "baton.db")
+    store = Store(vscode.home / "baton.db")
     try:
         (task,) = store.list_tasks(limit=None)
         assert task.state == "applied"
@@ -109,5 +72,4 @@ def test_a_comment_thread_on_a_hunk_is_a_revision_turn(
     finally:
         store.close()
     # (the file on disk is what the editor saved: code-server auto-saves after a delay)
-    shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
-    assert len(shots) == 11 and not any("FAILED" in s for s in shots), shots
+    run.assert_screenshots(11)

@@ -1,5 +1,5 @@
 """The live transcript in real VS Code (code-server, headless Chromium, the built .vsix and the
-real ``baton lsp`` with the fake agent; the harness of test_vscode.py): "Baton: Inspect Task"
+real ``baton lsp`` with the fake agent; the harness of vscode_support): "Baton: Inspect Task"
 while the agent streams opens a read-only ``baton-transcript:`` document that grows sentence
 by sentence — never a word cut in half, never an untitled or dirty buffer — until the task is
 ready for review; the Baton log says each step of the task's life. The clicking is
@@ -8,22 +8,9 @@ clients/vscode/test/e2e/transcript.mjs; screenshots go to artifacts/vscode-trans
 
 from __future__ import annotations
 
-import json
-import shutil
-from pathlib import Path
-
 import pytest
 
-from tests.e2e.test_vscode import (  # noqa: F401 (the fixtures tools and vsix)
-    APP,
-    BASE_SETTINGS,
-    ROOT,
-    Tools,
-    code_server,
-    drive,
-    tools,
-    vsix,
-)
+from tests.e2e.vscode_support.workbench import ROOT, VSCode
 
 pytestmark = pytest.mark.slow
 
@@ -49,43 +36,19 @@ SCRIPT = {
 }
 
 
-def test_inspect_shows_the_live_transcript(
-    tools: Tools,  # noqa: F811
-    vsix: Path,  # noqa: F811
-    repo: Path,
-    baton_home: Path,
-    tmp_path: Path,
-) -> None:
-    shutil.rmtree(ARTIFACTS, ignore_errors=True)
-    ARTIFACTS.mkdir(parents=True)
-    assert (repo / "app.py").read_text() == APP
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    settings = {
-        **BASE_SETTINGS,
-        # the driver reads the transcript's lines from the screen: one screen line each
-        "[markdown]": {"editor.wordWrap": "off"},
-        "baton.server.path": [str(ROOT / ".venv" / "bin" / "baton"), "lsp"],
-        "baton.server.env": {"BATON_HOME": str(baton_home), "BATON_FAKE_SCRIPT": str(script)},
-    }
-    env = {"BATON_HOME": str(baton_home)}
-    with code_server(tools, vsix, repo, tmp_path, settings, env, ARTIFACTS) as wb:
-        steps = drive(
-            "transcript.mjs",
-            wb,
-            tools,
-            ARTIFACTS,
-            240,
-            BATON_E2E_INSTRUCTION=INSTRUCTION,
-            BATON_E2E_FILE="app.py",
-            BATON_E2E_FIRST=FIRST,
-            BATON_E2E_SECOND=SECOND,
-        )
-        log = "\n".join(
-            f.read_text(errors="replace") for f in (wb.user_data / "logs").rglob("*Baton*.log")
-        )
-    by = {s["step"]: s for s in steps}
-    assert "done" in by
+def test_inspect_shows_the_live_transcript(vscode: VSCode) -> None:
+    # the driver reads the transcript's lines from the screen: one screen line each
+    settings = vscode.settings(SCRIPT, **{"[markdown]": {"editor.wordWrap": "off"}})
+    run = vscode.run(
+        "transcript.mjs",
+        ARTIFACTS,
+        240,
+        settings,
+        instruction=INSTRUCTION,
+        BATON_E2E_FIRST=FIRST,
+        BATON_E2E_SECOND=SECOND,
+    )
+    by, log = run.by, run.log
     opened = by["transcript-opened"]
     assert f"# {INSTRUCTION}" in opened["text"]
     # beside the file (each group has its active tab), never an untitled buffer
@@ -133,5 +96,4 @@ def test_inspect_shows_the_live_transcript(
     ):
         assert said in log, log[-3000:]
     assert "stopped following the transcript of" in log, log[-3000:]
-    shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
-    assert len(shots) == 11 and not any("FAILED" in s for s in shots), shots
+    run.assert_screenshots(11)

@@ -1,5 +1,5 @@
 """The worker picker in real VS Code (code-server, headless Chromium, the built .vsix and the
-real ``baton lsp``; the harness of test_vscode.py): "Delegate with Options" lists the
+real ``baton lsp``; the harness of vscode_support): "Delegate with Options" lists the
 profiles of the user's Baton config as the server resolved them — each with its provider and
 model, the default marked, why one cannot run — and none the user did not configure; the
 task runs on the worker picked. The clicking is clients/vscode/test/e2e/workers.mjs;
@@ -8,23 +8,10 @@ screenshots go to artifacts/vscode-workers/.
 
 from __future__ import annotations
 
-import json
-import shutil
-from pathlib import Path
-
 import pytest
 
 from tests.conftest import user_config
-from tests.e2e.test_vscode import (  # noqa: F401 (the fixtures tools and vsix)
-    APP,
-    BASE_SETTINGS,
-    ROOT,
-    Tools,
-    code_server,
-    drive,
-    tools,
-    vsix,
-)
+from tests.e2e.vscode_support.workbench import ROOT, VSCode
 
 pytestmark = pytest.mark.slow
 
@@ -36,49 +23,25 @@ SCRIPT = {
 }
 
 
-def test_the_worker_picker_lists_the_users_profiles_from_the_server(
-    tools: Tools,  # noqa: F811
-    vsix: Path,  # noqa: F811
-    repo: Path,
-    baton_home: Path,
-    tmp_path: Path,
-) -> None:
-    shutil.rmtree(ARTIFACTS, ignore_errors=True)
-    ARTIFACTS.mkdir(parents=True)
-    assert (repo / "app.py").read_text() == APP
-    missing = tmp_path / "no-such-claude"  # never installed, whatever this machine has
+def test_the_worker_picker_lists_the_users_profiles_from_the_server(vscode: VSCode) -> None:
+    missing = vscode.tmp / "no-such-claude"  # never installed, whatever this machine has
     user_config(
-        tmp_path,
+        vscode.tmp,
         'default_worker = "quick"\n'
         "[profiles.quick]\n"
         'provider = "fake"\nmodel = "m-small"\nlabel = "Quick fake"\n'
         "[profiles.claude-work]\n"
         f'provider = "claude"\nmodel = "claude-sonnet-4-5"\nbinary = "{missing}"\n',
     )
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    settings = {
-        **BASE_SETTINGS,
-        "baton.server.path": [str(ROOT / ".venv" / "bin" / "baton"), "lsp"],
-        "baton.server.env": {"BATON_HOME": str(baton_home), "BATON_FAKE_SCRIPT": str(script)},
-    }
-    env = {"BATON_HOME": str(baton_home)}
-    with code_server(tools, vsix, repo, tmp_path, settings, env, ARTIFACTS) as wb:
-        steps = drive(
-            "workers.mjs",
-            wb,
-            tools,
-            ARTIFACTS,
-            240,
-            BATON_E2E_FILE="app.py",
-            BATON_E2E_PICK="quick",
-            BATON_E2E_INSTRUCTION=INSTRUCTION,
-        )
-        log = "\n".join(
-            f.read_text(errors="replace") for f in (wb.user_data / "logs").rglob("*Baton*.log")
-        )
-    by = {s["step"]: s for s in steps}
-    assert "done" in by
+    run = vscode.run(
+        "workers.mjs",
+        ARTIFACTS,
+        240,
+        vscode.settings(SCRIPT),
+        BATON_E2E_PICK="quick",
+        instruction=INSTRUCTION,
+    )
+    by, log = run.by, run.log
     rows = {r["label"]: r for r in by["worker-picker"]["rows"]}
     # The user's profiles, as the server resolved them; not the old static list's.
     assert {"(default)", "quick", "claude-work", "fake"} <= set(rows), rows
@@ -93,5 +56,4 @@ def test_the_worker_picker_lists_the_users_profiles_from_the_server(
     # The task ran on the worker picked.
     assert "1 ready for review" in by["ready-for-review"]["status"]
     assert "started (quick)" in log, log[-3000:]
-    shots = sorted(p.name for p in ARTIFACTS.glob("*.png"))
-    assert len(shots) == 5 and not any("FAILED" in s for s in shots), shots
+    run.assert_screenshots(5)

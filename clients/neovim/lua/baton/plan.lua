@@ -235,12 +235,23 @@ local function find(task_id)
   return M.proposals[M.shown.taskId or ''] or select(2, next(M.proposals))
 end
 
+---The proposal waiting (as `find`), or nil once the user is told none is.
+---@param task_id string|nil
+---@param hint string|nil what to say after it, e.g. how to make one
+---@return baton.Plan|nil
+local function waiting(task_id, hint)
+  local plan = find(task_id)
+  if not plan then
+    vim.notify('Baton: no plan is waiting' .. (hint or ''), vim.log.levels.INFO)
+  end
+  return plan
+end
+
 ---`:Baton plan_show [id]`: show a waiting proposal again.
 ---@param task_id string|nil
 function M.show_waiting(task_id)
-  local plan = find(task_id)
+  local plan = waiting(task_id, ' (:Baton plan {goal})')
   if not plan then
-    vim.notify('Baton: no plan is waiting (:Baton plan {goal})', vim.log.levels.INFO)
     return
   end
   M.show(plan.taskId)
@@ -259,9 +270,8 @@ end
 ---Approve a proposal: it runs as a graph (refused while it has problems).
 ---@param task_id string|nil
 function M.approve(task_id)
-  local plan = find(task_id)
+  local plan = waiting(task_id)
   if not plan then
-    vim.notify('Baton: no plan is waiting', vim.log.levels.INFO)
     return
   end
   if not M.approvable(plan) then
@@ -290,9 +300,8 @@ end
 ---Reject a proposal: nothing of it runs.
 ---@param task_id string|nil
 function M.reject(task_id)
-  local plan = find(task_id)
+  local plan = waiting(task_id)
   if not plan then
-    vim.notify('Baton: no plan is waiting', vim.log.levels.INFO)
     return
   end
   local c = client_of(plan)

@@ -3,192 +3,38 @@
 // code-server with the .vsix installed and the real `baton lsp`; this script only clicks
 // and types like a user and checks what the page shows.
 //
-// Env: BATON_E2E_URL (workbench URL with ?folder=), BATON_E2E_ARTIFACTS (screenshot folder),
-//      BATON_E2E_PROFILE (fresh browser profile folder), BATON_E2E_CHROMIUM (browser binary),
-//      BATON_E2E_INSTRUCTION (what to type), BATON_E2E_FILE (file to open, e.g. app.py).
+// Env: as harness.mjs; BATON_E2E_INSTRUCTION (what to type), BATON_E2E_FILE (file to open,
+//      e.g. app.py).
 // Prints one JSON line per step on stdout; exits 1 with the failing step on stderr.
-import { chromium } from "playwright-core";
-import { mkdirSync } from "node:fs";
-import { env, harness } from "./harness.mjs";
+import { drive, env } from "./harness.mjs";
+import { count, EDITOR, nbsp } from "./workbench.mjs";
 
-const url = env("BATON_E2E_URL");
-const artifacts = env("BATON_E2E_ARTIFACTS");
 const instruction = env("BATON_E2E_INSTRUCTION");
 const file = env("BATON_E2E_FILE");
-mkdirSync(artifacts, { recursive: true });
 
-let page;
-const { log, step } = harness(artifacts, () => page);
+await drive(async (wb) => {
+  const { page, step, status, statusLabel, waitStatus, editorText, waitEditor, ghosts, waitGhosts } = wb;
+  const { lensTexts, waitLenses, clickLens, editorHasFocus, palette } = wb;
 
-/** The Baton status-bar item (its accessible label is the tooltip). */
-const status = () => page.locator('[id="baton.baton.baton.status"]');
-
-async function statusLabel() {
-  return (await status().getAttribute("aria-label")) ?? "";
-}
-
-async function waitStatus(part, timeout = 30000) {
-  await page.waitForFunction(
-    (p) => (document.getElementById("baton.baton.baton.status")?.getAttribute("aria-label") ?? "").includes(p),
-    part,
-    { timeout },
-  );
-  return statusLabel();
-}
-
-/** The text of the visible editor (Monaco renders spaces as non-breaking ones). */
-async function editorText() {
-  const text = await page.locator(".editor-instance .monaco-editor .view-lines").first().innerText();
-  return text.replace(/\u00a0/g, " ");
-}
-
-/** Ghost texts drawn by decorations (CSS ::after content), in document order. */
-async function ghosts() {
-  return page.evaluate(() => {
-    const out = [];
-    const root = document.querySelector(".editor-instance .monaco-editor .view-lines");
-    for (const el of root?.querySelectorAll("span") ?? []) {
-      const c = getComputedStyle(el, "::after").content;
-      if (c && c !== "none" && c !== "normal" && c !== '""') out.push(JSON.parse(c.replace(/^'|'$/g, '"')));
-    }
-    return out;
-  });
-}
-
-async function waitGhosts(pred, what, timeout = 15000) {
-  const deadline = Date.now() + timeout;
-  let g = [];
-  while (Date.now() < deadline) {
-    g = await ghosts();
-    if (pred(g)) return g;
-    await page.waitForTimeout(100);
-  }
-  throw new Error(`never saw ${what}; ghosts: ${JSON.stringify(g)}`);
-}
-
-async function waitEditor(pred, what, timeout = 15000) {
-  const deadline = Date.now() + timeout;
-  let text = "";
-  while (Date.now() < deadline) {
-    text = await editorText();
-    if (pred(text)) return text;
-    await page.waitForTimeout(100);
-  }
-  throw new Error(`editor never showed ${what}; it shows:\n${text}`);
-}
-
-async function editorHasFocus() {
-  return page.evaluate(() => {
-    const a = document.activeElement;
-    return !!a && !!a.closest(".editor-instance .monaco-editor");
-  });
-}
-
-/** The CodeLens links (text) currently shown in the editor. */
-async function lensTexts() {
-  return page.locator(".editor-instance .codelens-decoration a").allInnerTexts();
-}
-
-async function waitLenses(pred, what, timeout = 10000) {
-  const deadline = Date.now() + timeout;
-  let l = [];
-  while (Date.now() < deadline) {
-    l = await lensTexts();
-    if (pred(l)) return l;
-    await page.waitForTimeout(100);
-  }
-  throw new Error(`lenses never showed ${what}: ${JSON.stringify(l)}`);
-}
-
-const count = (list, x) => list.filter((v) => v === x).length;
-
-async function clickLens(label) {
-  const links = page.locator(".editor-instance .codelens-decoration a", { hasText: new RegExp(`^${label}$`) });
-  await links.first().click();
-}
-
-async function palette(command) {
-  await page.keyboard.press("Control+Shift+P");
-  const input = page.locator(".quick-input-widget input.input");
-  await input.waitFor({ state: "visible" });
-  await input.fill(`>${command}`);
-  // The wanted command must be the highlighted row before Enter (others may match too).
-  const focusedIs = () =>
-    page.evaluate((c) => {
-      const row = document.querySelector(".quick-input-widget .monaco-list-row.focused");
-      const label = row?.querySelector(".label-name")?.textContent?.replace(/\u00a0/g, " ") ?? "";
-      return label === c;
-    }, command);
-  await page.waitForFunction(
-    (c) =>
-      [...document.querySelectorAll(".quick-input-widget .monaco-list-row .label-name")].some(
-        (e) => (e.textContent ?? "").replace(/\u00a0/g, " ") === c,
-      ),
-    command,
-    { timeout: 10000 },
-  );
-  await page.locator(".quick-input-widget .monaco-list-row.focused").waitFor();
-  for (let i = 0; i < 10 && !(await focusedIs()); i++) {
-    await page.keyboard.press("ArrowDown");
-    await page.waitForTimeout(50);
-  }
-  if (!(await focusedIs())) throw new Error(`no command "${command}" in the palette`);
-  await page.keyboard.press("Enter");
-}
-
-const context = await chromium.launchPersistentContext(env("BATON_E2E_PROFILE"), {
-  executablePath: process.env.BATON_E2E_CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  viewport: { width: 1400, height: 860 },
-  args: [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-  ],
-});
-
-try {
-  page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(20000);
-
-  await step("workbench-idle", async () => {
-    await page.goto(url);
-    await page.locator(".monaco-workbench").waitFor({ timeout: 30000 });
-    // The server is up and no task is running: the item says idle.
-    return { status: await waitStatus("idle", 30000) };
-  });
+  // The server is up and no task is running: the item says idle.
+  await wb.workbenchIdle();
 
   await step("file-open", async () => {
-    await page.keyboard.press("Control+P");
-    const input = page.locator(".quick-input-widget input.input");
-    await input.waitFor({ state: "visible" });
-    await input.fill(file);
-    await page.waitForSelector(`.quick-input-widget .monaco-list-row[aria-label*="${file}"]`);
-    await page.keyboard.press("Enter");
-    await page.locator(`.tab.active[aria-label*="${file}"]`).waitFor();
+    await wb.openFile(file);
     const text = await waitEditor((t) => t.includes("return 1") && t.includes("return 2"), "the file");
     return { text };
   });
 
   await step("lines-selected", async () => {
-    await page.locator(".editor-instance .monaco-editor .view-lines").first().click();
+    await wb.clickEditor();
     await page.keyboard.press("Control+Home");
     for (let i = 0; i < 6; i++) await page.keyboard.press("Shift+ArrowDown");
-    await page.locator(".editor-instance .monaco-editor .selected-text").first().waitFor();
+    await page.locator(`${EDITOR} .selected-text`).first().waitFor();
   });
 
   await step("instruction-typed", async () => {
     await palette("Baton: Delegate Selection…");
-    const input = page.locator(".quick-input-widget input.input");
-    await page.locator(".quick-input-widget .quick-input-title", { hasText: "Baton: Delegate" }).waitFor();
-    const title = await page.locator(".quick-input-widget .quick-input-title").innerText();
-    await input.fill(instruction);
-    await page.locator(".quick-input-widget .monaco-list-row.focused", { hasText: instruction }).waitFor();
-    return { title };
+    return { title: await wb.typeInstruction(instruction) };
   });
 
   await step("task-running", async () => {
@@ -224,7 +70,7 @@ try {
     const deadline = Date.now() + 10000;
     let text = "";
     while (Date.now() < deadline && !(text.includes("return 10") && text.includes("return 20"))) {
-      text = (await modified.innerText()).replace(/\u00a0/g, " ");
+      text = nbsp(await modified.innerText());
       await page.waitForTimeout(100);
     }
     if (!text.includes("return 20")) throw new Error(`the proposal side shows:\n${text}`);
@@ -290,7 +136,7 @@ try {
 
   await step("all-undone", async () => {
     // The task is applied; one Ctrl+Z takes the whole accept back: in review again.
-    if (!(await editorHasFocus())) await page.locator(".editor-instance .monaco-editor .view-lines").first().click();
+    if (!(await editorHasFocus())) await wb.clickEditor();
     await page.keyboard.press("Control+Z");
     const text = await waitEditor((t) => !t.includes("return 10") && !t.includes("return 20"), "accept-all undone");
     const g = await waitGhosts((g) => g.includes("→ return 10") && g.includes("→ return 20"), "both hunks drawn again");
@@ -310,7 +156,4 @@ try {
     const label = await waitStatus("idle", 20000);
     return { status: label, text: await editorText(), ghosts: await ghosts(), lenses: await lensTexts() };
   });
-  log("done");
-} finally {
-  await context.close();
-}
+});

@@ -5,96 +5,22 @@
 // machine-scoped baton.server.path is listed. A screenshot per step. Run by
 // tests/e2e/test_vscode.py (test_fresh_profile_installs_the_server_and_delegates).
 //
-// Env: as drive.mjs (BATON_E2E_URL, _ARTIFACTS, _PROFILE, _CHROMIUM, _INSTRUCTION, _FILE).
+// Env: as harness.mjs; BATON_E2E_INSTRUCTION, BATON_E2E_FILE (as drive.mjs).
 // Prints one JSON line per step on stdout; exits 1 with the failing step on stderr.
-import { chromium } from "playwright-core";
-import { mkdirSync } from "node:fs";
-import { env, harness } from "./harness.mjs";
+import { drive, env } from "./harness.mjs";
+import { nbsp } from "./workbench.mjs";
 
-const url = env("BATON_E2E_URL");
-const artifacts = env("BATON_E2E_ARTIFACTS");
 const instruction = env("BATON_E2E_INSTRUCTION");
 const file = env("BATON_E2E_FILE");
-mkdirSync(artifacts, { recursive: true });
 
-let page;
-const { log, step } = harness(artifacts, () => page);
-
-const STATUS_ID = "baton.baton.baton.status";
-const statusLabel = () => page.evaluate((id) => document.getElementById(id)?.getAttribute("aria-label") ?? "", STATUS_ID);
-
-async function waitStatus(part, timeout = 30000) {
-  await page.waitForFunction(
-    ([id, p]) => (document.getElementById(id)?.getAttribute("aria-label") ?? "").includes(p),
-    [STATUS_ID, part],
-    { timeout },
-  );
-  return statusLabel();
-}
-
-/** The toast that contains ``text`` (a locator). */
-const toast = (text) => page.locator(".notifications-toasts .notification-list-item", { hasText: text });
-
-async function editorText() {
-  const text = await page.locator(".editor-instance .monaco-editor .view-lines").first().innerText();
-  return text.replace(/\u00a0/g, " ");
-}
-
-async function waitEditor(pred, what, timeout = 15000) {
-  const deadline = Date.now() + timeout;
-  let text = "";
-  while (Date.now() < deadline) {
-    text = await editorText();
-    if (pred(text)) return text;
-    await page.waitForTimeout(100);
-  }
-  throw new Error(`editor never showed ${what}; it shows:\n${text}`);
-}
-
-async function palette(command) {
-  await page.keyboard.press("Control+Shift+P");
-  const input = page.locator(".quick-input-widget input.input");
-  await input.waitFor({ state: "visible" });
-  await input.fill(`>${command}`);
-  const focusedIs = () =>
-    page.evaluate((c) => {
-      const row = document.querySelector(".quick-input-widget .monaco-list-row.focused");
-      return (row?.querySelector(".label-name")?.textContent?.replace(/\u00a0/g, " ") ?? "") === c;
-    }, command);
-  await page.waitForFunction(
-    (c) =>
-      [...document.querySelectorAll(".quick-input-widget .monaco-list-row .label-name")].some(
-        (e) => (e.textContent ?? "").replace(/\u00a0/g, " ") === c,
-      ),
-    command,
-    { timeout: 10000 },
-  );
-  await page.locator(".quick-input-widget .monaco-list-row.focused").waitFor();
-  for (let i = 0; i < 10 && !(await focusedIs()); i++) {
-    await page.keyboard.press("ArrowDown");
-    await page.waitForTimeout(50);
-  }
-  if (!(await focusedIs())) throw new Error(`no command "${command}" in the palette`);
-  await page.keyboard.press("Enter");
-}
-
-const context = await chromium.launchPersistentContext(env("BATON_E2E_PROFILE"), {
-  executablePath: process.env.BATON_E2E_CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  viewport: { width: 1400, height: 860 },
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
-
-try {
-  page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(20000);
+await drive(async (wb) => {
+  const { page, step, palette, statusLabel, waitStatus, editorText, waitEditor, toast } = wb;
 
   await step("install-offered", async () => {
-    await page.goto(url);
-    await page.locator(".monaco-workbench").waitFor({ timeout: 30000 });
+    await wb.openWorkbench();
     const offer = toast("no Baton language server found");
     await offer.waitFor({ timeout: 60000 });
-    const text = (await offer.locator(".notification-list-item-message").innerText()).replace(/\u00a0/g, " ");
+    const text = nbsp(await offer.locator(".notification-list-item-message").innerText());
     const buttons = await offer.locator(".monaco-button").allInnerTexts();
     return { toast: text, buttons, status: await waitStatus("no server found") };
   });
@@ -128,25 +54,13 @@ try {
   });
 
   await step("file-open", async () => {
-    await page.keyboard.press("Control+P");
-    const input = page.locator(".quick-input-widget input.input");
-    await input.waitFor({ state: "visible" });
-    await input.fill(file);
-    await page.waitForSelector(`.quick-input-widget .monaco-list-row[aria-label*="${file}"]`);
-    await page.keyboard.press("Enter");
-    await page.locator(`.tab.active[aria-label*="${file}"]`).waitFor();
+    await wb.openFile(file);
     return { text: await waitEditor((t) => t.includes("return 1") && t.includes("return 2"), "the file") };
   });
 
   await step("delegated", async () => {
-    await page.locator(".editor-instance .monaco-editor .view-lines").first().click();
-    await page.keyboard.press("Control+A");
-    await palette("Baton: Delegate Selection…");
-    const input = page.locator(".quick-input-widget input.input");
-    await page.locator(".quick-input-widget .quick-input-title", { hasText: "Baton: Delegate" }).waitFor();
-    await input.fill(instruction);
-    await page.locator(".quick-input-widget .monaco-list-row.focused", { hasText: instruction }).waitFor();
-    await page.keyboard.press("Enter");
+    await wb.selectAll();
+    await wb.delegate(instruction);
     return { status: await waitStatus("1 running", 30000) };
   });
 
@@ -157,7 +71,7 @@ try {
   });
 
   await step("all-accepted", async () => {
-    await page.locator(".editor-instance .monaco-editor .view-lines").first().click();
+    await wb.clickEditor();
     await palette("Baton: Accept All Hunks");
     const text = await waitEditor((t) => /return 10\b/.test(t) && /return 20\b/.test(t), "both hunks accepted");
     return { text, status: await waitStatus("idle", 30000) };
@@ -180,7 +94,4 @@ try {
     const items = await editor.locator(".setting-item-label").allInnerTexts().catch(() => []);
     return { found, tab, items };
   });
-  log("done");
-} finally {
-  await context.close();
-}
+});

@@ -9,350 +9,225 @@
 // view (Keep File on extra.txt, never opened) and the editor's title bar (Undo File on
 // more.py), which decides the task.
 //
-// Env: BATON_E2E_URL, BATON_E2E_ARTIFACTS, BATON_E2E_PROFILE, BATON_E2E_CHROMIUM (as
-//      drive.mjs), BATON_E2E_INSTRUCTION, BATON_E2E_FILE, BATON_E2E_REPO (the folder opened,
-//      to read the file on disk).
-import { chromium } from "playwright-core";
-import { mkdirSync, readFileSync } from "node:fs";
+// Env: as harness.mjs; BATON_E2E_INSTRUCTION, BATON_E2E_FILE, BATON_E2E_REPO (the folder
+//      opened, to read the file on disk).
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { env, harness } from "./harness.mjs";
+import { drive, env } from "./harness.mjs";
+import { ACTIVE, nbsp } from "./workbench.mjs";
 
-const url = env("BATON_E2E_URL");
-const artifacts = env("BATON_E2E_ARTIFACTS");
 const instruction = env("BATON_E2E_INSTRUCTION");
 const file = env("BATON_E2E_FILE");
 const onDisk = () => readFileSync(join(env("BATON_E2E_REPO"), file), "utf8");
-mkdirSync(artifacts, { recursive: true });
-
-let page;
-const { log, step } = harness(artifacts, () => page);
-const nbsp = (s) => s.replace(/\u00a0/g, " ");
-
-async function waitStatus(part, timeout = 30000) {
-  await page.waitForFunction(
-    (p) => (document.getElementById("baton.baton.baton.status")?.getAttribute("aria-label") ?? "").includes(p),
-    part,
-    { timeout },
-  );
-  return (await page.locator('[id="baton.baton.baton.status"]').getAttribute("aria-label")) ?? "";
-}
-
 /** The file editor of the active group (not a peek's embedded editor, not a diff's). */
-const fileEditor = () => page.locator(".editor-group-container.active .editor-instance > .monaco-editor").first();
+const FILE_EDITOR = `${ACTIVE} .editor-instance > .monaco-editor`;
 
-async function fileText() {
-  return nbsp(await fileEditor().locator(":scope > .overflow-guard .view-lines").first().innerText());
-}
+await drive(
+  async (wb) => {
+    const { page, step, palette, waitStatus, waitFor, tabs, openFile, viewRows } = wb;
+    const fileEditor = () => page.locator(FILE_EDITOR).first();
+    const fileText = async () => nbsp(await fileEditor().locator(":scope > .overflow-guard .view-lines").first().innerText());
+    /** Ghost texts (CSS ::after content) of the file editor, in document order. */
+    const ghosts = () => wb.ghosts(`${FILE_EDITOR} .view-lines`);
 
-async function waitFor(read, pred, what, timeout = 20000) {
-  const deadline = Date.now() + timeout;
-  let v;
-  while (Date.now() < deadline) {
-    v = await read();
-    if (pred(v)) return v;
-    await page.waitForTimeout(100);
-  }
-  throw new Error(`never saw ${what}; saw: ${JSON.stringify(v)}`);
-}
-
-async function tabs() {
-  return page.evaluate(() =>
-    [...document.querySelectorAll(".tabs-container .tab")].map((t) => ({
-      label: t.getAttribute("aria-label") ?? "",
-      dirty: t.classList.contains("dirty"),
-      active: t.classList.contains("active"),
-    })),
-  );
-}
-
-/** Ghost texts (CSS ::after content) of the file editor, in document order. */
-async function ghosts() {
-  return page.evaluate(() => {
-    const out = [];
-    const root = document.querySelector(".editor-group-container.active .editor-instance > .monaco-editor .view-lines");
-    for (const el of root?.querySelectorAll("span") ?? []) {
-      const c = getComputedStyle(el, "::after").content;
-      if (c && c !== "none" && c !== "normal" && c !== '""') out.push(JSON.parse(c.replace(/^'|'$/g, '"')));
+    /** The CodeLens links of the file editor (not those of an embedded editor). */
+    async function lensTexts() {
+      return page.evaluate(() =>
+        [...document.querySelectorAll(".editor-group-container.active .editor-instance > .monaco-editor > .overflow-guard .codelens-decoration a")]
+          .filter((a) => !a.closest(".peekview-widget"))
+          .map((a) => (a.textContent ?? "").replace(/\u00a0/g, " ")),
+      );
     }
-    return out;
-  });
-}
 
-/** The CodeLens links of the file editor (not those of an embedded editor). */
-async function lensTexts() {
-  return page.evaluate(() =>
-    [...document.querySelectorAll(".editor-group-container.active .editor-instance > .monaco-editor > .overflow-guard .codelens-decoration a")]
-      .filter((a) => !a.closest(".peekview-widget"))
-      .map((a) => (a.textContent ?? "").replace(/\u00a0/g, " ")),
-  );
-}
-
-async function clickLens(label) {
-  const links = fileEditor().locator(".codelens-decoration a", { hasText: new RegExp(`^${label}$`) });
-  await links.first().click();
-}
-
-async function palette(command) {
-  await page.keyboard.press("Control+Shift+P");
-  const input = page.locator(".quick-input-widget input.input");
-  await input.waitFor({ state: "visible" });
-  await input.fill(`>${command}`);
-  const focusedIs = () =>
-    page.evaluate((c) => {
-      const row = document.querySelector(".quick-input-widget .monaco-list-row.focused");
-      const label = row?.querySelector(".label-name")?.textContent?.replace(/\u00a0/g, " ") ?? "";
-      return label === c;
-    }, command);
-  await page.waitForFunction(
-    (c) =>
-      [...document.querySelectorAll(".quick-input-widget .monaco-list-row .label-name")].some(
-        (e) => (e.textContent ?? "").replace(/\u00a0/g, " ") === c,
-      ),
-    command,
-    { timeout: 10000 },
-  );
-  await page.locator(".quick-input-widget .monaco-list-row.focused").waitFor();
-  for (let i = 0; i < 10 && !(await focusedIs()); i++) {
-    await page.keyboard.press("ArrowDown");
-    await page.waitForTimeout(50);
-  }
-  if (!(await focusedIs())) throw new Error(`no command "${command}" in the palette`);
-  await page.keyboard.press("Enter");
-}
-
-/** What the peek under a hunk shows: its lines, the distinct token colours of its text, its
- * highlighted lines, and where it stands relative to the file editor's lines. */
-async function peekState() {
-  return page.evaluate(() => {
-    const peek = document.querySelector(".editor-group-container.active .peekview-widget");
-    if (!peek) return undefined;
-    const editor = peek.querySelector(".preview .monaco-editor") ?? peek.querySelector(".monaco-editor");
-    const lines = [...(editor?.querySelectorAll(".view-lines .view-line") ?? [])]
-      .map((l) => ({ top: parseFloat(l.style.top), text: (l.textContent ?? "").replace(/\u00a0/g, " ") }))
-      .sort((a, b) => a.top - b.top)
-      .map((l) => l.text);
-    const colours = new Set();
-    for (const span of editor?.querySelectorAll(".view-lines span[class*='mtk']") ?? []) {
-      if ((span.textContent ?? "").trim()) colours.add(getComputedStyle(span).color);
+    async function clickLens(label) {
+      const links = fileEditor().locator(".codelens-decoration a", { hasText: new RegExp(`^${label}$`) });
+      await links.first().click();
     }
-    const title = peek.querySelector(".peekview-title")?.textContent ?? "";
-    const box = peek.getBoundingClientRect();
-    return { lines, colours: [...colours], title, height: Math.round(box.height), highlighted: editor?.querySelectorAll(".reference-decoration").length ?? 0 };
-  });
-}
 
-const context = await chromium.launchPersistentContext(env("BATON_E2E_PROFILE"), {
-  executablePath: process.env.BATON_E2E_CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  viewport: { width: 1400, height: 900 },
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
+    /** What the peek under a hunk shows: its lines, the distinct token colours of its text, its
+     * highlighted lines, and where it stands relative to the file editor's lines. */
+    async function peekState() {
+      return page.evaluate(() => {
+        const peek = document.querySelector(".editor-group-container.active .peekview-widget");
+        if (!peek) return undefined;
+        const editor = peek.querySelector(".preview .monaco-editor") ?? peek.querySelector(".monaco-editor");
+        const lines = [...(editor?.querySelectorAll(".view-lines .view-line") ?? [])]
+          .map((l) => ({ top: parseFloat(l.style.top), text: (l.textContent ?? "").replace(/\u00a0/g, " ") }))
+          .sort((a, b) => a.top - b.top)
+          .map((l) => l.text);
+        const colours = new Set();
+        for (const span of editor?.querySelectorAll(".view-lines span[class*='mtk']") ?? []) {
+          if ((span.textContent ?? "").trim()) colours.add(getComputedStyle(span).color);
+        }
+        const title = peek.querySelector(".peekview-title")?.textContent ?? "";
+        const box = peek.getBoundingClientRect();
+        return { lines, colours: [...colours], title, height: Math.round(box.height), highlighted: editor?.querySelectorAll(".reference-decoration").length ?? 0 };
+      });
+    }
 
-try {
-  page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(20000);
-  const before = onDisk();
+    const before = onDisk();
 
-  await step("workbench-idle", async () => {
-    await page.goto(url);
-    await page.locator(".monaco-workbench").waitFor({ timeout: 30000 });
-    return { status: await waitStatus("idle", 30000) };
-  });
+    await wb.workbenchIdle();
+    await wb.fileOpen(file);
 
-  await step("file-open", async () => {
-    await page.keyboard.press("Control+P");
-    const input = page.locator(".quick-input-widget input.input");
-    await input.waitFor({ state: "visible" });
-    await input.fill(file);
-    await page.waitForSelector(`.quick-input-widget .monaco-list-row[aria-label*="${file}"]`);
-    await page.keyboard.press("Enter");
-    await page.locator(`.tab.active[aria-label*="${file}"]`).waitFor();
-    await fileEditor().locator(".view-lines").first().click();
-  });
-
-  await step("ready-for-review", async () => {
-    await palette("Baton: Delegate Selection…");
-    const input = page.locator(".quick-input-widget input.input");
-    await page.locator(".quick-input-widget .quick-input-title", { hasText: "Baton: Delegate" }).waitFor();
-    await input.fill(instruction);
-    await page.locator(".quick-input-widget .monaco-list-row.focused", { hasText: instruction }).waitFor();
-    await page.keyboard.press("Enter");
-    const status = await waitStatus("ready for review", 60000);
-    const lenses = await waitFor(lensTexts, (l) => l.some((x) => /^Show \d+ proposed lines$/.test(x)), "the Show proposed lines lens");
-    return { status, lenses, ghosts: await ghosts(), text: await fileText() };
-  });
-
-  await step("peek-opened", async () => {
-    await clickLens("Show 30 proposed lines");
-    const peek = await waitFor(peekState, (p) => p !== undefined && p.lines.some((l) => l.includes("total += 1 * 1")) && p.colours.length >= 3, "the peek with the proposed lines, coloured");
-    // Auto save (afterDelay) would have written a dirty document by now: nothing is dirty,
-    // and the file on disk is what it was.
-    await page.waitForTimeout(2500);
-    const peekLenses = await waitFor(
-      async () => (await page.locator(".editor-group-container.active .peekview-widget .codelens-decoration a").allInnerTexts()).map(nbsp),
-      (l) => l.includes("Accept"),
-      "Accept / Reject inside the peek",
-    );
-    return { peek, peekLenses, tabs: await tabs(), disk: onDisk(), before, text: await fileText() };
-  });
-
-  await step("peek-scrolled", async () => {
-    // a 30-line hunk reads to its end: scroll the peek's editor down
-    const editor = page.locator(".editor-group-container.active .peekview-widget .preview .monaco-editor").first();
-    await editor.hover();
-    const peek = await waitFor(
-      async () => {
-        await page.mouse.wheel(0, 300);
-        return peekState();
-      },
-      (p) => p?.lines.some((l) => l.includes("return total")),
-      "the end of the hunk in the peek",
-    );
-    return { peek };
-  });
-
-  await step("peek-closed", async () => {
-    await page.keyboard.press("Escape");
-    await page.locator(".editor-group-container.active .peekview-widget").waitFor({ state: "detached" });
-    return { tabs: await tabs(), disk: onDisk(), ghosts: await ghosts(), lenses: await lensTexts() };
-  });
-
-  const diff = () => page.locator(".editor-group-container.active .monaco-diff-editor").first();
-  const sideText = async (side) => nbsp(await diff().locator(`.editor.${side} .view-lines`).first().innerText());
-  const rightLenses = async () => (await diff().locator(".editor.modified .codelens-decoration a").allInnerTexts()).map(nbsp);
-  const titleActions = () =>
-    page.evaluate(() =>
-      [...document.querySelectorAll(".editor-group-container.active .editor-actions .action-label")].map((a) => a.getAttribute("aria-label") ?? ""),
-    );
-
-  /** Ghost texts drawn over the diff's left side (the file itself). */
-  const leftGhosts = () =>
-    page.evaluate(() => {
-      const out = [];
-      for (const el of document.querySelectorAll(".editor-group-container.active .monaco-diff-editor .editor.original .view-lines span")) {
-        const c = getComputedStyle(el, "::after").content;
-        if (c && c !== "none" && c !== "normal" && c !== '""') out.push(c);
-      }
-      return out;
+    await step("ready-for-review", async () => {
+      await wb.delegate(instruction);
+      const status = await waitStatus("ready for review", 60000);
+      const lenses = await waitFor(lensTexts, (l) => l.some((x) => /^Show \d+ proposed lines$/.test(x)), "the Show proposed lines lens");
+      return { status, lenses, ghosts: await ghosts(), text: await fileText() };
     });
 
-  await step("diff-opened", async () => {
-    await clickLens("Open diff");
-    await diff().waitFor();
-    const right = await waitFor(() => sideText("modified"), (t) => t.includes("total = 0") && t.includes("return 20"), "the proposal side");
-    const actions = await waitFor(titleActions, (a) => a.some((x) => x.startsWith("Keep File")), "Keep File in the diff's title bar");
-    // the left side is the file itself: no ghost of the proposal drawn over it
-    await page.waitForTimeout(1500); // the decorations' redraw has come by now
-    return { right, actions, leftGhosts: await leftGhosts(), lenses: await rightLenses() };
-  });
+    await step("peek-opened", async () => {
+      await clickLens("Show 30 proposed lines");
+      const peek = await waitFor(peekState, (p) => p !== undefined && p.lines.some((l) => l.includes("total += 1 * 1")) && p.colours.length >= 3, "the peek with the proposed lines, coloured");
+      // Auto save (afterDelay) would have written a dirty document by now: nothing is dirty,
+      // and the file on disk is what it was.
+      await page.waitForTimeout(2500);
+      const peekLenses = await waitFor(
+        async () => (await page.locator(".editor-group-container.active .peekview-widget .codelens-decoration a").allInnerTexts()).map(nbsp),
+        (l) => l.includes("Accept"),
+        "Accept / Reject inside the peek",
+      );
+      return { peek, peekLenses, tabs: await tabs(), disk: onDisk(), before, text: await fileText() };
+    });
 
-  /** The line of the proposal side showing `text`. */
-  const rightLine = (text) => diff().locator(".editor.modified .view-line", { hasText: text }).first();
+    await step("peek-scrolled", async () => {
+      // a 30-line hunk reads to its end: scroll the peek's editor down
+      const editor = page.locator(".editor-group-container.active .peekview-widget .preview .monaco-editor").first();
+      await editor.hover();
+      const peek = await waitFor(
+        async () => {
+          await page.mouse.wheel(0, 300);
+          return peekState();
+        },
+        (p) => p?.lines.some((l) => l.includes("return total")),
+        "the end of the hunk in the peek",
+      );
+      return { peek };
+    });
 
-  await step("diff-hunk-accepted", async () => {
-    // right-click a proposed line: Accept Hunk means the hunk whose proposed lines it is on
-    await rightLine("total = 0").click({ button: "right" });
-    const item = page.locator(".monaco-menu .action-item:not(.disabled) .action-label", { hasText: /^Accept Hunk$/ }).first();
-    await item.waitFor();
-    const menu = (await page.locator(".monaco-menu .action-label").allInnerTexts()).map(nbsp).filter((x) => x.trim());
-    await item.click();
-    // On a loaded machine the menu can take the click before it is ready and stay open with
-    // Accept Hunk focused: then Enter chooses it (the menu open means nothing was chosen).
-    await page
-      .locator(".monaco-menu")
-      .first()
-      .waitFor({ state: "hidden", timeout: 3000 })
-      .catch(() => page.keyboard.press("Enter"));
-    const left = await waitFor(() => sideText("original"), (t) => t.includes("total = 0"), "the long hunk accepted into the file (left)", 60000);
-    return { left, menu, tabs: await tabs() };
-  });
+    await step("peek-closed", async () => {
+      await page.keyboard.press("Escape");
+      await page.locator(".editor-group-container.active .peekview-widget").waitFor({ state: "detached" });
+      return { tabs: await tabs(), disk: onDisk(), ghosts: await ghosts(), lenses: await lensTexts() };
+    });
 
-  await step("diff-hover", async () => {
-    await page.keyboard.press("Escape");
-    // the hover over the other hunk's proposed line (the keyboard's Show Hover, at its text)
-    await rightLine("return 20").locator("span span", { hasText: "return" }).first().click();
-    await palette("Show or Focus Hover");
-    const hover = page.locator(".monaco-hover:visible").first();
-    await hover.locator("a", { hasText: /^Reject$/ }).waitFor();
-    return { hover: nbsp(await hover.innerText()), leftGhosts: await leftGhosts() };
-  });
+    const diff = () => page.locator(".editor-group-container.active .monaco-diff-editor").first();
+    const sideText = async (side) => nbsp(await diff().locator(`.editor.${side} .view-lines`).first().innerText());
+    const rightLenses = async () => (await diff().locator(".editor.modified .codelens-decoration a").allInnerTexts()).map(nbsp);
+    const titleActions = () =>
+      page.evaluate(() =>
+        [...document.querySelectorAll(".editor-group-container.active .editor-actions .action-label")].map((a) => a.getAttribute("aria-label") ?? ""),
+      );
 
-  await step("diff-hunk-rejected", async () => {
-    await page.locator(".monaco-hover:visible a", { hasText: /^Reject$/ }).first().click();
-    const right = await waitFor(() => sideText("modified"), (t) => !t.includes("return 20"), "the proposal side without the rejected hunk");
-    return { left: await sideText("original"), right, lenses: await rightLenses(), tabs: await tabs() };
-  });
+    /** Ghost texts drawn over the diff's left side (the file itself). */
+    const leftGhosts = () =>
+      page.evaluate(() => {
+        const out = [];
+        for (const el of document.querySelectorAll(".editor-group-container.active .monaco-diff-editor .editor.original .view-lines span")) {
+          const c = getComputedStyle(el, "::after").content;
+          if (c && c !== "none" && c !== "normal" && c !== '""') out.push(c);
+        }
+        return out;
+      });
 
-  await step("diff-closed", async () => {
-    await palette("View: Close Editor");
-    await page.locator(`.tab.active[aria-label*="${file}"]`).waitFor();
-    return { text: await fileText(), ghosts: await ghosts(), lenses: await lensTexts() };
-  });
+    await step("diff-opened", async () => {
+      await clickLens("Open diff");
+      await diff().waitFor();
+      const right = await waitFor(() => sideText("modified"), (t) => t.includes("total = 0") && t.includes("return 20"), "the proposal side");
+      const actions = await waitFor(titleActions, (a) => a.some((x) => x.startsWith("Keep File")), "Keep File in the diff's title bar");
+      // the left side is the file itself: no ghost of the proposal drawn over it
+      await page.waitForTimeout(1500); // the decorations' redraw has come by now
+      return { right, actions, leftGhosts: await leftGhosts(), lenses: await rightLenses() };
+    });
 
-  await step("notes-diff", async () => {
-    await page.keyboard.press("Control+P");
-    const input = page.locator(".quick-input-widget input.input");
-    await input.waitFor({ state: "visible" });
-    await input.fill("notes.txt");
-    await page.waitForSelector('.quick-input-widget .monaco-list-row[aria-label*="notes.txt"]');
-    await page.keyboard.press("Enter");
-    await page.locator('.tab.active[aria-label*="notes.txt"]').waitFor();
-    await waitFor(lensTexts, (l) => l.some((x) => x.endsWith("Open diff")), "the notes' Open diff lens");
-    await fileEditor().locator(".codelens-decoration a", { hasText: /Open diff$/ }).first().click();
-    await diff().waitFor();
-    await waitFor(() => sideText("modified"), (t) => t.includes("TWO") && t.includes("FOUR"), "the notes' proposal");
-    return { actions: await waitFor(titleActions, (a) => a.some((x) => x.startsWith("Keep File")), "Keep File in the diff's title bar") };
-  });
+    /** The line of the proposal side showing `text`. */
+    const rightLine = (text) => diff().locator(".editor.modified .view-line", { hasText: text }).first();
 
-  await step("notes-kept", async () => {
-    await page.locator('.editor-group-container.active .editor-actions .action-label[aria-label^="Keep File"]').first().click();
-    const left = await waitFor(() => sideText("original"), (t) => t.includes("TWO") && t.includes("FOUR"), "both notes' hunks accepted (left)");
-    // nothing left to keep: the title bar's Keep / Undo File go
-    const actions = await waitFor(titleActions, (a) => !a.some((x) => x.startsWith("Keep File")), "Keep File gone from the title bar");
-    return { left, actions, lenses: await waitFor(rightLenses, (l) => l.length === 0, "no lens left on the notes' proposal") };
-  });
-  const viewRows = () =>
-    page.evaluate(() =>
-      [...document.querySelectorAll('.pane-body .monaco-list-row')]
-        .filter((r) => r.closest('[id*="baton.tasks"]') ?? r.closest(".pane")?.querySelector('.pane-header[aria-label*="Tasks"]'))
-        .map((r) => (r.getAttribute("aria-label") ?? "").replace(/\u00a0/g, " ")),
-    );
+    await step("diff-hunk-accepted", async () => {
+      // right-click a proposed line: Accept Hunk means the hunk whose proposed lines it is on
+      await rightLine("total = 0").click({ button: "right" });
+      const item = page.locator(".monaco-menu .action-item:not(.disabled) .action-label", { hasText: /^Accept Hunk$/ }).first();
+      await item.waitFor();
+      const menu = (await page.locator(".monaco-menu .action-label").allInnerTexts()).map(nbsp).filter((x) => x.trim());
+      await item.click();
+      // On a loaded machine the menu can take the click before it is ready and stay open with
+      // Accept Hunk focused: then Enter chooses it (the menu open means nothing was chosen).
+      await page
+        .locator(".monaco-menu")
+        .first()
+        .waitFor({ state: "hidden", timeout: 3000 })
+        .catch(() => page.keyboard.press("Enter"));
+      const left = await waitFor(() => sideText("original"), (t) => t.includes("total = 0"), "the long hunk accepted into the file (left)", 60000);
+      return { left, menu, tabs: await tabs() };
+    });
 
-  await step("task-view-files", async () => {
-    await palette("Baton: Focus on Tasks View");
-    const rows = await waitFor(viewRows, (r) => r.some((x) => x.includes("extra.txt")) && r.some((x) => x.includes("more.py")), "the task's files in the task view");
-    return { rows };
-  });
+    await step("diff-hover", async () => {
+      await page.keyboard.press("Escape");
+      // the hover over the other hunk's proposed line (the keyboard's Show Hover, at its text)
+      await rightLine("return 20").locator("span span", { hasText: "return" }).first().click();
+      await palette("Show or Focus Hover");
+      const hover = page.locator(".monaco-hover:visible").first();
+      await hover.locator("a", { hasText: /^Reject$/ }).waitFor();
+      return { hover: nbsp(await hover.innerText()), leftGhosts: await leftGhosts() };
+    });
 
-  await step("task-view-kept", async () => {
-    const row = page.locator(".pane-body .monaco-list-row", { hasText: "extra.txt" }).first();
-    await row.hover();
-    const actions = (await row.locator(".action-label").evaluateAll((els) => els.map((e) => e.getAttribute("aria-label") ?? ""))).filter(Boolean);
-    await row.locator('.action-label[aria-label^="Keep File"]').click();
-    const rows = await waitFor(viewRows, (r) => !r.some((x) => x.includes("extra.txt")), "extra.txt kept (gone from the task view)");
-    return { rows, actions };
-  });
+    await step("diff-hunk-rejected", async () => {
+      await page.locator(".monaco-hover:visible a", { hasText: /^Reject$/ }).first().click();
+      const right = await waitFor(() => sideText("modified"), (t) => !t.includes("return 20"), "the proposal side without the rejected hunk");
+      return { left: await sideText("original"), right, lenses: await rightLenses(), tabs: await tabs() };
+    });
 
-  await step("more-open", async () => {
-    await page.keyboard.press("Control+P");
-    const input = page.locator(".quick-input-widget input.input");
-    await input.waitFor({ state: "visible" });
-    await input.fill("more.py");
-    await page.waitForSelector('.quick-input-widget .monaco-list-row[aria-label*="more.py"]');
-    await page.keyboard.press("Enter");
-    await page.locator('.tab.active[aria-label*="more.py"]').waitFor();
-    const g = await waitFor(ghosts, (x) => x.length === 2, "more.py's two hunks drawn");
-    return { ghosts: g, actions: await waitFor(titleActions, (a) => a.some((x) => x.startsWith("Undo File")), "Undo File in the title bar"), tabs: await tabs() };
-  });
+    await step("diff-closed", async () => {
+      await palette("View: Close Editor");
+      await page.locator(`.tab.active[aria-label*="${file}"]`).waitFor();
+      return { text: await fileText(), ghosts: await ghosts(), lenses: await lensTexts() };
+    });
 
-  await step("more-undone", async () => {
-    await page.locator('.editor-group-container.active .editor-actions .action-label[aria-label^="Undo File"]').first().click();
-    const g = await waitFor(ghosts, (x) => x.length === 0, "more.py's hunks gone");
-    const status = await waitStatus("idle", 30000);
-    const lenses = await waitFor(lensTexts, (l) => l.length === 0, "no lens left on more.py");
-    return { ghosts: g, text: await fileText(), lenses, status, tabs: await tabs() };
-  });
-  log("done");
-} finally {
-  await context.close();
-}
+    await step("notes-diff", async () => {
+      await openFile("notes.txt");
+      await waitFor(lensTexts, (l) => l.some((x) => x.endsWith("Open diff")), "the notes' Open diff lens");
+      await fileEditor().locator(".codelens-decoration a", { hasText: /Open diff$/ }).first().click();
+      await diff().waitFor();
+      await waitFor(() => sideText("modified"), (t) => t.includes("TWO") && t.includes("FOUR"), "the notes' proposal");
+      return { actions: await waitFor(titleActions, (a) => a.some((x) => x.startsWith("Keep File")), "Keep File in the diff's title bar") };
+    });
+
+    await step("notes-kept", async () => {
+      await page.locator('.editor-group-container.active .editor-actions .action-label[aria-label^="Keep File"]').first().click();
+      const left = await waitFor(() => sideText("original"), (t) => t.includes("TWO") && t.includes("FOUR"), "both notes' hunks accepted (left)");
+      // nothing left to keep: the title bar's Keep / Undo File go
+      const actions = await waitFor(titleActions, (a) => !a.some((x) => x.startsWith("Keep File")), "Keep File gone from the title bar");
+      return { left, actions, lenses: await waitFor(rightLenses, (l) => l.length === 0, "no lens left on the notes' proposal") };
+    });
+    await step("task-view-files", async () => {
+      await palette("Baton: Focus on Tasks View");
+      const rows = await waitFor(viewRows, (r) => r.some((x) => x.includes("extra.txt")) && r.some((x) => x.includes("more.py")), "the task's files in the task view");
+      return { rows };
+    });
+
+    await step("task-view-kept", async () => {
+      const row = page.locator(".pane-body .monaco-list-row", { hasText: "extra.txt" }).first();
+      await row.hover();
+      const actions = (await row.locator(".action-label").evaluateAll((els) => els.map((e) => e.getAttribute("aria-label") ?? ""))).filter(Boolean);
+      await row.locator('.action-label[aria-label^="Keep File"]').click();
+      const rows = await waitFor(viewRows, (r) => !r.some((x) => x.includes("extra.txt")), "extra.txt kept (gone from the task view)");
+      return { rows, actions };
+    });
+
+    await step("more-open", async () => {
+      await openFile("more.py");
+      const g = await waitFor(ghosts, (x) => x.length === 2, "more.py's two hunks drawn");
+      return { ghosts: g, actions: await waitFor(titleActions, (a) => a.some((x) => x.startsWith("Undo File")), "Undo File in the title bar"), tabs: await tabs() };
+    });
+
+    await step("more-undone", async () => {
+      await page.locator('.editor-group-container.active .editor-actions .action-label[aria-label^="Undo File"]').first().click();
+      const g = await waitFor(ghosts, (x) => x.length === 0, "more.py's hunks gone");
+      const status = await waitStatus("idle", 30000);
+      const lenses = await waitFor(lensTexts, (l) => l.length === 0, "no lens left on more.py");
+      return { ghosts: g, text: await fileText(), lenses, status, tabs: await tabs() };
+    });
+  },
+  { height: 900 },
+);
