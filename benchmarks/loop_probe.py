@@ -90,7 +90,7 @@ def install(path: str) -> None:
     kinds: Counter[str] = Counter()  # callbacks by task coroutine or function
     slow_cpu = [0.0, 0.0]  # callbacks over SLOW: their wall time, the CPU time of the loop's thread
     original_run = asyncio.events.Handle._run
-    original_once = asyncio.base_events.BaseEventLoop._run_once
+    original_once = asyncio.base_events.BaseEventLoop._run_once  # type: ignore[attr-defined]
 
     def timed_run(self: Any) -> None:
         coro = _coro_of(self)
@@ -117,7 +117,7 @@ def install(path: str) -> None:
             original_once(self)
         finally:
             if state["n"]:
-                iterations.append((state["busy"], state["n"]))
+                iterations.append((state["busy"], int(state["n"])))
 
     def restart(*_: Any) -> None:  # SIGUSR1: measure from now on (the run's warm-up left out)
         nonlocal started
