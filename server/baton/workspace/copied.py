@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from baton.errors import BatonError
+
 #: Up to this many entries a checkout is copied; above, the pool (or git) is quicker.
 COPY_MAX_FILES = 1000
 #: Up to this many bytes in all: a large tree is streamed by git, not read into memory.
@@ -46,7 +48,7 @@ class Staged:
     overlays: Mapping[str, bytes] = field(default_factory=dict)
 
 
-class _Unfit(Exception):
+class _Unfit(BatonError):
     """The entry cannot be copied as git would write it."""
 
 
