@@ -2,7 +2,8 @@
  * "Inspect": a task's live transcript as a read-only virtual document (`baton-transcript:`,
  * Markdown), never an untitled buffer: nothing to save, nothing dirty. The server renders
  * it (`baton.transcript` with `follow`); each `baton/transcript` change fires `onDidChange`,
- * and an editor scrolled to the end stays at the end. Closing its last tab stops following.
+ * and an editor scrolled to the end stays at the end (:class:`EndFollow`) until the user
+ * scrolls up. Closing its last tab stops following.
  */
 
 import * as vscode from "vscode";
@@ -25,14 +26,53 @@ export function taskOfTranscript(uri: vscode.Uri): string | undefined {
 
 type Request = (command: string, args: object) => Promise<unknown>;
 
+/**
+ * Which documents keep showing their end as they grow. A document follows from when it is
+ * shown, scrolled to its end, until the user scrolls up — its first visible line moves up;
+ * scrolling back to the end follows again. Whether a view is short of the document's end
+ * says nothing: its visible ranges lag behind Baton's reveals (in code-server by a frame or
+ * more) while more lines come, and a smaller window shows fewer lines from the same top.
+ */
+export class EndFollow {
+  private readonly following = new Set<string>();
+  private readonly tops = new Map<string, number>();
+
+  /** The document was shown at its end. */
+  shown(key: string): void {
+    this.following.add(key);
+  }
+
+  /** The document grew: whether to reveal its end. */
+  grew(key: string): boolean {
+    return this.following.has(key);
+  }
+
+  /** An editor of it now shows lines ``top`` to ``bottom``; its last line is ``last``. */
+  scrolled(key: string, top: number, bottom: number, last: number): void {
+    const before = this.tops.get(key);
+    this.tops.set(key, top);
+    if (bottom >= last - 1) this.following.add(key);
+    else if (before !== undefined && top < before) this.following.delete(key);
+  }
+
+  follows(key: string): boolean {
+    return this.following.has(key);
+  }
+
+  forget(key: string): void {
+    this.following.delete(key);
+    this.tops.delete(key);
+  }
+}
+
 export class TranscriptView implements vscode.TextDocumentContentProvider, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
   readonly model = new Transcripts();
   /** The document of each followed task. */
   private readonly uris = new Map<string, vscode.Uri>();
-  /** Documents whose editors were at the end when a change came: they follow it. */
-  private readonly following = new Set<string>();
+  /** Documents whose editors show their end as they grow. */
+  readonly following = new EndFollow();
   private readonly subscriptions: vscode.Disposable[];
 
   constructor(private readonly request: Request) {
@@ -46,6 +86,12 @@ export class TranscriptView implements vscode.TextDocumentContentProvider, vscod
         }
       }),
       vscode.workspace.onDidChangeTextDocument((e) => this.revealEnd(e.document)),
+      vscode.window.onDidChangeTextEditorVisibleRanges((e) => {
+        const doc = e.textEditor.document;
+        if (doc.uri.scheme !== TRANSCRIPT_SCHEME) return;
+        const top = e.visibleRanges[0]?.start.line ?? 0;
+        this.following.scrolled(doc.uri.toString(), top, e.visibleRanges.at(-1)?.end.line ?? 0, doc.lineCount - 1);
+      }),
     ];
   }
 
@@ -69,6 +115,7 @@ export class TranscriptView implements vscode.TextDocumentContentProvider, vscod
     const editor = await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
     const end = new vscode.Position(Math.max(doc.lineCount - 1, 0), 0);
     editor.revealRange(new vscode.Range(end, end), vscode.TextEditorRevealType.Default);
+    this.following.shown(uri.toString());
   }
 
   /** `baton/transcript`. */
@@ -78,7 +125,6 @@ export class TranscriptView implements vscode.TextDocumentContentProvider, vscod
     const what = this.model.apply(change);
     if (what === "reload") this.load(change.taskId);
     if (what !== "applied") return;
-    this.markFollowing(uri);
     this.changed.fire(uri);
   }
 
@@ -93,7 +139,6 @@ export class TranscriptView implements vscode.TextDocumentContentProvider, vscod
       .then((answer) => {
         const uri = this.uris.get(taskId);
         if (!this.model.reset(readTranscript(answer)) || uri === undefined) return;
-        this.markFollowing(uri);
         this.changed.fire(uri);
       })
       .catch((err) => {
@@ -102,19 +147,10 @@ export class TranscriptView implements vscode.TextDocumentContentProvider, vscod
       });
   }
 
-  /** Its editors show the end of the document as it is now: they will show the new end. */
-  private markFollowing(uri: vscode.Uri): void {
-    const key = uri.toString();
-    const atEnd = vscode.window.visibleTextEditors.some(
-      (e) => e.document.uri.toString() === key && (e.visibleRanges.at(-1)?.end.line ?? 0) >= e.document.lineCount - 2,
-    );
-    if (atEnd) this.following.add(key);
-  }
-
   private revealEnd(doc: vscode.TextDocument): void {
-    const key = doc.uri.toString();
-    if (!this.following.delete(key)) return;
     const end = new vscode.Position(Math.max(doc.lineCount - 1, 0), 0);
+    const key = doc.uri.toString();
+    if (doc.uri.scheme !== TRANSCRIPT_SCHEME || !this.following.grew(key)) return;
     for (const e of vscode.window.visibleTextEditors) {
       if (e.document.uri.toString() === key) e.revealRange(new vscode.Range(end, end), vscode.TextEditorRevealType.Default);
     }
@@ -130,7 +166,7 @@ export class TranscriptView implements vscode.TextDocumentContentProvider, vscod
     if (taskId === undefined || !this.model.has(taskId)) return;
     this.model.close(taskId);
     this.uris.delete(taskId);
-    this.following.delete(uri.toString());
+    this.following.forget(uri.toString());
     traceInfo(`stopped following the transcript of ${taskId}`);
     this.request(ServerCommand.transcript, { taskId, follow: false }).catch(() => undefined);
   }

@@ -134,6 +134,7 @@ export const window = {
   },
   onDidChangeVisibleTextEditors: noEvent,
   onDidChangeActiveTextEditor: noEvent,
+  onDidChangeTextEditorVisibleRanges: noEvent,
   tabGroups: {
     all: [] as { tabs: { input: unknown }[] }[],
     onDidChangeTabs: (listener: (e: { closed: { input: unknown }[] }) => void) => {

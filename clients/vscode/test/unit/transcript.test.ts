@@ -8,7 +8,7 @@ import { test } from "node:test";
 import { ProtocolError } from "../../src/common/protocol";
 import { decisionLine, delegatedLine, moveLine, startedMessage, stateLine } from "../../src/common/lifecycle";
 import { Transcripts, readTranscript, readTranscriptChange } from "../../src/common/transcript";
-import { TranscriptView, taskOfTranscript, transcriptUri } from "../../src/common/transcriptView";
+import { EndFollow, TranscriptView, taskOfTranscript, transcriptUri } from "../../src/common/transcriptView";
 import { task } from "./fixtures";
 import { TabInputText, workspaceListeners } from "./fakeVscode";
 
@@ -86,6 +86,27 @@ test("the document is a read-only transcript: loaded on demand, changed live, un
   view.onChange({ taskId: "t1", since: 5, seq: 6, start: 4, lines: ["gone"] });
   assert.equal(fired.length, 2, "a closed transcript is not followed");
   view.dispose();
+});
+
+test("a transcript shown at its end follows it until the user scrolls up, whatever the view lags", () => {
+  const f = new EndFollow();
+  assert.equal(f.grew("d"), false, "not shown: not followed");
+  f.shown("d");
+  assert.equal(f.grew("d"), true);
+  assert.equal(f.grew("d"), true, "a second change before the view caught up");
+  f.scrolled("d", 0, 14, 19); // the view, late, still at the first reveal
+  assert.equal(f.follows("d"), true, "a lagging view is not the user scrolling away");
+  f.scrolled("d", 5, 19, 19);
+  f.scrolled("d", 10, 29, 40); // later reveals come in late too
+  assert.equal(f.grew("d"), true);
+  f.scrolled("d", 10, 20, 40); // a smaller window: the same top
+  assert.equal(f.follows("d"), true, "fewer lines shown is no scroll");
+  f.scrolled("d", 2, 16, 40); // the user scrolled up
+  assert.equal(f.grew("d"), false, "scrolled up: the end is not revealed");
+  f.scrolled("d", 30, 44, 44); // back at the end
+  assert.equal(f.grew("d"), true, "at the end again: follows");
+  f.forget("d");
+  assert.equal(f.follows("d"), false);
 });
 
 test("the log says each step of a task's life", () => {
