@@ -73,9 +73,14 @@ def script(*steps: dict[str, Any]) -> str:
 
 
 def server_command() -> list[str]:
+    """``baton lsp`` as an editor starts it: the installed script, while the interpreter its
+    first line names is there (a shared environment may have been installed from a checkout
+    since removed); else the same entry point through this interpreter."""
     entry = Path(sys.executable).parent / "baton"
     if entry.exists():
-        return [str(entry), "lsp"]
+        first = entry.read_text(errors="replace").partition("\n")[0]
+        if not first.startswith("#!") or Path(first[2:].strip().split()[0]).exists():
+            return [str(entry), "lsp"]
     return [sys.executable, "-c", "import sys; from baton.cli import main; sys.exit(main(['lsp']))"]
 
 

@@ -98,3 +98,24 @@ def test_an_acp_turn_s_end_is_looked_for_at_the_poll() -> None:
     short = SimpleNamespace(limits=Limits(stall_after=1.0))
     live = SimpleNamespace(transport=SimpleNamespace(name="native"))
     assert attempts.Attempts._watch_interval(short, live, watched) == 0.1  # type: ignore[arg-type]
+
+
+async def test_a_first_turn_reads_no_attempts_from_the_store(
+    sup: Supervisor, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The attempts cap counts recorded attempts: a task that has none yet (its first turn)
+    starts without asking the store's thread, which every delegation waits on."""
+    from baton.runtime.turns import TurnLoop
+
+    asked: list[str] = []
+    reasons = TurnLoop._reasons
+
+    async def counted(self: TurnLoop, task: Any) -> list[str]:
+        asked.append(task.id)
+        return await reasons(self, task)
+
+    monkeypatch.setattr(TurnLoop, "_reasons", counted)
+    script = fake_script({"say": "hello"})
+    task = await sup.delegate(DelegateRequest(instruction=script, root=str(repo)))
+    assert await settle(sup, task.id, timeout=30) == TaskState.ANSWERED
+    assert asked == []

@@ -204,7 +204,8 @@ class TurnLoop:
             return None
         if turn.reason == "first":
             turn = NextTurn(task.brief, "first")  # the brief is built while preparing
-        reasons = await self._reasons(task)
+        # No attempt recorded yet (a first turn): nothing to count, no trip to the store.
+        reasons = await self._reasons(task) if task.attempts else []
         if turn.reason in AUTOMATIC and out_of_attempts(reasons, self._cap(task)):
             last = task.message if task.completion == Completion.RATE_LIMIT else ""
             await self._settle_as(task, gave_up(reasons, last))
