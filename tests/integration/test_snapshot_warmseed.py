@@ -10,9 +10,12 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from baton.workspace import take_snapshot
 from baton.workspace.refill import Refiller
-from baton.workspace.warmseed import SEEDS, needs_warming, seed_of, warm
+from baton.workspace.snapshot import stage_work_tree
+from baton.workspace.warmseed import SEEDS, clear, needs_warming, seed_of, warm
 from tests.conftest import git
 
 
@@ -122,3 +125,38 @@ def test_the_refiller_makes_the_warm_copy_when_nothing_waits(repo: Path, tmp_pat
     finally:
         refills.close()
     assert seed_of(repo / ".git", seeds).parent == seeds
+
+
+def test_clean_removes_the_warm_copies_and_a_snapshot_whose_copy_went_still_stages_all(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    seeds = home / SEEDS
+    _changed(repo)
+    cold = take_snapshot(repo, "t1", state_home=home)
+    assert warm(repo / ".git", repo, seeds)
+    copy = seed_of(repo / ".git", seeds)
+    size = copy.stat().st_size
+    assert clear(seeds) == (1, size) and not copy.exists()
+    assert clear(seeds) == (0, 0) and clear(tmp_path / "none") == (0, 0)
+    # A snapshot that chose the copy just before it went (it was there when looked at, gone
+    # when copied): staged from its tree instead.
+    assert warm(repo / ".git", repo, seeds)
+    copy = seed_of(repo / ".git", seeds)
+
+    def vanished(src: object, dst: object) -> None:
+        Path(str(src)).unlink()
+        raise FileNotFoundError(src)
+
+    monkeypatch.setattr("baton.workspace.snapshot.shutil.copy2", vanished)
+    index = tmp_path / "index"
+    stage_work_tree(repo, index, seed_index=copy, seed_tree=cold.base)
+    tree = subprocess.run(
+        ["git", "write-tree"],
+        cwd=repo,
+        env={**os.environ, "GIT_INDEX_FILE": str(index)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert tree == _tree(repo, cold.commit)

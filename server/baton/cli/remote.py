@@ -323,6 +323,12 @@ def clean(args: argparse.Namespace, out: Output) -> int:
         f"removed {pool['removed']} ready checkout(s) of the warm pool "
         f"({pool['bytes'] / 1e6:.1f} MB)",
     ]
+    seeds = res.get("seeds")  # a broker older than the warm indexes has none
+    if seeds:
+        lines.append(
+            f"removed {seeds['removed']} warm index(es) of large repositories "
+            f"({seeds['bytes'] / 1e6:.1f} MB)"
+        )
     if res["checkouts_left"]:
         lines.append("another broker is running: task checkouts were left alone")
     out.result(res, "\n".join(lines))

@@ -38,6 +38,8 @@ from baton.store.retention import DAY, prune_events
 from baton.workspace import Snapshot, Swept, remove_worktree, sweep_orphans
 from baton.workspace.git import in_background
 from baton.workspace.pool import clear
+from baton.workspace.warmseed import SEEDS
+from baton.workspace.warmseed import clear as clear_seeds
 
 S = TaskState
 #: Tasks whose checkout and refs nothing needs any more.
@@ -57,6 +59,7 @@ class Cleaned:
     pruned_tasks: int = 0
     pruned_events: int = 0
     pool: tuple[int, int] = (0, 0)  # ready checkouts removed, their bytes
+    seeds: tuple[int, int] = (0, 0)  # warm copies of indexes removed, their bytes
     not_alone: bool = False  # another broker runs: checkouts were left alone
 
     def to_json(self) -> dict[str, Any]:
@@ -66,6 +69,7 @@ class Cleaned:
             "expired": self.expired,
             "events": {"tasks": self.pruned_tasks, "removed": self.pruned_events},
             "pool": {"removed": self.pool[0], "bytes": self.pool[1]},
+            "seeds": {"removed": self.seeds[0], "bytes": self.seeds[1]},
             "checkouts_left": self.not_alone,
         }
 
@@ -148,10 +152,13 @@ class Cleaner:
         return True
 
     async def clean(self) -> Cleaned:
-        """``baton clean``: the pool, then what a sweep and the retention remove."""
+        """``baton clean``: the pool and the warm indexes, then what a sweep and the
+        retention remove."""
         pool = await asyncio.to_thread(clear, worktrees_dir(self.home))
+        seeds = await asyncio.to_thread(clear_seeds, self.home / SEEDS)
         alone = await self.alone()
         swept = await self.sweep() if alone else Swept()
         done = await self.expire(checkouts=alone)
         done.swept, done.pool, done.not_alone = swept, pool, not alone
+        done.seeds = seeds
         return done

@@ -323,9 +323,11 @@ def stage_work_tree(
         index_file.unlink(missing_ok=True)
         run_git(["read-tree", seed_tree or "--empty"], cwd, **kw)
 
-    if seed_index is not None and seed_index.is_file():
+    try:
+        if seed_index is None:
+            raise FileNotFoundError("no seed")
         shutil.copy2(seed_index, index_file)
-    else:
+    except FileNotFoundError:  # none, or a warm copy replaced or cleaned meanwhile
         seed_from_tree()
     try:
         run_git(["add", "-A"], cwd, **kw)

@@ -114,4 +114,21 @@ def warm(git_dir: Path, top: Path, seeds: Path) -> bool:
     return True
 
 
-__all__ = ["SEEDS", "needs_warming", "seed_of", "warm"]
+def clear(seeds: Path) -> tuple[int, int]:
+    """Remove every warm copy (``baton clean``): how many, and their bytes. A copy being
+    made is left to its maker; snapshots start from the index itself until the next copy.
+    A snapshot that was about to read one that goes starts from its tree instead."""
+    removed = size = 0
+    if not seeds.is_dir():
+        return 0, 0
+    for old in seeds.iterdir():
+        if old.name.startswith(_TMP):
+            continue
+        with contextlib.suppress(OSError):
+            bytes_ = old.stat().st_size
+            old.unlink()
+            removed, size = removed + 1, size + bytes_
+    return removed, size
+
+
+__all__ = ["SEEDS", "clear", "needs_warming", "seed_of", "warm"]
