@@ -57,7 +57,7 @@ from baton.workspace.checkout import (
 )
 from baton.workspace.git import GitError, common_dir_of, run_git
 from baton.workspace.objects import tree_of_commit
-from baton.workspace.skeleton import EXACT_BYTES
+from baton.workspace.skeleton import EXACT_BYTES, alive
 from baton.workspace.snapshot import BRANCH_PREFIX, Snapshot, check_task_id, repo_key
 
 log = logging.getLogger(__name__)
@@ -450,16 +450,6 @@ def _make_room(worktrees_dir: Path, need: int, max_bytes: int, *, keep: str) -> 
     return total + need <= max_bytes
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
-
-
 def _fill_pid(name: str) -> int | None:
     pid = name.removeprefix(FILLING).split("-", 1)[0]
     return int(pid) if pid.isdigit() else None
@@ -470,7 +460,7 @@ def _live_fills(folder: Path) -> list[Path]:
     with contextlib.suppress(OSError):
         for entry in folder.iterdir():
             pid = _fill_pid(entry.name) if entry.name.startswith(FILLING) else None
-            if pid is not None and _alive(pid):
+            if pid is not None and alive(pid):
                 live.append(entry)
     return live
 
@@ -487,7 +477,7 @@ def sweep(worktrees_dir: Path) -> int:
                         gone = True
                     elif entry.name.startswith(FILLING):
                         pid = _fill_pid(entry.name)
-                        gone = pid is None or not _alive(pid)
+                        gone = pid is None or not alive(pid)
                     else:
                         slot = read_slot(entry)
                         gone = slot is None or not (Path(slot.repo) / "objects").is_dir()

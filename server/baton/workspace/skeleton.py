@@ -151,7 +151,8 @@ def take_skeleton(folder: Path, path: Path, branch: str) -> bool:
     return True
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user's counts too)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -169,7 +170,7 @@ def sweep_skeletons(folder: Path) -> int:
             if not entry.name.startswith(PREFIX):
                 continue
             pid = entry.name.removeprefix(PREFIX).split("-", 1)[0]
-            if pid.isdigit() and not _alive(int(pid)):
+            if pid.isdigit() and not alive(int(pid)):
                 shutil.rmtree(entry, ignore_errors=True)
                 removed += 1
     return removed
