@@ -137,18 +137,3 @@ async def test_a_lock_held_a_moment_is_waited_for_on_the_loop(tmp_path: Path) ->
     finally:
         other.close()
         await close(book)
-
-
-async def test_a_task_the_broker_holds_is_read_from_memory_by_its_full_id(tmp_path: Path) -> None:
-    book, store, _ = await open_book(tmp_path)
-    try:
-        task = new_task(tmp_path)
-        await book.insert(task)
-        book.tasks[task.id] = task  # the broker owns it
-        before = store.calls
-        assert await book.get(task.id) is task
-        assert store.calls == before  # no trip to the store's thread
-        assert (await book.get(task.id[:6])).id == task.id  # a prefix is resolved as before
-        assert store.calls > before
-    finally:
-        await close(book)

@@ -48,13 +48,7 @@ class Book:
         return self._locks.setdefault(task_id, asyncio.Lock())
 
     async def get(self, task_id: str) -> Task:
-        """The task (any unique prefix): as this broker knows it, else as stored. A full id
-        of a task this broker holds is answered from memory, with no trip to the store's
-        thread (a full id is its own resolution: :meth:`Store.resolve_id`)."""
-        if task_id in self._unsaved:
-            return self._unsaved[task_id][0]
-        if task_id in self.tasks:
-            return self.tasks[task_id]
+        """The task (any unique prefix): as this broker knows it, else as stored."""
         tid: str = await self.store.call(lambda s: s.resolve_id(task_id))
         if tid in self._unsaved:
             return self._unsaved[tid][0]
