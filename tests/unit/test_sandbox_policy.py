@@ -238,27 +238,3 @@ def test_a_read_only_tasks_checkout_is_protected(tmp_path: Path) -> None:
     argv = sandbox.bwrap_argv(policy)
     at = argv.index(where)
     assert argv[at - 1] == "--ro-bind" and ["--bind", where, where] != argv[at - 1 : at + 2]
-
-
-def test_a_hidden_path_inside_a_hidden_folder_makes_no_mount_of_its_own() -> None:
-    policy = Policy.of(
-        "/w",
-        [
-            Mount("/tmp", HIDE),
-            Mount("/tmp/x/state", HIDE),  # in the empty /tmp already
-            Mount("/tmp/x/state/tasks/t", HIDE),
-            Mount("/tmp/x/state/tasks/t/shown", WRITE),  # shown again: what it holds counts
-            Mount("/tmp/x/state/tasks/t/shown/secret", HIDE),
-            Mount("/tmp/x/state/tasks/t/shown/key", HIDE, is_dir=False),
-            Mount("/home/u/.claude", HIDE),
-            Mount("/home/u/.claude/ide", HIDE),
-        ],
-    )
-    body = " ".join(bwrap_argv(policy)[5:])
-    assert body == (
-        "--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --tmpfs /home/u/.claude "
-        "--bind /tmp/x/state/tasks/t/shown /tmp/x/state/tasks/t/shown "
-        "--ro-bind /dev/null /tmp/x/state/tasks/t/shown/key "
-        "--tmpfs /tmp/x/state/tasks/t/shown/secret --chdir /w --"
-    )
-    assert len(policy.mounts) == 8  # the policy keeps every rule (the macOS profile too)

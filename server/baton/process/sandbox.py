@@ -131,11 +131,7 @@ def bwrap_argv(policy: Policy, bwrap: str = "bwrap") -> list[str]:
     if not policy.network:
         argv.append("--unshare-net")
     argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    applied: list[Mount] = []
     for m in policy.mounts:
-        if m.access == HIDE and _hidden_already(m, applied):
-            continue  # inside a hidden folder nothing shows it again: no mount to make
-        applied.append(m)
         if m.access == WRITE:
             argv += ["--bind", m.path, m.path]
         elif m.access in (READ, PROTECT):
@@ -146,12 +142,6 @@ def bwrap_argv(policy: Policy, bwrap: str = "bwrap") -> list[str]:
             argv += ["--ro-bind", "/dev/null", m.path]
     argv += ["--chdir", policy.cwd, "--"]
     return argv
-
-
-def _hidden_already(mount: Mount, applied: Sequence[Mount]) -> bool:
-    """Whether the deepest rule applied before ``mount`` on a folder holding it hides it."""
-    holders = [m for m in applied if m.is_dir and _within(mount.path, m.path)]
-    return bool(holders) and max(holders, key=lambda m: _depth(m.path)).access == HIDE
 
 
 def _sb(path: str) -> str:
