@@ -10,17 +10,8 @@ from typing import Any
 
 import baton.runtime.accounts as accounts
 from baton.runtime.dispatch import Availability
-from baton.store import AsyncStore, Store
-
-
-class CountingStore(AsyncStore):
-    """An AsyncStore counting the calls that go to its writer thread."""
-
-    calls = 0
-
-    async def call(self, func: Any, *args: Any, **kwargs: Any) -> Any:
-        self.calls += 1
-        return await super().call(func, *args, **kwargs)
+from baton.store import Store
+from tests.integration.test_book_insert import CountingStore
 
 
 async def test_cool_downs_are_read_on_the_loop_while_the_ledger_is_fresh(tmp_path: Path) -> None:
